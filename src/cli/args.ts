@@ -1,0 +1,142 @@
+/** The command line's grammar: commands, their flags, and the spec layer the flags contribute. */
+import { parseArgs } from 'node:util';
+import { SandboxError } from '../core/errors';
+import { RUNTIMES, WORKSPACE_ACCESS, type Runtime, type SpecLayer } from '../core/spec';
+import { parseSize } from '../core/units';
+
+export const USAGE = `Usage: agent-sandbox <command> [options]
+
+Run code in a hardened, throwaway container (compute mode) or a persistent session (code mode).
+
+Commands:
+  run    [--runtime python|node|bash] [--image IMG] (--code CODE | --file PATH | -)
+         Run a snippet in a fresh sandbox that is discarded afterwards.
+  open   [--session NAME] [--runtime R] [--image IMG] [--workspace none|ro|rw] [--network]
+         Open a session (or reuse the one with that name) for this folder.
+  exec   [--session NAME] [--timeout SECONDS] [-i] -- COMMAND [ARGS...]
+         Run a command in a session. -i passes this process's standard input.
+  ls     List the sessions of this folder (--all-folders for every folder).
+  close  (--session NAME | --all)
+         Close a session, or every session of this folder.
+  engine Show which engine answers and where.
+
+Options for every command:
+  --json                  Print one JSON object instead of text.
+  --folder PATH           The workspace folder sessions belong to (default: the current directory).
+  --engine-host URL       Docker Engine address (default: DOCKER_HOST or the default socket).
+Sandbox options (run, open):
+  --memory SIZE  --cpus N  --pids N  --timeout SECONDS  --network  --env NAME=VALUE
+Images: --image, or AGENT_SANDBOX_IMAGE_PYTHON / _NODE / _BASH / _LINUX.
+
+Exit codes: the sandboxed program's own; 124 when it timed out; 125 when the sandbox itself failed; 2 for bad usage.`;
+
+export const COMMANDS = ['run', 'open', 'exec', 'ls', 'close', 'engine', 'help'] as const;
+export type Command = (typeof COMMANDS)[number];
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  folder: { type: 'string' },
+  'engine-host': { type: 'string' },
+  runtime: { type: 'string', short: 'r' },
+  image: { type: 'string' },
+  code: { type: 'string', short: 'c' },
+  file: { type: 'string', short: 'f' },
+  session: { type: 'string', short: 's' },
+  workspace: { type: 'string', short: 'w' },
+  network: { type: 'boolean' },
+  timeout: { type: 'string', short: 't' },
+  memory: { type: 'string', short: 'm' },
+  cpus: { type: 'string' },
+  pids: { type: 'string' },
+  env: { type: 'string', short: 'e', multiple: true },
+  interactive: { type: 'boolean', short: 'i' },
+  all: { type: 'boolean' },
+  'all-folders': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export interface ParsedArgs {
+  command: Command;
+  values: {
+    json?: boolean;
+    folder?: string;
+    'engine-host'?: string;
+    runtime?: string;
+    image?: string;
+    code?: string;
+    file?: string;
+    session?: string;
+    workspace?: string;
+    network?: boolean;
+    timeout?: string;
+    memory?: string;
+    cpus?: string;
+    pids?: string;
+    env?: string[];
+    interactive?: boolean;
+    all?: boolean;
+    'all-folders'?: boolean;
+    help?: boolean;
+  };
+  positionals: string[];
+}
+
+/** A mistake on the command line itself (exit code 2), as opposed to a failure in the sandbox. */
+export class UsageError extends SandboxError {
+  constructor(message: string) {
+    super('invalid-input', message, 'Run agent-sandbox help for usage.');
+  }
+}
+
+export function usageError(message: string): UsageError {
+  return new UsageError(message);
+}
+
+export function parseCommandLine(argv: readonly string[]): ParsedArgs {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === '--help' || first === '-h') return { command: 'help', values: {}, positionals: [] };
+  if (!(COMMANDS as readonly string[]).includes(first)) throw usageError(`Unknown command "${first}".`);
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...rest], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw usageError((error as Error).message);
+  }
+  return { command: first as Command, values: parsed.values, positionals: parsed.positionals };
+}
+
+export function runtimeFlag(value: string | undefined): Runtime | undefined {
+  if (value === undefined) return undefined;
+  if (!(RUNTIMES as readonly string[]).includes(value)) throw usageError(`--runtime must be one of ${RUNTIMES.join(', ')}, not "${value}".`);
+  return value as Runtime;
+}
+
+function numberFlag(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isFinite(number) || number <= 0) throw usageError(`--${name} must be a positive number, not "${value}".`);
+  return number;
+}
+
+/** The spec layer given by flags; the schema validates bounds afterwards. */
+export function specFromFlags(values: ParsedArgs['values']): SpecLayer {
+  const workspace = values.workspace;
+  if (workspace !== undefined && !(WORKSPACE_ACCESS as readonly string[]).includes(workspace)) {
+    throw usageError(`--workspace must be one of ${WORKSPACE_ACCESS.join(', ')}, not "${workspace}".`);
+  }
+  if (values.memory !== undefined && parseSize(values.memory) === undefined) throw usageError(`--memory must be a size like 512m or 1g, not "${values.memory}".`);
+  const env: Record<string, string> = {};
+  for (const pair of values.env ?? []) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw usageError(`--env takes NAME=VALUE, not "${pair}".`);
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return {
+    runtime: runtimeFlag(values.runtime),
+    timeoutSeconds: numberFlag('timeout', values.timeout),
+    network: values.network,
+    workspaceAccess: workspace as SpecLayer['workspaceAccess'],
+    limits: { memoryBytes: values.memory, cpus: numberFlag('cpus', values.cpus), pids: numberFlag('pids', values.pids) },
+    env,
+  };
+}

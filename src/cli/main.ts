@@ -1,0 +1,60 @@
+/** The agent-sandbox command line. */
+import { SandboxError } from '../core/errors';
+import { USAGE, UsageError, parseCommandLine, type Command } from './args';
+import { closeCommand, createEngine, engineCommand, execCommand, lsCommand, openCommand, runCommand, type CommandContext } from './commands';
+import { Output } from './output';
+import type { SandboxEngine } from '../core/engine';
+
+const HANDLERS: Record<Exclude<Command, 'help'>, (engine: SandboxEngine, context: CommandContext) => Promise<number>> = {
+  run: runCommand,
+  open: openCommand,
+  exec: execCommand,
+  ls: lsCommand,
+  close: closeCommand,
+  engine: engineCommand,
+};
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const wantsJson = argv.includes('--json');
+  let output = new Output(wantsJson);
+  const controller = new AbortController();
+  const interrupt = () => controller.abort(new Error('interrupted (Ctrl-C)'));
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  let engine: SandboxEngine | undefined;
+  try {
+    const args = parseCommandLine(argv);
+    output = new Output(Boolean(args.values.json));
+    if (args.command === 'help' || args.values.help) {
+      output.usage(USAGE);
+      return 0;
+    }
+    engine = createEngine(args);
+    return await HANDLERS[args.command](engine, { args, output, signal: controller.signal, readStdin });
+  } catch (error) {
+    output.error(error);
+    if (error instanceof UsageError) return 2;
+    if (SandboxError.is(error, 'aborted')) return 130;
+    return 125;
+  } finally {
+    process.removeListener('SIGINT', interrupt);
+    process.removeListener('SIGTERM', interrupt);
+    await engine?.dispose();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`agent-sandbox: ${(error as Error).stack ?? String(error)}\n`);
+    process.exitCode = 125;
+  },
+);

@@ -1,0 +1,76 @@
+/** How the CLI prints: the program's own output as is, everything else on stderr, or one JSON object with --json. */
+import type { EngineInfo, ExecResult, SessionInfo } from '../core/engine';
+import { SandboxError } from '../core/errors';
+import { formatSize } from '../core/units';
+
+export class Output {
+  constructor(
+    private readonly json: boolean,
+    private readonly stdout: NodeJS.WritableStream = process.stdout,
+    private readonly stderr: NodeJS.WritableStream = process.stderr,
+  ) {}
+
+  progress(message: string): void {
+    if (!this.json) this.note(message);
+  }
+
+  execResult(result: ExecResult, context: Record<string, unknown>): void {
+    if (this.json) return this.print({ ...context, ...result });
+    this.stdout.write(result.stdout);
+    this.stderr.write(result.stderr);
+    for (const notice of result.notices) this.note(notice);
+    if (result.outcome !== 'ok' && result.outcome !== 'error') this.note(`${result.outcome}: ${result.hint ?? ''}`.trim());
+    else if (result.stdoutTruncated || result.stderrTruncated) this.note(result.hint ?? 'output truncated');
+  }
+
+  session(info: SessionInfo, created: boolean): void {
+    if (this.json) return this.print({ created, ...info });
+    this.stdout.write(`${created ? 'Opened' : 'Reusing'} session ${info.name ?? info.id.slice(0, 12)} (${info.runtime}, ${info.image}, id ${info.id.slice(0, 12)})\n`);
+    this.stdout.write(`  limits: ${formatSize(info.spec.limits.memoryBytes)} memory, ${info.spec.limits.cpus} CPU, ${info.spec.limits.pids} processes, ${info.spec.timeoutSeconds} s per call\n`);
+    this.stdout.write(`  workspace: ${info.workspaceAccess}${info.workspaceFolder && info.workspaceAccess !== 'none' ? ` (${info.workspaceFolder})` : ''}, network: ${info.network ? 'on' : 'off'}\n`);
+    for (const notice of info.notices) this.note(notice);
+  }
+
+  sessions(sessions: SessionInfo[]): void {
+    if (this.json) return this.print({ sessions });
+    if (sessions.length === 0) {
+      this.stdout.write('No sessions.\n');
+      return;
+    }
+    const rows = sessions.map((s) => [s.name ?? '-', s.id.slice(0, 12), s.runtime, s.state, s.workspaceAccess, s.network ? 'on' : 'off', s.createdAt, s.image]);
+    const header = ['SESSION', 'ID', 'RUNTIME', 'STATE', 'WORKSPACE', 'NETWORK', 'CREATED', 'IMAGE'];
+    const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+    for (const row of [header, ...rows]) this.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
+  }
+
+  closed(sessions: SessionInfo[]): void {
+    if (this.json) return this.print({ closed: sessions.map((s) => ({ id: s.id, name: s.name })) });
+    this.stdout.write(sessions.length ? `Closed ${sessions.map((s) => s.name ?? s.id.slice(0, 12)).join(', ')}.\n` : 'No sessions to close.\n');
+  }
+
+  engine(info: EngineInfo): void {
+    if (this.json) return this.print(info);
+    this.stdout.write(`${info.product} ${info.version} (API ${info.apiVersion ?? '?'}, ${info.os ?? '?'}) at ${info.endpoint}\n`);
+  }
+
+  error(error: unknown): void {
+    const sandboxError = SandboxError.is(error) ? error : undefined;
+    if (this.json) {
+      this.print({ error: { reason: sandboxError?.reason ?? 'internal', message: (error as Error).message ?? String(error), hint: sandboxError?.hint } });
+      return;
+    }
+    this.stderr.write(`agent-sandbox: ${sandboxError ? sandboxError.fullMessage : (error as Error).stack ?? String(error)}\n`);
+  }
+
+  usage(text: string): void {
+    this.stdout.write(`${text}\n`);
+  }
+
+  private note(message: string): void {
+    this.stderr.write(`agent-sandbox: ${message}\n`);
+  }
+
+  private print(value: unknown): void {
+    this.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  }
+}

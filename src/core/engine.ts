@@ -1,0 +1,180 @@
+/**
+ * The engine interface: what every sandbox engine (Docker today, an embedded one later) provides.
+ * Core code talks only to these types; engines live under src/engines/.
+ */
+import type { Runtime, SandboxMode, SandboxSpec, WorkspaceAccess } from './spec';
+
+export type EngineKind = 'docker' | 'virtual';
+
+export interface EngineInfo {
+  kind: EngineKind;
+  /** Product name as the engine reports it, e.g. "Docker Engine - Community" or "Podman Engine". */
+  product: string;
+  version: string;
+  apiVersion?: string;
+  /** Where the engine was reached, e.g. unix:///var/run/docker.sock. */
+  endpoint: string;
+  os?: string;
+}
+
+export interface Progress {
+  message: string;
+  /** 0..100 when known. */
+  percent?: number;
+}
+
+export type ProgressCallback = (progress: Progress) => void;
+
+export interface OpenOptions {
+  /** Session name; unique per workspace. Compute-mode sandboxes have none. */
+  name?: string;
+  /** Host folder that identifies the owner and is mounted at /workspace when access is ro or rw. */
+  workspaceFolder?: string;
+  /** Discarded after one use (compute mode). */
+  ephemeral?: boolean;
+  /** Files to place before anything runs; absolute sandbox paths (already checked by the caller). */
+  files?: readonly ResolvedFile[];
+  /** Images to use per runtime (from settings, flags or the environment). */
+  images?: Partial<Record<Runtime, string>>;
+  onProgress?: ProgressCallback;
+  signal?: AbortSignal;
+}
+
+export interface SessionInfo {
+  id: string;
+  name?: string;
+  engine: EngineKind;
+  mode: SandboxMode;
+  runtime: Runtime;
+  image: string;
+  spec: SandboxSpec;
+  workspaceAccess: WorkspaceAccess;
+  workspaceFolder?: string;
+  network: boolean;
+  createdAt: string;
+  state: 'running' | 'stopped' | 'starting' | 'unknown';
+  /** Things the caller should know, e.g. that a local image replaced one that could not be pulled. */
+  notices: string[];
+}
+
+export interface ExecRequest {
+  /** A shell command line, run with `sh -c`. */
+  command?: string;
+  /** An argv array, run without a shell. */
+  cmd?: readonly string[];
+  stdin?: string | Uint8Array;
+  /** Working directory; defaults to /workspace. */
+  cwd?: string;
+  env?: Readonly<Record<string, string>>;
+  /** Overrides the sandbox's timeout for this call. */
+  timeoutSeconds?: number;
+}
+
+export type ExecOutcome = 'ok' | 'error' | 'timeout' | 'oom' | 'signal' | 'cancelled';
+
+export interface ExecResult {
+  outcome: ExecOutcome;
+  /** The process's exit code; 128+n when it died of signal n. Null when it never reported one. */
+  exitCode: number | null;
+  signal?: string;
+  stdout: string;
+  stderr: string;
+  stdoutBytes: number;
+  stderrBytes: number;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  durationMs: number;
+  /** What to do next, when the call did not succeed. */
+  hint?: string;
+  notices: string[];
+}
+
+export type FileEncoding = 'utf8' | 'base64';
+
+export interface FileInput {
+  path: string;
+  content: string;
+  encoding?: FileEncoding;
+  /** Unix permission bits, e.g. 0o755 for a script. */
+  mode?: number;
+}
+
+export interface ResolvedFile {
+  /** Absolute path inside the sandbox. */
+  path: string;
+  data: Uint8Array;
+  mode?: number;
+}
+
+export interface WriteResult {
+  files: { path: string; bytes: number }[];
+}
+
+export interface ReadOptions {
+  /** Most bytes to return; defaults to the sandbox's file size cap. */
+  maxBytes?: number;
+  encoding?: FileEncoding | 'auto';
+}
+
+export interface FileContent {
+  path: string;
+  content: string;
+  encoding: FileEncoding;
+  /** Size of the file in the sandbox. */
+  size: number;
+  truncated: boolean;
+}
+
+export type FileType = 'file' | 'directory' | 'symlink' | 'other';
+
+export interface FileEntry {
+  /** Absolute path inside the sandbox. */
+  path: string;
+  type: FileType;
+  size: number;
+  /** ISO 8601 modification time. */
+  mtime: string;
+}
+
+export interface ListOptions {
+  /** 1 lists the directory's own entries; more descends. */
+  depth?: number;
+}
+
+export interface ListResult {
+  entries: FileEntry[];
+  truncated: boolean;
+}
+
+export interface DeleteOptions {
+  recursive?: boolean;
+}
+
+/** A live sandbox: a compute-mode one-shot or a code-mode session. */
+export interface Sandbox {
+  readonly info: SessionInfo;
+  exec(request: ExecRequest, signal?: AbortSignal): Promise<ExecResult>;
+  writeFiles(files: readonly FileInput[], signal?: AbortSignal): Promise<WriteResult>;
+  readFile(path: string, options?: ReadOptions, signal?: AbortSignal): Promise<FileContent>;
+  listFiles(path: string, options?: ListOptions, signal?: AbortSignal): Promise<ListResult>;
+  deletePath(path: string, options?: DeleteOptions, signal?: AbortSignal): Promise<{ path: string; deleted: boolean }>;
+  close(): Promise<void>;
+}
+
+export interface SessionFilter {
+  name?: string;
+  workspaceFolder?: string;
+}
+
+export interface SandboxEngine {
+  readonly kind: EngineKind;
+  info(signal?: AbortSignal): Promise<EngineInfo>;
+  open(spec: SandboxSpec, options?: OpenOptions): Promise<Sandbox>;
+  /** An existing session by id; throws session-not-found or session-dead. */
+  attach(id: string, signal?: AbortSignal): Promise<Sandbox>;
+  /** Code-mode sessions this engine holds, by their labels. */
+  list(filter?: SessionFilter, signal?: AbortSignal): Promise<SessionInfo[]>;
+  /** Removes a sandbox whatever its state (running, dead, already gone). */
+  remove(id: string, signal?: AbortSignal): Promise<void>;
+  dispose(): Promise<void>;
+}

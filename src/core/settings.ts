@@ -1,0 +1,45 @@
+/**
+ * User settings (VS Code's `agentSandbox.*`, or the CLI's flags and environment) as one validated shape,
+ * and the spec layer they contribute.
+ */
+import { z } from 'zod';
+import { invalidSpecError } from './resolveSpec';
+import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_SECONDS, RUNTIMES, memorySchema, runtimeSchema, workspaceAccessSchema, type SpecLayer } from './spec';
+
+export const settingsSchema = z.object({
+  engineHost: z.string().optional().describe('Docker Engine endpoint, like unix:///var/run/docker.sock or tcp://host:2376. Empty uses DOCKER_HOST or the default socket.'),
+  images: z.partialRecord(z.enum(RUNTIMES), z.string().min(1)).default({}).describe('Image per runtime.'),
+  defaultRuntime: runtimeSchema.default('python'),
+  workspaceAccess: workspaceAccessSchema.default('none'),
+  network: z.boolean().default(false),
+  timeoutSeconds: z.number().positive().default(DEFAULT_TIMEOUT_SECONDS),
+  limits: z
+    .object({
+      memory: memorySchema.default(DEFAULT_LIMITS.memoryBytes),
+      cpus: z.number().positive().default(DEFAULT_LIMITS.cpus),
+      pids: z.number().int().positive().default(DEFAULT_LIMITS.pids),
+      maxStdoutBytes: z.number().int().positive().default(DEFAULT_LIMITS.maxStdoutBytes),
+      maxStderrBytes: z.number().int().positive().default(DEFAULT_LIMITS.maxStderrBytes),
+      maxFileSizeBytes: z.number().int().positive().default(DEFAULT_LIMITS.maxFileSizeBytes),
+      maxFiles: z.number().int().positive().default(DEFAULT_LIMITS.maxFiles),
+    })
+    .prefault({}),
+});
+export type Settings = z.output<typeof settingsSchema>;
+
+export function parseSettings(value: unknown): Settings {
+  const result = settingsSchema.safeParse(value ?? {});
+  if (!result.success) throw invalidSpecError(result.error, 'settings');
+  return result.data;
+}
+
+export function specFromSettings(settings: Settings): SpecLayer {
+  const { memory, ...limits } = settings.limits;
+  return {
+    runtime: settings.defaultRuntime,
+    workspaceAccess: settings.workspaceAccess,
+    network: settings.network,
+    timeoutSeconds: settings.timeoutSeconds,
+    limits: { ...limits, memoryBytes: memory },
+  };
+}

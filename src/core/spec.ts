@@ -1,0 +1,101 @@
+/**
+ * What a sandbox is: one zod schema, the single source of truth for defaults and bounds.
+ * Tool input schemas, settings and `.prompt` frontmatter all resolve into a `SandboxSpec`.
+ */
+import { z } from 'zod';
+import { GiB, MiB, formatSize, parseSize } from './units';
+
+export const RUNTIMES = ['python', 'node', 'bash', 'linux'] as const;
+export type Runtime = (typeof RUNTIMES)[number];
+
+export const runtimeSchema = z
+  .enum(RUNTIMES)
+  .describe('Language runtime: python, node, bash, or linux (a general Linux shell, code mode only).');
+
+export const MODES = ['compute', 'code'] as const;
+export type SandboxMode = (typeof MODES)[number];
+export const modeSchema = z
+  .enum(MODES)
+  .describe('compute: a fresh container per call, discarded after. code: a persistent session with files and processes.');
+
+export const WORKSPACE_ACCESS = ['none', 'ro', 'rw'] as const;
+export type WorkspaceAccess = (typeof WORKSPACE_ACCESS)[number];
+export const workspaceAccessSchema = z
+  .enum(WORKSPACE_ACCESS)
+  .describe('How the sandbox sees the workspace folder: none (private /workspace), ro (mounted read-only), rw (read-write).');
+
+/** Memory as bytes; accepts `512m`, `1g`, `256MiB` or a number of bytes. */
+export const memorySchema = z
+  .union([z.number(), z.string()])
+  .transform((value, ctx) => {
+    const bytes = parseSize(value);
+    if (bytes === undefined) {
+      ctx.addIssue({ code: 'custom', message: `"${value}" is not a memory size; write it like 512m or 1g` });
+      return z.NEVER;
+    }
+    return bytes;
+  })
+  .pipe(
+    z
+      .number()
+      .int()
+      .min(32 * MiB, `memory must be at least ${formatSize(32 * MiB)}`)
+      .max(64 * GiB, `memory must be at most ${formatSize(64 * GiB)}`),
+  )
+  .describe('Memory limit (no swap), like 512m or 1g.');
+
+export const DEFAULT_LIMITS = {
+  memoryBytes: 512 * MiB,
+  cpus: 1,
+  pids: 256,
+  maxStdoutBytes: 1 * MiB,
+  maxStderrBytes: 1 * MiB,
+  maxFileSizeBytes: 10 * MiB,
+  maxFiles: 1000,
+} as const;
+
+export const DEFAULT_TIMEOUT_SECONDS = 120;
+
+export const limitsSchema = z.object({
+  memoryBytes: memorySchema.default(DEFAULT_LIMITS.memoryBytes),
+  cpus: z.number().min(0.05).max(64).default(DEFAULT_LIMITS.cpus).describe('CPU cores the sandbox may use (1.5 = one and a half cores).'),
+  pids: z.number().int().min(16).max(32768).default(DEFAULT_LIMITS.pids).describe('Most processes and threads at once (stops fork bombs).'),
+  maxStdoutBytes: z.number().int().min(1024).max(256 * MiB).default(DEFAULT_LIMITS.maxStdoutBytes).describe('Stdout kept per call; the rest is dropped with a truncation marker.'),
+  maxStderrBytes: z.number().int().min(1024).max(256 * MiB).default(DEFAULT_LIMITS.maxStderrBytes).describe('Stderr kept per call; the rest is dropped with a truncation marker.'),
+  maxFileSizeBytes: z.number().int().min(1).max(4 * GiB).default(DEFAULT_LIMITS.maxFileSizeBytes).describe('Largest file the file tools write or read.'),
+  maxFiles: z.number().int().min(1).max(100_000).default(DEFAULT_LIMITS.maxFiles).describe('Most files one file operation writes or lists.'),
+});
+export type Limits = z.output<typeof limitsSchema>;
+
+const envNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _, not starting with a digit');
+
+export const packageListSchema = z.array(z.string().min(1).max(200).regex(/^[^\s;&|`$]+$/, 'a package name has no spaces or shell characters')).max(100);
+
+export const sandboxSpecSchema = z
+  .object({
+    mode: modeSchema.default('compute'),
+    runtime: runtimeSchema.default('python'),
+    image: z.string().min(1).max(512).optional().describe('Container image to use instead of the runtime\'s default.'),
+    timeoutSeconds: z.number().positive().max(24 * 3600).default(DEFAULT_TIMEOUT_SECONDS).describe('Seconds a call may run before it is killed.'),
+    network: z.boolean().default(false).describe('Allow network access (off by default).'),
+    workspaceAccess: workspaceAccessSchema.default('none'),
+    pipPackages: packageListSchema.default([]).describe('Python packages to install when the sandbox is created.'),
+    npmPackages: packageListSchema.default([]).describe('npm packages to install when the sandbox is created.'),
+    limits: limitsSchema.default(limitsSchema.parse({})),
+    env: z.record(envNameSchema, z.string().max(32 * 1024)).default({}).describe('Environment variables set in the sandbox.'),
+  })
+  .superRefine((spec, ctx) => {
+    if (spec.runtime === 'linux' && spec.mode !== 'code') {
+      ctx.addIssue({ code: 'custom', path: ['runtime'], message: 'runtime linux is only available in code mode (mode: code)' });
+    }
+  });
+
+export type SandboxSpec = z.output<typeof sandboxSpecSchema>;
+
+/** A partial spec as contributed by one source (settings, frontmatter, a CLI flag, a tool call). */
+export type SpecLayer = {
+  [K in keyof Omit<SandboxSpec, 'limits' | 'env'>]?: z.input<typeof sandboxSpecSchema>[K];
+} & {
+  limits?: Partial<z.input<typeof limitsSchema>>;
+  env?: Record<string, string>;
+};

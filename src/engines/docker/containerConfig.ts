@@ -1,0 +1,103 @@
+/**
+ * The hardened container a sandbox runs in, as a Docker Engine create request. Pure: unit-tested
+ * without an engine.
+ */
+import type Docker from 'dockerode';
+import { WORKSPACE_DIR } from '../../core/paths';
+import type { SandboxSpec } from '../../core/spec';
+import { LABEL } from './labels';
+
+export const SANDBOX_HOME = '/home/sandbox';
+/** The unprivileged user code runs as when the workspace is not shared read-write. */
+export const SANDBOX_USER = { uid: 1000, gid: 1000 };
+
+export interface ContainerPlan {
+  name: string;
+  image: string;
+  spec: SandboxSpec;
+  sessionName?: string;
+  workspaceFolder?: string;
+  user: { uid: number; gid: number };
+  createdAt: string;
+  notices: string[];
+}
+
+/**
+ * Who runs code. With a read-write workspace on Linux, the host user's ids so that files written
+ * belong to them; never root.
+ */
+export function sandboxUser(spec: SandboxSpec, host: { uid?: number; gid?: number; platform: string }): { uid: number; gid: number } {
+  if (spec.workspaceAccess === 'rw' && host.platform === 'linux' && host.uid && host.gid !== undefined && host.gid !== 0) {
+    return { uid: host.uid, gid: host.gid };
+  }
+  return SANDBOX_USER;
+}
+
+export function containerCreateOptions(plan: ContainerPlan): Docker.ContainerCreateOptions {
+  const { spec } = plan;
+  const labels: Record<string, string> = {
+    [LABEL.managed]: '1',
+    [LABEL.mode]: spec.mode,
+    [LABEL.created]: plan.createdAt,
+    [LABEL.spec]: JSON.stringify(spec),
+    [LABEL.user]: `${plan.user.uid}:${plan.user.gid}`,
+  };
+  if (plan.sessionName) labels[LABEL.session] = plan.sessionName;
+  if (plan.workspaceFolder) labels[LABEL.workspace] = plan.workspaceFolder;
+  if (plan.notices.length) labels[LABEL.notices] = JSON.stringify(plan.notices);
+
+  const mounts: Docker.MountSettings[] = [];
+  if (spec.workspaceAccess !== 'none') {
+    if (!plan.workspaceFolder) throw new Error('workspace access needs a workspace folder');
+    mounts.push({ Type: 'bind', Source: plan.workspaceFolder, Target: WORKSPACE_DIR, ReadOnly: spec.workspaceAccess === 'ro' });
+  }
+
+  const env = {
+    HOME: SANDBOX_HOME,
+    LANG: 'C.UTF-8',
+    PYTHONUNBUFFERED: '1',
+    PYTHONDONTWRITEBYTECODE: '1',
+    PIP_DISABLE_PIP_VERSION_CHECK: '1',
+    NPM_CONFIG_UPDATE_NOTIFIER: 'false',
+    ...spec.env,
+  };
+
+  return {
+    name: plan.name,
+    Image: plan.image,
+    // An idle process keeps the container alive; every call is an exec, so compute and code mode share one path.
+    Entrypoint: ['sleep'],
+    Cmd: ['infinity'],
+    User: `${plan.user.uid}:${plan.user.gid}`,
+    WorkingDir: WORKSPACE_DIR,
+    Env: Object.entries(env).map(([key, value]) => `${key}=${value}`),
+    Labels: labels,
+    // Cheaper than NetworkMode "none" (no network namespace setup) and leaves only loopback.
+    NetworkDisabled: !spec.network,
+    AttachStdin: false,
+    AttachStdout: false,
+    AttachStderr: false,
+    Tty: false,
+    HostConfig: {
+      Init: true,
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      Privileged: false,
+      Memory: spec.limits.memoryBytes,
+      MemorySwap: spec.limits.memoryBytes,
+      NanoCpus: Math.round(spec.limits.cpus * 1e9),
+      PidsLimit: spec.limits.pids,
+      // Explicit limits within any host's hard limits; Podman needs them to start at all.
+      Ulimits: [
+        { Name: 'nofile', Soft: 4096, Hard: 4096 },
+        { Name: 'nproc', Soft: 4096, Hard: 4096 },
+        { Name: 'core', Soft: 0, Hard: 0 },
+      ],
+      IpcMode: 'private',
+      Mounts: mounts,
+      LogConfig: { Type: 'none', Config: {} },
+      RestartPolicy: { Name: 'no' },
+      AutoRemove: false,
+    },
+  };
+}

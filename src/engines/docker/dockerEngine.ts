@@ -1,0 +1,209 @@
+/** The Docker Engine implementation of the sandbox engine, through dockerode. */
+import Docker from 'dockerode';
+import { randomBytes } from 'node:crypto';
+import { SandboxError, abortError } from '../../core/errors';
+import type { EngineInfo, OpenOptions, Sandbox, SandboxEngine, SessionFilter, SessionInfo } from '../../core/engine';
+import { chooseImage } from '../../core/images';
+import { WORKSPACE_DIR } from '../../core/paths';
+import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec';
+import { connectionError, isConnectionError, resolveEndpoint, type Endpoint } from './connection';
+import { SANDBOX_HOME, containerCreateOptions, sandboxUser } from './containerConfig';
+import { DockerSandbox, deadSessionError } from './dockerSandbox';
+import { ImageResolver } from './images';
+import { CONTAINER_PREFIX, LABEL } from './labels';
+import { buildTar, type TarEntry } from './tar';
+
+export interface DockerEngineOptions {
+  /** Engine address; empty uses DOCKER_HOST or the default socket. */
+  host?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Images per runtime from settings or flags. */
+  images?: Partial<Record<Runtime, string>>;
+}
+
+export class DockerEngine implements SandboxEngine {
+  readonly kind = 'docker' as const;
+  readonly endpoint: Endpoint;
+  readonly docker: Docker;
+  private readonly images: ImageResolver;
+
+  constructor(private readonly options: DockerEngineOptions = {}) {
+    this.endpoint = resolveEndpoint(options.host, options.env ?? process.env);
+    this.docker = new Docker(this.endpoint.options);
+    this.images = new ImageResolver(this.docker);
+  }
+
+  /** Runs an engine call, turning transport failures into errors that say how to fix them. */
+  async guard<T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      if (SandboxError.is(error)) throw error;
+      if (signal?.aborted) throw abortError(signal);
+      if (isConnectionError(error)) throw connectionError(error, this.endpoint);
+      const message = (error as { json?: { message?: string } }).json?.message ?? (error as Error).message ?? String(error);
+      throw new SandboxError('engine-error', `The Docker Engine reported an error: ${message.trim()}`, 'Try again; if it persists, check the engine (docker info) and its log.', { cause: error });
+    }
+  }
+
+  async info(signal?: AbortSignal): Promise<EngineInfo> {
+    const version = await this.guard(() => (this.docker.version as (this: Docker, options: object) => Promise<Docker.DockerVersion>).call(this.docker, { abortSignal: signal }), signal);
+    const product = version.Components?.find((component) => component.Name === 'Engine')?.Name ?? 'Engine';
+    const platform = (version as { Platform?: { Name?: string } }).Platform?.Name;
+    return {
+      kind: 'docker',
+      product: platform || `Docker ${product}`,
+      version: version.Version,
+      apiVersion: version.ApiVersion,
+      endpoint: this.endpoint.description,
+      os: `${version.Os}/${version.Arch}`,
+    };
+  }
+
+  async open(specInput: SandboxSpec, options: OpenOptions = {}): Promise<Sandbox> {
+    const spec = sandboxSpecSchema.parse(specInput);
+    const signal = options.signal;
+    if (spec.pipPackages.length || spec.npmPackages.length) {
+      throw new SandboxError('unsupported', 'Installing pip_packages or npm_packages when a sandbox is created is not available yet.', 'Open a code-mode session with network allowed and install them with sandbox_exec (pip install --user NAME, or npm install NAME).');
+    }
+    if (spec.workspaceAccess !== 'none' && !options.workspaceFolder) {
+      throw new SandboxError('invalid-input', `Workspace access "${spec.workspaceAccess}" needs a workspace folder to mount.`, 'Open a folder, or set workspace access to none.');
+    }
+    const bindsWorkspace = spec.workspaceAccess !== 'none';
+    if (bindsWorkspace && spec.workspaceAccess === 'ro' && options.files?.some((file) => file.path.startsWith(`${WORKSPACE_DIR}/`))) {
+      throw new SandboxError('read-only', 'Files cannot be staged into a read-only workspace.', 'Read them from the workspace instead, or ask for read-write access.');
+    }
+    const choice = chooseImage(spec.runtime, spec.image, options.images ?? this.options.images, this.options.env ?? process.env);
+    const image = await this.guard(() => this.images.ensure(spec.runtime, choice, options.onProgress, signal), signal);
+    const user = sandboxUser(spec, { uid: process.getuid?.(), gid: process.getgid?.(), platform: process.platform });
+    const name = `${CONTAINER_PREFIX}${options.name ?? (options.ephemeral ? 'run' : 'session')}-${randomBytes(4).toString('hex')}`;
+    const createdAt = new Date().toISOString();
+    const createOptions = containerCreateOptions({ name, image: image.image, spec, sessionName: options.name, workspaceFolder: options.workspaceFolder, user, createdAt, notices: image.notices });
+
+    const container = await this.guard(() => this.docker.createContainer({ ...createOptions, abortSignal: signal } as Docker.ContainerCreateOptions), signal);
+    try {
+      // Before start, the archive API writes as root into a fresh container: it makes $HOME and /workspace
+      // belong to the sandbox user and places the first files, all in one round trip.
+      const owner = { uid: user.uid, gid: user.gid };
+      const entries: TarEntry[] = [{ name: SANDBOX_HOME.slice(1), type: 'directory', mode: 0o755, ...owner }];
+      if (!bindsWorkspace) entries.push({ name: WORKSPACE_DIR.slice(1), type: 'directory', mode: 0o755, ...owner });
+      for (const file of options.files ?? []) {
+        entries.push({ name: file.path.slice(1), type: 'file', data: file.data, mode: file.mode ?? 0o644, ...owner });
+      }
+      const archive = await buildTar(entries);
+      await this.guard(() => container.putArchive(archive, { path: '/', abortSignal: signal } as object), signal);
+      await this.guard(() => container.start({ abortSignal: signal } as object), signal);
+    } catch (error) {
+      await container.remove({ force: true, v: true }).catch(() => undefined);
+      throw error;
+    }
+    const info: SessionInfo = {
+      id: container.id,
+      name: options.name,
+      engine: 'docker',
+      mode: spec.mode,
+      runtime: spec.runtime,
+      image: image.image,
+      spec,
+      workspaceAccess: spec.workspaceAccess,
+      workspaceFolder: options.workspaceFolder,
+      network: spec.network,
+      createdAt,
+      state: 'running',
+      notices: image.notices,
+    };
+    return new DockerSandbox(this, container, info, `${user.uid}:${user.gid}`);
+  }
+
+  async attach(id: string, signal?: AbortSignal): Promise<Sandbox> {
+    const container = this.docker.getContainer(id);
+    let inspected: Docker.ContainerInspectInfo;
+    try {
+      inspected = await this.guard(() => container.inspect({ abortSignal: signal } as object), signal);
+    } catch (error) {
+      if ((error as { cause?: { statusCode?: number } }).cause?.statusCode === 404) {
+        throw new SandboxError('session-not-found', `No sandbox with id ${id} exists; it was closed or removed.`, 'Open a new session with sandbox_open.');
+      }
+      throw error;
+    }
+    const labels = inspected.Config.Labels ?? {};
+    if (labels[LABEL.managed] !== '1') {
+      throw new SandboxError('session-not-found', `Container ${id} is not an Agent Sandbox session.`, 'Use an id from sandbox_open or agent-sandbox ls.');
+    }
+    if (!inspected.State.Running) throw deadSessionError(inspected);
+    return new DockerSandbox(this, container, sessionFromLabels(inspected.Id, labels, 'running', inspected.Config.Image), labels[LABEL.user] ?? '1000:1000');
+  }
+
+  async list(filter: SessionFilter = {}, signal?: AbortSignal): Promise<SessionInfo[]> {
+    const label = [`${LABEL.managed}=1`, `${LABEL.mode}=code`];
+    if (filter.name) label.push(`${LABEL.session}=${filter.name}`);
+    if (filter.workspaceFolder) label.push(`${LABEL.workspace}=${filter.workspaceFolder}`);
+    const containers = await this.guard(() => this.docker.listContainers({ all: true, filters: { label }, abortSignal: signal } as Docker.ContainerListOptions), signal);
+    return containers
+      .map((container) => sessionFromLabels(container.Id, container.Labels, container.State === 'running' ? 'running' : 'stopped', container.Image))
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  async remove(id: string, signal?: AbortSignal): Promise<void> {
+    await this.guard(async () => {
+      try {
+        await this.docker.getContainer(id).remove({ force: true, v: true, abortSignal: signal } as object);
+      } catch (error) {
+        const status = (error as { statusCode?: number }).statusCode;
+        if (status !== 404 && status !== 409) throw error; // already gone, or its removal is under way
+      }
+    }, signal);
+  }
+
+  /** Whether the kernel's OOM killer struck this container since `sinceMs` (from the engine's event log). */
+  async oomSince(containerId: string, sinceMs: number): Promise<boolean> {
+    const events = await this.guard(() =>
+      this.docker.getEvents({
+        since: ((sinceMs - 1000) / 1000).toFixed(3),
+        until: (Date.now() / 1000).toFixed(3),
+        filters: { container: [containerId], event: ['oom'] },
+      } as object),
+    );
+    const text = await new Promise<string>((resolve, reject) => {
+      let body = '';
+      events.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      events.on('end', () => resolve(body));
+      events.on('error', reject);
+    });
+    return text.includes('"oom"');
+  }
+
+  async dispose(): Promise<void> {
+    this.images.reset();
+  }
+}
+
+function sessionFromLabels(id: string, labels: Record<string, string>, state: SessionInfo['state'], image: string): SessionInfo {
+  const parsed = sandboxSpecSchema.safeParse(safeJson(labels[LABEL.spec]));
+  const spec = parsed.success ? parsed.data : sandboxSpecSchema.parse({ mode: 'code' });
+  const notices = safeJson(labels[LABEL.notices]);
+  return {
+    id,
+    name: labels[LABEL.session],
+    engine: 'docker',
+    mode: spec.mode,
+    runtime: spec.runtime,
+    image,
+    spec,
+    workspaceAccess: spec.workspaceAccess,
+    workspaceFolder: labels[LABEL.workspace],
+    network: spec.network,
+    createdAt: labels[LABEL.created] ?? '',
+    state,
+    notices: Array.isArray(notices) ? notices.map(String) : [],
+  };
+}
+
+function safeJson(text: string | undefined): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,175 @@
+/** A live sandbox container: exec and the file operations, each as one exec with one tar stream at most. */
+import type Docker from 'dockerode';
+import { posix } from 'node:path';
+import { SandboxError } from '../../core/errors';
+import type { DeleteOptions, ExecRequest, ExecResult, FileContent, FileEntry, FileInput, ListOptions, ListResult, ReadOptions, Sandbox, SessionInfo, WriteResult } from '../../core/engine';
+import { resolveFiles } from '../../core/files';
+import { WORKSPACE_DIR, resolveWorkspacePath, workspaceRelative } from '../../core/paths';
+import { buildExecResult } from '../../core/results';
+import type { DockerEngine } from './dockerEngine';
+import { execInContainer, type ExecOutcome } from './exec';
+import { DELETE_SCRIPT, LIST_SCRIPT, READ_SCRIPT, WRITE_SCRIPT, fileErrorFor } from './fileScripts';
+import { buildTar } from './tar';
+import { formatSize } from '../../core/units';
+
+const FILE_OP_TIMEOUT_MS = 60_000;
+const LIST_OUTPUT_CAP = 16 * 1024 * 1024;
+
+export class DockerSandbox implements Sandbox {
+  private closed = false;
+
+  constructor(
+    private readonly engine: DockerEngine,
+    private readonly container: Docker.Container,
+    readonly info: SessionInfo,
+    private readonly user: string,
+  ) {}
+
+  async exec(request: ExecRequest, signal?: AbortSignal): Promise<ExecResult> {
+    const argv = commandLine(request);
+    const timeoutSeconds = request.timeoutSeconds ?? this.info.spec.timeoutSeconds;
+    const outcome = await this.run(argv, {
+      cwd: request.cwd ? posix.resolve(WORKSPACE_DIR, request.cwd) : WORKSPACE_DIR,
+      env: Object.entries(request.env ?? {}).map(([key, value]) => `${key}=${value}`),
+      stdin: request.stdin === undefined ? undefined : typeof request.stdin === 'string' ? Buffer.from(request.stdin) : request.stdin,
+      stdoutCap: this.info.spec.limits.maxStdoutBytes,
+      stderrCap: this.info.spec.limits.maxStderrBytes,
+      timeoutMs: timeoutSeconds * 1000,
+      signal,
+    });
+    const notices: string[] = [];
+    if (outcome.unkillable) {
+      // Processes that cannot be stopped from inside (a fork bomb at the pids limit) end with their container.
+      await this.container.kill({ signal: 'SIGKILL' }).catch(() => undefined);
+      notices.push('The processes could not be stopped inside the sandbox, so the sandbox was stopped; open a new session to continue.');
+    }
+    const oomKilled = outcome.exitCode === 137 && !outcome.timedOut && !outcome.cancelled && (await this.engine.oomSince(this.container.id, outcome.startedAt).catch(() => false));
+    return buildExecResult({ ...outcome, oomKilled, timeoutSeconds, notices }, this.info.spec);
+  }
+
+  async writeFiles(files: readonly FileInput[], signal?: AbortSignal): Promise<WriteResult> {
+    const resolved = resolveFiles(files, this.info.spec.limits);
+    if (resolved.length === 0) return { files: [] };
+    const archive = await buildTar(resolved.map((file) => ({ name: workspaceRelative(file.path), type: 'file', data: file.data, mode: file.mode ?? 0o644, uid: 0, gid: 0 })));
+    const dirs = [...new Set(resolved.map((file) => posix.dirname(file.path)))];
+    const outcome = await this.fileOp(['sh', '-c', WRITE_SCRIPT, 'sh', ...dirs, ...resolved.map((file) => file.path)], archive, 64 * 1024, signal);
+    if (outcome.exitCode !== 0) {
+      const stderr = outcome.stderr.text('stderr');
+      const culprit = resolved.length === 1 ? resolved[0]!.path : `${resolved.length} files`;
+      throw fileErrorFor(culprit, outcome.exitCode, stderr, 'write');
+    }
+    return { files: resolved.map((file) => ({ path: file.path, bytes: file.data.length })) };
+  }
+
+  async readFile(path: string, options: ReadOptions = {}, signal?: AbortSignal): Promise<FileContent> {
+    const absolute = resolveWorkspacePath(path);
+    const maxBytes = Math.min(options.maxBytes ?? this.info.spec.limits.maxFileSizeBytes, this.info.spec.limits.maxFileSizeBytes);
+    const outcome = await this.fileOp(['sh', '-c', READ_SCRIPT, 'sh', absolute, String(maxBytes)], undefined, maxBytes + 32, signal);
+    if (outcome.exitCode !== 0) throw fileErrorFor(absolute, outcome.exitCode, outcome.stderr.text('stderr'), 'read');
+    const bytes = Buffer.from(outcome.stdout.bytes());
+    const newline = bytes.indexOf(0x0a);
+    const size = Number(bytes.subarray(0, newline).toString());
+    const data = bytes.subarray(newline + 1);
+    const truncated = size > data.length;
+    const wanted = options.encoding ?? 'auto';
+    let encoding: FileContent['encoding'] = wanted === 'base64' ? 'base64' : 'utf8';
+    let content: string;
+    if (encoding === 'utf8') {
+      try {
+        content = new TextDecoder('utf-8', { fatal: true }).decode(data);
+      } catch {
+        if (wanted === 'utf8') content = new TextDecoder('utf-8').decode(data);
+        else {
+          encoding = 'base64';
+          content = data.toString('base64');
+        }
+      }
+    } else {
+      content = data.toString('base64');
+    }
+    return { path: absolute, content: content!, encoding, size, truncated };
+  }
+
+  async listFiles(path: string, options: ListOptions = {}, signal?: AbortSignal): Promise<ListResult> {
+    const absolute = resolveWorkspacePath(path);
+    const depth = Math.max(1, Math.min(options.depth ?? 1, 32));
+    const most = this.info.spec.limits.maxFiles;
+    const outcome = await this.fileOp(['sh', '-c', LIST_SCRIPT, 'sh', absolute, String(depth), String(most + 1)], undefined, LIST_OUTPUT_CAP, signal);
+    if (outcome.exitCode !== 0) throw fileErrorFor(absolute, outcome.exitCode, outcome.stderr.text('stderr'), 'list');
+    const records = Buffer.from(outcome.stdout.bytes()).toString('utf8').split('\0').filter(Boolean);
+    const entries = records.map(parseFindRecord).filter((entry): entry is FileEntry => entry !== undefined);
+    entries.sort((a, b) => a.path.localeCompare(b.path));
+    const truncated = entries.length > most || outcome.stdout.truncated;
+    return { entries: entries.slice(0, most), truncated };
+  }
+
+  async deletePath(path: string, options: DeleteOptions = {}, signal?: AbortSignal): Promise<{ path: string; deleted: boolean }> {
+    const absolute = resolveWorkspacePath(path);
+    if (absolute === WORKSPACE_DIR) throw fileErrorFor(absolute, 8, '', 'delete');
+    const outcome = await this.fileOp(['sh', '-c', DELETE_SCRIPT, 'sh', absolute, options.recursive ? '1' : '0'], undefined, 64 * 1024, signal);
+    if (outcome.exitCode !== 0) throw fileErrorFor(absolute, outcome.exitCode, outcome.stderr.text('stderr'), 'delete');
+    return { path: absolute, deleted: true };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.engine.remove(this.container.id);
+  }
+
+  private async fileOp(argv: string[], stdin: Uint8Array | undefined, cap: number, signal?: AbortSignal): Promise<ExecOutcome> {
+    const outcome = await this.run(argv, { cwd: WORKSPACE_DIR, env: [], stdin, stdoutCap: cap, stderrCap: 64 * 1024, timeoutMs: FILE_OP_TIMEOUT_MS, signal });
+    if (outcome.cancelled) throw new SandboxError('aborted', 'The file operation was cancelled.');
+    if (outcome.timedOut) throw new SandboxError('engine-error', `The file operation did not finish within ${FILE_OP_TIMEOUT_MS / 1000} s.`, 'Try again with fewer or smaller files.');
+    return outcome;
+  }
+
+  private async run(argv: readonly string[], options: { cwd: string; env: string[]; stdin?: Uint8Array; stdoutCap: number; stderrCap: number; timeoutMs: number; signal?: AbortSignal }): Promise<ExecOutcome> {
+    if (this.closed) throw new SandboxError('session-dead', 'This sandbox was closed.', 'Open a new session with sandbox_open.');
+    try {
+      return await this.engine.guard(() => execInContainer({ docker: this.engine.docker, container: this.container, argv, user: this.user, ...options }), options.signal);
+    } catch (error) {
+      const status = (error as { cause?: { statusCode?: number } }).cause?.statusCode;
+      if (status === 404 || status === 409) {
+        const inspected = await this.container.inspect().catch(() => undefined);
+        throw inspected ? deadSessionError(inspected) : new SandboxError('session-dead', `The sandbox ${this.info.name ?? this.info.id.slice(0, 12)} was removed from outside.`, 'Open a new session; its files are gone.');
+      }
+      throw error;
+    }
+  }
+}
+
+function commandLine(request: ExecRequest): string[] {
+  if (request.cmd && request.command !== undefined) {
+    throw new SandboxError('invalid-input', 'Give either command (a shell string) or cmd (an argv array), not both.', 'Use command for shell syntax like pipes; use cmd to pass arguments exactly.');
+  }
+  if (request.cmd) {
+    if (request.cmd.length === 0 || request.cmd[0] === '') throw new SandboxError('invalid-input', 'cmd is empty.', 'Give the program and its arguments, like ["python3", "main.py"].');
+    return [...request.cmd];
+  }
+  if (request.command === undefined || request.command.trim() === '') {
+    throw new SandboxError('invalid-input', 'No command was given.', 'Give command (a shell string, like "ls -la") or cmd (an argv array).');
+  }
+  return ['sh', '-c', request.command];
+}
+
+function parseFindRecord(record: string): FileEntry | undefined {
+  const match = /^(\S) (\d+) (\d+(?:\.\d+)?) (.*)$/s.exec(record);
+  if (!match) return undefined;
+  const type = match[1] === 'f' ? 'file' : match[1] === 'd' ? 'directory' : match[1] === 'l' ? 'symlink' : 'other';
+  return { path: match[4]!, type, size: Number(match[2]), mtime: new Date(Number(match[3]) * 1000).toISOString() };
+}
+
+/** Why a session's container is no longer running, as precisely as the engine knows. */
+export function deadSessionError(inspected: Docker.ContainerInspectInfo): SandboxError {
+  const name = inspected.Config.Labels?.['org.agent-sandbox.session'] ?? inspected.Id.slice(0, 12);
+  const state = inspected.State;
+  let why: string;
+  if (state.OOMKilled) why = 'it ran out of memory and the kernel killed it';
+  else if (state.ExitCode === 137) why = 'it was killed (SIGKILL)';
+  else if (state.ExitCode === 139) why = 'it crashed with a segmentation fault';
+  else if (state.Status === 'paused') why = 'it is paused';
+  else why = `it stopped with exit code ${state.ExitCode}${state.Error ? ` (${state.Error})` : ''}`;
+  const memory = inspected.HostConfig.Memory ? ` (memory limit ${formatSize(inspected.HostConfig.Memory)})` : '';
+  return new SandboxError('session-dead', `The session ${name} is no longer running: ${why}${state.OOMKilled ? memory : ''}, at ${state.FinishedAt}.`, 'Its processes and any files only it held are gone. Close it and open a new session.');
+}

@@ -1,0 +1,77 @@
+/**
+ * Shell scripts the file tools run inside the sandbox as its own unprivileged user, so the kernel's
+ * permissions and the read-only mount apply, and a symlink can never lead a file tool outside
+ * /workspace. Exit codes name the failure; `fileErrorFor` turns them into errors.
+ */
+import { SandboxError } from '../../core/errors';
+
+const INSIDE = 'case "$r" in /workspace|/workspace/*) ;; *) exit 3;; esac';
+
+/** Args: the target directories and files. Stdin: a tar whose members are relative to /workspace. */
+export const WRITE_SCRIPT = [
+  'bad=$(realpath -m -- "$@" | grep -vE "^/workspace(/|$)") || true',
+  '[ -z "$bad" ] || exit 3',
+  'exec tar -x -f - -C /workspace --no-same-owner',
+].join('\n');
+
+/** Args: path, most bytes. Stdout: the size, a newline, then the content. */
+export const READ_SCRIPT = [
+  'r=$(realpath -e -- "$1" 2>/dev/null) || exit 2',
+  INSIDE,
+  '[ -d "$r" ] && exit 4',
+  '[ -f "$r" ] || exit 5',
+  '[ -r "$r" ] || exit 6',
+  'stat -c %s -- "$r" && exec head -c "$2" -- "$r"',
+].join('\n');
+
+/** Args: directory, depth, most entries. Stdout: NUL-terminated "type size mtime path" records. */
+export const LIST_SCRIPT = [
+  'r=$(realpath -e -- "$1" 2>/dev/null) || exit 2',
+  INSIDE,
+  '[ -d "$r" ] || exit 7',
+  '[ -r "$r" ] || exit 6',
+  'find "$r" -mindepth 1 -maxdepth "$2" -printf "%y %s %T@ %p\\0" 2>/dev/null | head -z -n "$3"',
+].join('\n');
+
+/** Args: path, "1" to delete directories recursively. */
+export const DELETE_SCRIPT = [
+  'd=$(realpath -e -- "$(dirname -- "$1")" 2>/dev/null) || exit 2',
+  'r="$d"',
+  INSIDE,
+  't="$d/$(basename -- "$1")"',
+  '[ "$t" = /workspace ] && exit 8',
+  '[ -e "$t" ] || [ -L "$t" ] || exit 2',
+  'if [ -d "$t" ] && [ ! -L "$t" ]; then [ "$2" = 1 ] || exit 4; exec rm -rf -- "$t"; fi',
+  'exec rm -f -- "$t"',
+].join('\n');
+
+/** Maps a file script's exit code and stderr to a precise error. */
+export function fileErrorFor(path: string, exitCode: number | null, stderr: string, action: string): SandboxError {
+  switch (exitCode) {
+    case 2:
+      return new SandboxError('file-not-found', `${path} does not exist.`, 'List the directory with sandbox_fs_list to see what is there.');
+    case 3:
+      return new SandboxError('path-outside-workspace', `${path} leads outside /workspace (through a symbolic link).`, 'File tools only reach /workspace. Use the link\'s target inside /workspace, or a command with sandbox_exec.');
+    case 4:
+      return new SandboxError('is-a-directory', `${path} is a directory.`, action === 'delete' ? 'Pass recursive: true to delete a directory and everything in it.' : 'List it with sandbox_fs_list, or give a file path.');
+    case 5:
+      return new SandboxError('not-a-file', `${path} is not a regular file.`, 'Read regular files only.');
+    case 6:
+      return new SandboxError('permission-denied', `Permission denied reading ${path}.`, 'The sandbox user cannot read it; change its permissions with sandbox_exec (chmod) if it is yours.');
+    case 7:
+      return new SandboxError('invalid-input', `${path} is not a directory.`, 'Read it with sandbox_fs_read, or list its parent directory.');
+    case 8:
+      return new SandboxError('invalid-input', 'Cannot delete /workspace itself.', 'Delete the files inside it.');
+  }
+  if (/Read-only file system/i.test(stderr)) {
+    return new SandboxError('read-only', `Cannot ${action} ${path}: the workspace is mounted read-only.`, 'Ask the user for read-write workspace access (setting agentSandbox.workspaceAccess, or --workspace rw), or write under /tmp instead.');
+  }
+  if (/Permission denied|Operation not permitted/i.test(stderr)) {
+    return new SandboxError('permission-denied', `Cannot ${action} ${path}: permission denied.`, 'The sandbox user lacks permission there; write somewhere it owns, like a new folder in /workspace.');
+  }
+  if (/No space left on device|Disk quota exceeded/i.test(stderr)) {
+    return new SandboxError('file-too-large', `Cannot ${action} ${path}: the sandbox's disk is full.`, 'Delete files you no longer need, or write less.');
+  }
+  const detail = stderr.trim().split('\n').slice(-3).join(' ').slice(0, 500);
+  return new SandboxError('engine-error', `Could not ${action} ${path} (exit code ${exitCode ?? 'unknown'})${detail ? `: ${detail}` : ''}.`, 'Check the path and try again; if it persists, reopen the session.');
+}
