@@ -151,7 +151,7 @@ start_engine() {
   else
     mkdir -p "$(dirname "$DOCKERD_LOG")"
     log "starting dockerd, log: $DOCKERD_LOG"
-    setsid dockerd >>"$DOCKERD_LOG" 2>&1 </dev/null &
+    setsid dockerd >>"$DOCKERD_LOG" 2>&1 </dev/null 9>&- &
     pid=$!
     echo "$pid" >"$DOCKERD_PIDFILE"
     log "dockerd pid $pid (pid file $DOCKERD_PIDFILE; stop with: $0 --stop)"
@@ -167,6 +167,9 @@ ensure_engine() {
   if [ -n "${DOCKER_HOST:-}" ]; then
     engine_answers || die "DOCKER_HOST=$DOCKER_HOST is set but no engine answers there (not starting a local dockerd; unset DOCKER_HOST to use a local one)"
   elif ! engine_answers; then
+    if ! is_root && [ -S "$LOCAL_SOCKET" ] && [ ! -w "$LOCAL_SOCKET" ] && pgrep -x dockerd >/dev/null 2>&1; then
+      die "an engine runs but $LOCAL_SOCKET is not accessible to uid $(id -u); join the docker group or rerun with sudo: sudo $0"
+    fi
     command -v dockerd >/dev/null 2>&1 || install_engine
     # apt may have started it (on systemd machines)
     engine_answers || start_engine
@@ -310,7 +313,11 @@ case "${1:-}" in
 esac
 
 # Serialize concurrent runs (two builds of the same base would waste minutes).
-exec 9>>"$LOCK_FILE"
+if [ -e "$LOCK_FILE" ] && [ ! -w "$LOCK_FILE" ]; then
+  exec 9<"$LOCK_FILE" # another user's lock file: flock works on a read-only fd
+else
+  exec 9>>"$LOCK_FILE"
+fi
 if ! flock -n 9; then
   log "another provision run holds $LOCK_FILE; waiting"
   flock 9

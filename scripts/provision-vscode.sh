@@ -28,7 +28,6 @@ apt_missing=()
 for pkg in chromium libkrb5-dev; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || apt_missing+=("$pkg")
 done
-[ -x /usr/bin/chromium ] || { [[ " ${apt_missing[*]-} " == *" chromium "* ]] || apt_missing+=(chromium); }
 if [ ${#apt_missing[@]} -gt 0 ]; then
   SUDO=()
   [ "$(id -u)" -eq 0 ] || SUDO=(sudo)
@@ -104,12 +103,14 @@ log "npm install code-server@$CODE_SERVER_VERSION playwright-core@$PLAYWRIGHT_CO
 
 # ---------------------------------------------------------------- verify the build
 [ -f "$CODE_SERVER_DIR/out/node/entry.js" ] || { log "code-server is not installed"; exit 1; }
-# The postinstall installs VS Code's server dependencies; without it code-server cannot start.
-if [ ! -d "$CODE_SERVER_DIR/lib/vscode/node_modules" ] || \
-   [ -z "$(find "$CODE_SERVER_DIR/lib/vscode/node_modules" -name '*.node' -path '*Release*' -print -quit)" ]; then
-  log "code-server's install scripts did not run (no native modules under lib/vscode/node_modules)"
-  exit 1
-fi
+# The postinstall installs VS Code's server dependencies and builds their native parts against
+# Node 24; without it (or built for another Node) code-server cannot start an extension host.
+for m in kerberos @vscode/spdlog @vscode/sqlite3 node-pty; do
+  "$NODE24" -e "require('$CODE_SERVER_DIR/lib/vscode/node_modules/$m')" 2>/dev/null || {
+    log "code-server's install scripts did not run or built for another Node: $m does not load under Node $NODE_VERSION"
+    exit 1
+  }
+done
 xdg=$(mktemp -d)
 ver=$(XDG_CONFIG_HOME=$xdg XDG_DATA_HOME=$xdg "$NODE24" "$CODE_SERVER_DIR/out/node/entry.js" --version 2>&1 || true)
 rm -rf "$xdg"
@@ -117,7 +118,7 @@ case "$ver" in
   *"$CODE_SERVER_VERSION "*) ver=$(printf '%s\n' "$ver" | grep "^$CODE_SERVER_VERSION ") ;;
   *) log "code-server --version printed: $ver"; exit 1 ;;
 esac
-"$NODE24" -e "require('$CACHE/node_modules/playwright-core')" 
+"$NODE24" -e "require('$CACHE/node_modules/playwright-core')"
 
 printf '%s' "$WANT" > "$STAMP"
 log "done in $(( $(date +%s) - t0 )) s: $ver; $(du -sh "$CACHE" | cut -f1) in $CACHE"

@@ -67,7 +67,12 @@ export const limitsSchema = z.object({
 });
 export type Limits = z.output<typeof limitsSchema>;
 
-const envNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _, not starting with a digit');
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const envSchema = z.record(z.string(), z.string().max(32 * 1024)).superRefine((env, ctx) => {
+  for (const name of Object.keys(env)) {
+    if (!ENV_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: `"${name}": environment variable names are letters, digits and _, not starting with a digit` });
+  }
+});
 
 export const packageListSchema = z.array(z.string().min(1).max(200).regex(/^[^\s;&|`$]+$/, 'a package name has no spaces or shell characters')).max(100);
 
@@ -82,7 +87,7 @@ export const sandboxSpecSchema = z
     pipPackages: packageListSchema.default([]).describe('Python packages to install when the sandbox is created.'),
     npmPackages: packageListSchema.default([]).describe('npm packages to install when the sandbox is created.'),
     limits: limitsSchema.default(limitsSchema.parse({})),
-    env: z.record(envNameSchema, z.string().max(32 * 1024)).default({}).describe('Environment variables set in the sandbox.'),
+    env: envSchema.default({}).describe('Environment variables set in the sandbox.'),
   })
   .superRefine((spec, ctx) => {
     if (spec.runtime === 'linux' && spec.mode !== 'code') {

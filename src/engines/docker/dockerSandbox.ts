@@ -8,7 +8,7 @@ import { WORKSPACE_DIR, resolveWorkspacePath, workspaceRelative } from '../../co
 import { buildExecResult } from '../../core/results';
 import type { DockerEngine } from './dockerEngine';
 import { execInContainer, type ExecOutcome } from './exec';
-import { DELETE_SCRIPT, LIST_SCRIPT, READ_SCRIPT, WRITE_SCRIPT, fileErrorFor } from './fileScripts';
+import { DELETE_SCRIPT, FILE_EXIT, LIST_SCRIPT, READ_SCRIPT, WRITE_SCRIPT, fileErrorFor } from './fileScripts';
 import { buildTar } from './tar';
 import { formatSize } from '../../core/units';
 
@@ -105,7 +105,7 @@ export class DockerSandbox implements Sandbox {
 
   async deletePath(path: string, options: DeleteOptions = {}, signal?: AbortSignal): Promise<{ path: string; deleted: boolean }> {
     const absolute = resolveWorkspacePath(path);
-    if (absolute === WORKSPACE_DIR) throw fileErrorFor(absolute, 8, '', 'delete');
+    if (absolute === WORKSPACE_DIR) throw fileErrorFor(absolute, FILE_EXIT.isWorkspace, '', 'delete');
     const outcome = await this.fileOp(['sh', '-c', DELETE_SCRIPT, 'sh', absolute, options.recursive ? '1' : '0'], undefined, 64 * 1024, signal);
     if (outcome.exitCode !== 0) throw fileErrorFor(absolute, outcome.exitCode, outcome.stderr.text('stderr'), 'delete');
     return { path: absolute, deleted: true };

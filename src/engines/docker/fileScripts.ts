@@ -5,62 +5,65 @@
  */
 import { SandboxError } from '../../core/errors';
 
-const INSIDE = 'case "$r" in /workspace|/workspace/*) ;; *) exit 3;; esac';
+/** Exit codes the scripts use for their own findings, apart from what tar, find or rm may return. */
+export const FILE_EXIT = { notFound: 102, outside: 103, isDirectory: 104, notRegular: 105, unreadable: 106, notDirectory: 107, isWorkspace: 108 } as const;
+
+const INSIDE = `case "$r" in /workspace|/workspace/*) ;; *) exit ${FILE_EXIT.outside};; esac`;
 
 /** Args: the target directories and files. Stdin: a tar whose members are relative to /workspace. */
 export const WRITE_SCRIPT = [
   'bad=$(realpath -m -- "$@" | grep -vE "^/workspace(/|$)") || true',
-  '[ -z "$bad" ] || exit 3',
+  `[ -z "$bad" ] || exit ${FILE_EXIT.outside}`,
   'exec tar -x -f - -C /workspace --no-same-owner',
 ].join('\n');
 
 /** Args: path, most bytes. Stdout: the size, a newline, then the content. */
 export const READ_SCRIPT = [
-  'r=$(realpath -e -- "$1" 2>/dev/null) || exit 2',
+  `r=$(realpath -e -- "$1" 2>/dev/null) || exit ${FILE_EXIT.notFound}`,
   INSIDE,
-  '[ -d "$r" ] && exit 4',
-  '[ -f "$r" ] || exit 5',
-  '[ -r "$r" ] || exit 6',
+  `[ -d "$r" ] && exit ${FILE_EXIT.isDirectory}`,
+  `[ -f "$r" ] || exit ${FILE_EXIT.notRegular}`,
+  `[ -r "$r" ] || exit ${FILE_EXIT.unreadable}`,
   'stat -c %s -- "$r" && exec head -c "$2" -- "$r"',
 ].join('\n');
 
 /** Args: directory, depth, most entries. Stdout: NUL-terminated "type size mtime path" records. */
 export const LIST_SCRIPT = [
-  'r=$(realpath -e -- "$1" 2>/dev/null) || exit 2',
+  `r=$(realpath -e -- "$1" 2>/dev/null) || exit ${FILE_EXIT.notFound}`,
   INSIDE,
-  '[ -d "$r" ] || exit 7',
-  '[ -r "$r" ] || exit 6',
+  `[ -d "$r" ] || exit ${FILE_EXIT.notDirectory}`,
+  `[ -r "$r" ] || exit ${FILE_EXIT.unreadable}`,
   'find "$r" -mindepth 1 -maxdepth "$2" -printf "%y %s %T@ %p\\0" 2>/dev/null | head -z -n "$3"',
 ].join('\n');
 
 /** Args: path, "1" to delete directories recursively. */
 export const DELETE_SCRIPT = [
-  'd=$(realpath -e -- "$(dirname -- "$1")" 2>/dev/null) || exit 2',
+  `d=$(realpath -e -- "$(dirname -- "$1")" 2>/dev/null) || exit ${FILE_EXIT.notFound}`,
   'r="$d"',
   INSIDE,
   't="$d/$(basename -- "$1")"',
-  '[ "$t" = /workspace ] && exit 8',
-  '[ -e "$t" ] || [ -L "$t" ] || exit 2',
-  'if [ -d "$t" ] && [ ! -L "$t" ]; then [ "$2" = 1 ] || exit 4; exec rm -rf -- "$t"; fi',
+  `[ "$t" = /workspace ] && exit ${FILE_EXIT.isWorkspace}`,
+  `[ -e "$t" ] || [ -L "$t" ] || exit ${FILE_EXIT.notFound}`,
+  `if [ -d "$t" ] && [ ! -L "$t" ]; then [ "$2" = 1 ] || exit ${FILE_EXIT.isDirectory}; exec rm -rf -- "$t"; fi`,
   'exec rm -f -- "$t"',
 ].join('\n');
 
 /** Maps a file script's exit code and stderr to a precise error. */
 export function fileErrorFor(path: string, exitCode: number | null, stderr: string, action: string): SandboxError {
   switch (exitCode) {
-    case 2:
+    case FILE_EXIT.notFound:
       return new SandboxError('file-not-found', `${path} does not exist.`, 'List the directory with sandbox_fs_list to see what is there.');
-    case 3:
+    case FILE_EXIT.outside:
       return new SandboxError('path-outside-workspace', `${path} leads outside /workspace (through a symbolic link).`, 'File tools only reach /workspace. Use the link\'s target inside /workspace, or a command with sandbox_exec.');
-    case 4:
+    case FILE_EXIT.isDirectory:
       return new SandboxError('is-a-directory', `${path} is a directory.`, action === 'delete' ? 'Pass recursive: true to delete a directory and everything in it.' : 'List it with sandbox_fs_list, or give a file path.');
-    case 5:
+    case FILE_EXIT.notRegular:
       return new SandboxError('not-a-file', `${path} is not a regular file.`, 'Read regular files only.');
-    case 6:
+    case FILE_EXIT.unreadable:
       return new SandboxError('permission-denied', `Permission denied reading ${path}.`, 'The sandbox user cannot read it; change its permissions with sandbox_exec (chmod) if it is yours.');
-    case 7:
+    case FILE_EXIT.notDirectory:
       return new SandboxError('invalid-input', `${path} is not a directory.`, 'Read it with sandbox_fs_read, or list its parent directory.');
-    case 8:
+    case FILE_EXIT.isWorkspace:
       return new SandboxError('invalid-input', 'Cannot delete /workspace itself.', 'Delete the files inside it.');
   }
   if (/Read-only file system/i.test(stderr)) {

@@ -51,7 +51,7 @@ export class ImageResolver {
       if (local) {
         return {
           image: local,
-          notices: [`${choice.image} is not available and could not be pulled (${pullError}); using the local image ${local}, labelled ${RUNTIME_LABEL}=${runtime}. To choose another image, set ${choice.howToChange}.`],
+          notices: [`${choice.image} is not available and could not be pulled (${pullError}); using the local image ${local}, labelled ${RUNTIME_LABEL}=${runtime}. To choose another image, use ${choice.howToChange}.`],
         };
       }
     }
@@ -116,5 +116,5 @@ export class ImageResolver {
 
 function cleanPullError(error: unknown): string {
   const raw = (error as { json?: { message?: string } }).json?.message ?? (error as Error).message ?? String(error);
-  return raw.replace(/^\(HTTP code \d+\)\s*\w*\s*-\s*/, '').replace(/\s+/g, ' ').trim();
+  return raw.replace(/^\(HTTP code \d+\)[^-]*-\s*/, '').replace(/\s+/g, ' ').trim();
 }

@@ -58,6 +58,7 @@ export function run(): Promise<void> {
       });
     } catch (err) {
       // A test file that throws while loading.
+      console.error(OUTPUT_MARK, 'loading the test files failed:', err instanceof Error ? (err.stack ?? err.message) : err);
       results.failed = 1;
       results.failures.push({ title: 'loading the test files', error: String(err) });
       writeResults(results);

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Every test tier against real parts: provisions a Docker Engine with the runtime images and a
+# VS Code host (code-server + Chromium), then runs the unit, engine (with the CLI) and vscode tiers.
+# The engine is required: its tests fail, never skip, when it does not answer.
+# Stops the engine afterwards if this run started it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\n== %s\n' "$*" >&2; }
+export AGENT_SANDBOX_REQUIRE_ENGINE=1
+
+engine_was_up=0
+if docker_ok=$(curl -s --max-time 2 --unix-socket /var/run/docker.sock http://engine/_ping 2>/dev/null) && [ "$docker_ok" = OK ]; then
+  engine_was_up=1
+fi
+if [ -n "${DOCKER_HOST:-}" ]; then engine_was_up=1; fi
+cleanup() {
+  if [ "$engine_was_up" = 0 ] && [ "${AGENT_SANDBOX_KEEP_ENGINE:-0}" != 1 ]; then
+    bash scripts/provision-engine.sh --stop || true
+  fi
+}
+trap cleanup EXIT
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  log "installing dependencies (npm ci)"
+  npm ci --no-audit --no-fund
+fi
+
+log "provisioning the Docker Engine and runtime images, and the VS Code host (in parallel)"
+logs=$(mktemp -d)
+bash scripts/provision-engine.sh >"$logs/engine.log" 2>&1 &
+engine_pid=$!
+bash scripts/provision-vscode.sh >"$logs/vscode.log" 2>&1 &
+vscode_pid=$!
+engine_rc=0; wait "$engine_pid" || engine_rc=$?
+vscode_rc=0; wait "$vscode_pid" || vscode_rc=$?
+cat "$logs/engine.log" "$logs/vscode.log" >&2
+rm -rf "$logs"
+[ "$engine_rc" = 0 ] || { echo "provisioning the engine failed (exit $engine_rc)" >&2; exit "$engine_rc"; }
+[ "$vscode_rc" = 0 ] || { echo "provisioning the VS Code host failed (exit $vscode_rc)" >&2; exit "$vscode_rc"; }
+
+log "build and typecheck"
+node esbuild.mjs --quiet
+npx tsc -p . --noEmit
+
+log "unit tier"
+npx mocha --config test/unit/.mocharc.json
+
+log "engine tier (Docker Engine, CLI)"
+npx mocha --config test/engine/.mocharc.json
+
+log "vscode tier (real extension host in code-server)"
+node test/vscode/runInCodeServer.mjs
+
+log "all tiers passed"

@@ -1,0 +1,65 @@
+/**
+ * Shared setup for engine tests: a real Docker Engine, the local runtime images, and a check that the
+ * suite leaves no container of ours behind. When AGENT_SANDBOX_REQUIRE_ENGINE=1 (CI and `npm test`)
+ * a missing engine fails the suite instead of skipping it.
+ */
+import Docker from 'dockerode';
+import { DockerEngine } from '../../src/engines/docker/dockerEngine';
+import { LABEL } from '../../src/engines/docker/labels';
+import type { Runtime } from '../../src/core/spec';
+
+export const engineRequired = process.env.AGENT_SANDBOX_REQUIRE_ENGINE === '1';
+
+/** The locally built images (scripts/provision-engine.sh); an environment variable overrides each. */
+export const TEST_IMAGES: Record<Runtime, string> = {
+  python: process.env.AGENT_SANDBOX_IMAGE_PYTHON ?? 'agent-sandbox/python:bookworm',
+  node: process.env.AGENT_SANDBOX_IMAGE_NODE ?? 'agent-sandbox/node:bookworm',
+  bash: process.env.AGENT_SANDBOX_IMAGE_BASH ?? 'agent-sandbox/bash:bookworm',
+  linux: process.env.AGENT_SANDBOX_IMAGE_LINUX ?? 'agent-sandbox/linux:bookworm',
+};
+
+export function testEngine(): DockerEngine {
+  return new DockerEngine({ images: TEST_IMAGES });
+}
+
+let checked: Promise<string | undefined> | undefined;
+
+/** Undefined when the engine answers and the test images exist, otherwise why not. */
+export function engineProblem(): Promise<string | undefined> {
+  checked ??= (async () => {
+    const engine = testEngine();
+    try {
+      await engine.info();
+    } catch (error) {
+      return (error as Error).message;
+    }
+    for (const image of Object.values(TEST_IMAGES)) {
+      try {
+        await engine.docker.getImage(image).inspect();
+      } catch {
+        return `the test image ${image} is missing; run scripts/provision-engine.sh`;
+      }
+    }
+    return undefined;
+  })();
+  return checked;
+}
+
+/** Call in a `before` hook: fails (CI) or skips (a developer without an engine) when there is no engine. */
+export async function requireEngine(context: Mocha.Context): Promise<void> {
+  const problem = await engineProblem();
+  if (!problem) return;
+  if (engineRequired) throw new Error(`The engine tests need a Docker Engine: ${problem}`);
+  // eslint-disable-next-line no-console
+  console.warn(`Skipping engine tests: ${problem} (set AGENT_SANDBOX_REQUIRE_ENGINE=1 to fail instead).`);
+  context.skip();
+}
+
+/** When this test run started: containers created before it are a developer's own and not the suite's concern. */
+export const RUN_STARTED = new Date().toISOString();
+
+/** Containers of ours created since this test run started. */
+export async function containersOfOurs(): Promise<Docker.ContainerInfo[]> {
+  const all = await new Docker(testEngine().endpoint.options).listContainers({ all: true, filters: { label: [`${LABEL.managed}=1`] } });
+  return all.filter((container) => (container.Labels[LABEL.created] ?? '') >= RUN_STARTED);
+}
