@@ -94,6 +94,9 @@ EOF
 log "npm install code-server@$CODE_SERVER_VERSION playwright-core@$PLAYWRIGHT_CORE_VERSION (Node $NODE_VERSION)"
 (
   cd "$CACHE"
+  # Under `npm test` the parent npm exports NODE and npm_* variables naming its own Node 20;
+  # code-server's postinstall would see them and refuse. Start from a clean npm environment.
+  unset NODE $(env | sed -n 's/^\(npm_[A-Za-z0-9_]*\)=.*/\1/p')
   export PATH="$CACHE/node/bin:$PATH"
   export npm_config_nodedir="$CACHE/node"
   export npm_config_ignore_scripts=false

@@ -75,6 +75,14 @@ describe('compute mode against a real engine', function () {
     assert.match(result.hint!, /64 MiB memory limit/);
   });
 
+  it('reports a crash by signal as such', async () => {
+    const result = await runCompute(engine, resolveSpec({ runtime: 'python' }), { code: 'import ctypes\nctypes.string_at(0)' });
+    assert.equal(result.outcome, 'signal', JSON.stringify(result));
+    assert.equal(result.exitCode, 139);
+    assert.equal(result.signal, 'SIGSEGV');
+    assert.match(result.hint!, /segmentation fault/);
+  });
+
   it('caps output with a visible marker and still counts it all', async () => {
     const result = await runCompute(engine, resolveSpec({ runtime: 'python', limits: { maxStdoutBytes: 64 * 1024 } }), {
       code: 'import sys\nfor _ in range(3 * 1024):\n    sys.stdout.write("x" * 1023 + "\\n")',

@@ -63,3 +63,9 @@ export async function containersOfOurs(): Promise<Docker.ContainerInfo[]> {
   const all = await new Docker(testEngine().endpoint.options).listContainers({ all: true, filters: { label: [`${LABEL.managed}=1`] } });
   return all.filter((container) => (container.Labels[LABEL.created] ?? '') >= RUN_STARTED);
 }
+
+/** Volumes no container uses; a sandbox that leaked one (an image's VOLUME, say) would add to them. */
+export async function danglingVolumes(): Promise<string[]> {
+  const { Volumes } = await new Docker(testEngine().endpoint.options).listVolumes({ filters: { dangling: ['true'] } });
+  return (Volumes ?? []).map((volume) => volume.Name);
+}
