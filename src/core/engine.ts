@@ -150,6 +150,31 @@ export interface DeleteOptions {
   recursive?: boolean;
 }
 
+export interface ShellOptions {
+  /** Initial terminal size; engines use 80x24 when not given. */
+  cols?: number;
+  rows?: number;
+  /** The program to run on the terminal; defaults to an interactive bash, or sh where there is no bash. */
+  command?: readonly string[];
+  /** Working directory; defaults to /workspace. */
+  cwd?: string;
+  env?: Readonly<Record<string, string>>;
+}
+
+/** An interactive terminal inside a sandbox, e.g. behind "Open Terminal in Sandbox". */
+export interface ShellSession {
+  /** Sends keystrokes or pasted text to the terminal, as typed (Enter is "\r"). */
+  write(data: string | Uint8Array): void;
+  /** Changes the terminal size the programs inside see; does nothing once the shell has exited. */
+  resize(cols: number, rows: number): Promise<void>;
+  /** Terminal output, decoded as UTF-8; output that arrived before the first listener is replayed to it. */
+  onData(listener: (data: string) => void): { dispose(): void };
+  /** Fires once when the shell ends, with its exit code (null when unknown); also for a listener added later. */
+  onExit(listener: (exitCode: number | null) => void): { dispose(): void };
+  /** Kills the shell and every process it started, then fires onExit. */
+  close(): Promise<void>;
+}
+
 /** A live sandbox: a compute-mode one-shot or a code-mode session. */
 export interface Sandbox {
   readonly info: SessionInfo;
@@ -158,6 +183,8 @@ export interface Sandbox {
   readFile(path: string, options?: ReadOptions, signal?: AbortSignal): Promise<FileContent>;
   listFiles(path: string, options?: ListOptions, signal?: AbortSignal): Promise<ListResult>;
   deletePath(path: string, options?: DeleteOptions, signal?: AbortSignal): Promise<{ path: string; deleted: boolean }>;
+  /** Starts an interactive shell on a terminal; it runs as the sandbox's user, under the same limits. */
+  openShell(options?: ShellOptions): Promise<ShellSession>;
   close(): Promise<void>;
 }
 

@@ -2,22 +2,69 @@
  * The composition root: builds the services and registers contributions. Activation makes no engine
  * call, so it stays instant; the engine is reached on first use.
  */
+import { realpathSync } from 'node:fs';
 import * as vscode from 'vscode';
+import { SandboxService } from '../core/sandboxService';
+import { registerCommands } from './commands';
+import { EngineState } from './engineState';
+import { SECTION, readSettings } from './settings';
+import { SandboxStatusBar } from './statusBar';
+import { registerTools } from './tools/registerTools';
 
 export interface AgentSandboxApi {
   readonly log: vscode.LogOutputChannel;
+  readonly service: SandboxService;
+  readonly engine: EngineState;
 }
 
 export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
   const log = vscode.window.createOutputChannel('Agent Sandbox', { log: true });
+  const runOutput = vscode.window.createOutputChannel(vscode.l10n.t('Agent Sandbox: Runs'));
+  const engine = new EngineState(readSettings, log);
+  const service = new SandboxService({
+    engine: () => engine.get(),
+    settings: readSettings,
+    workspaceFolder,
+    trusted: () => vscode.workspace.isTrusted,
+  });
+  const statusBar = new SandboxStatusBar(engine, service);
+  const track = <T>(work: Promise<T>) => statusBar.track(work);
+
   context.subscriptions.push(
     log,
-    vscode.commands.registerCommand('agentSandbox.showLog', () => log.show(true)),
+    runOutput,
+    engine,
+    statusBar,
+    ...registerTools({ service, engine, settings: readSettings, log, track }),
+    ...registerCommands({ service, engine, log, runOutput, track }),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (!event.affectsConfiguration(SECTION)) return;
+      try {
+        readSettings();
+        log.info('Settings changed; new sandboxes use them.');
+      } catch (error) {
+        log.error((error as Error).message);
+        void vscode.window.showErrorMessage(vscode.l10n.t('Agent Sandbox settings are invalid: {0}', (error as Error).message.split('\n').slice(1).join(' ')));
+      }
+      if (event.affectsConfiguration(`${SECTION}.engineHost`) || event.affectsConfiguration(`${SECTION}.images`)) service.reset();
+    }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => service.reset()),
   );
   log.info(`Agent Sandbox ${context.extension.packageJSON.version as string} activated (${vscode.env.appName} ${vscode.version}, extension host ${process.version}).`);
-  return { log };
+  return { log, service, engine };
 }
 
 export function deactivate(): void {
-  // Disposables registered on the context are released by VS Code.
+  // Disposables registered on the context are released by VS Code; sessions stay with the engine.
+}
+
+/** The folder that owns this window's sessions: the first workspace folder, as the CLI names it. */
+function workspaceFolder(): string | undefined {
+  const folder = vscode.workspace.workspaceFolders?.find((candidate) => candidate.uri.scheme === 'file');
+  if (!folder) return undefined;
+  try {
+    return realpathSync(folder.uri.fsPath);
+  } catch {
+    return folder.uri.fsPath;
+  }
 }

@@ -4,7 +4,8 @@
 // through playwright-core, because @vscode/test-electron cannot download VS Code here.
 // Prerequisites: bash scripts/provision-vscode.sh. Usage:
 //   node test/vscode/runInCodeServer.mjs [--extension DIR] [--workspace DIR] [--grep RE]
-//                                        [--timeout SECONDS] [--keep]
+//                                        [--timeout SECONDS] [--keep] [--untrusted]
+// --untrusted: workspace trust stays on and the folder is not trusted; runs only untrusted.test.
 // Env overrides: AGENT_SANDBOX_VSCODE_EXTENSION (extension folder, default: the repo),
 //   AGENT_SANDBOX_VSCODE_CACHE (default: .cache/vscode-host), AGENT_SANDBOX_VSCODE_TIMEOUT (s),
 //   AGENT_SANDBOX_VSCODE_GREP, CHROMIUM (default /usr/bin/chromium).
@@ -99,6 +100,7 @@ function parseArgs(argv) {
     grep: process.env.AGENT_SANDBOX_VSCODE_GREP || undefined,
     timeoutS: Number(process.env.AGENT_SANDBOX_VSCODE_TIMEOUT || 300),
     keep: false,
+    untrusted: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -112,8 +114,9 @@ function parseArgs(argv) {
     else if (a === '--grep') opts.grep = value();
     else if (a === '--timeout') opts.timeoutS = Number(value());
     else if (a === '--keep') opts.keep = true;
+    else if (a === '--untrusted') opts.untrusted = true; // workspace trust on, folder not trusted: runs untrusted.test only
     else if (a === '-h' || a === '--help') {
-      console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 14).join('\n'));
+      console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split("\n").slice(1, 15).join('\n'));
       process.exit(0);
     } else fail(`unknown argument ${a}`);
   }
@@ -235,6 +238,13 @@ async function cli() {
       AGENT_SANDBOX_VSCODE_WORKSPACE: workspace,
     };
     if (opts.grep) env.AGENT_SANDBOX_VSCODE_GREP = opts.grep;
+    if (opts.untrusted) {
+      env.AGENT_SANDBOX_VSCODE_UNTRUSTED = '1';
+      // Trust stays on, the folder stays untrusted (restricted mode), and no startup prompt waits for a click.
+      const userDir = path.join(tmp, 'user-data', 'User');
+      fs.mkdirSync(userDir, { recursive: true });
+      fs.writeFileSync(path.join(userDir, 'settings.json'), JSON.stringify({ 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.untrustedFiles': 'open' }, null, 2));
+    }
     delete env.VSCODE_IPC_HOOK_CLI; // never talk to an enclosing VS Code
     const logFd = fs.openSync(serverLog, 'a');
     server = spawn(
@@ -245,7 +255,7 @@ async function cli() {
         '--auth', 'none',
         '--disable-telemetry',
         '--disable-update-check',
-        '--disable-workspace-trust',
+        ...(opts.untrusted ? [] : ['--disable-workspace-trust']),
         '--disable-getting-started-override',
         '--ignore-last-opened',
         '--user-data-dir', path.join(tmp, 'user-data'),

@@ -2,13 +2,14 @@
 import type Docker from 'dockerode';
 import { posix } from 'node:path';
 import { SandboxError } from '../../core/errors';
-import type { DeleteOptions, ExecRequest, ExecResult, FileContent, FileEntry, FileInput, ListOptions, ListResult, ReadOptions, Sandbox, SessionInfo, WriteResult } from '../../core/engine';
+import type { DeleteOptions, ExecRequest, ExecResult, FileContent, FileEntry, FileInput, ListOptions, ListResult, ReadOptions, Sandbox, SessionInfo, ShellOptions, ShellSession, WriteResult } from '../../core/engine';
 import { resolveFiles } from '../../core/files';
 import { WORKSPACE_DIR, resolveWorkspacePath, workspaceRelative } from '../../core/paths';
 import { buildExecResult } from '../../core/results';
 import type { DockerEngine } from './dockerEngine';
 import { execInContainer, type ExecOutcome } from './exec';
 import { DELETE_SCRIPT, FILE_EXIT, LIST_SCRIPT, READ_SCRIPT, WRITE_SCRIPT, fileErrorFor } from './fileScripts';
+import { DEFAULT_SHELL, DEFAULT_TERMINAL_SIZE, openDockerShell } from './shell';
 import { buildTar } from './tar';
 import { formatSize } from '../../core/units';
 
@@ -109,6 +110,32 @@ export class DockerSandbox implements Sandbox {
     const outcome = await this.fileOp(['sh', '-c', DELETE_SCRIPT, 'sh', absolute, options.recursive ? '1' : '0'], undefined, 64 * 1024, signal);
     if (outcome.exitCode !== 0) throw fileErrorFor(absolute, outcome.exitCode, outcome.stderr.text('stderr'), 'delete');
     return { path: absolute, deleted: true };
+  }
+
+  async openShell(options: ShellOptions = {}): Promise<ShellSession> {
+    if (this.closed) throw new SandboxError('session-dead', 'This sandbox was closed.', 'Open a new session with sandbox_open.');
+    if (options.command && (options.command.length === 0 || options.command[0] === '')) {
+      throw new SandboxError('invalid-input', 'The shell command is empty.', 'Leave it out for an interactive shell, or give the program and its arguments.');
+    }
+    const params = {
+      container: this.container,
+      user: this.user,
+      argv: options.command ?? DEFAULT_SHELL,
+      cwd: options.cwd ? posix.resolve(WORKSPACE_DIR, options.cwd) : WORKSPACE_DIR,
+      env: Object.entries(options.env ?? {}).map(([key, value]) => `${key}=${value}`),
+      cols: options.cols ?? DEFAULT_TERMINAL_SIZE.cols,
+      rows: options.rows ?? DEFAULT_TERMINAL_SIZE.rows,
+      guard: <T>(call: () => Promise<T>) => this.engine.guard(call),
+    };
+    try {
+      return await this.engine.guard(() => openDockerShell(params));
+    } catch (error) {
+      // The same diagnosis as run(): a container that is gone or stopped means the session died.
+      const status = (error as { cause?: { statusCode?: number } }).cause?.statusCode;
+      if (status !== 404 && status !== 409) throw error;
+      const inspected = await this.container.inspect().catch(() => undefined);
+      throw inspected ? deadSessionError(inspected) : new SandboxError('session-dead', `The sandbox ${this.info.name ?? this.info.id.slice(0, 12)} was removed from outside.`, 'Open a new session; its files are gone.');
+    }
   }
 
   async close(): Promise<void> {

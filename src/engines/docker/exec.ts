@@ -103,7 +103,7 @@ export async function execInContainer(params: ExecParams): Promise<ExecOutcome> 
 }
 
 /** Kills every process carrying this exec's marker (the command and all it started). */
-async function killMarked(params: ExecParams, marker: string): Promise<boolean> {
+export async function killMarked(params: Pick<ExecParams, 'container' | 'user'>, marker: string): Promise<boolean> {
   const script = `for f in $(grep -lzxF "${EXEC_MARKER_VAR}=$1" /proc/[0-9]*/environ 2>/dev/null); do p=\${f#/proc/}; kill -KILL "\${p%/environ}" 2>/dev/null; done; exit 0`;
   const exec = await params.container.exec({ Cmd: ['sh', '-c', script, 'sh', marker], User: params.user, AttachStdout: true, AttachStderr: true, Tty: false });
   const stream = (await exec.start({ hijack: true, stdin: false })) as Duplex;

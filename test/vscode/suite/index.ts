@@ -34,7 +34,12 @@ export function run(): Promise<void> {
     timeout: 30_000,
     ...(process.env.AGENT_SANDBOX_VSCODE_GREP ? { grep: process.env.AGENT_SANDBOX_VSCODE_GREP } : {}),
   });
-  const files = fs.readdirSync(__dirname).filter((f) => f.endsWith('.test.js')).sort();
+  // untrusted.test runs alone, in a window whose folder is not trusted (runner flag --untrusted).
+  const untrusted = process.env.AGENT_SANDBOX_VSCODE_UNTRUSTED === '1';
+  const files = fs
+    .readdirSync(__dirname)
+    .filter((f) => f.endsWith('.test.js') && (f === 'untrusted.test.js') === untrusted)
+    .sort();
   if (files.length === 0) return Promise.reject(new Error(`no *.test.js files in ${__dirname}`));
   for (const f of files) mocha.addFile(path.join(__dirname, f));
 

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import type { OpenOptions, Sandbox, SandboxEngine, SessionFilter, SessionInfo } from '../../src/core/engine';
+import { SandboxError } from '../../src/core/errors';
+import { SandboxService } from '../../src/core/sandboxService';
+import { parseSettings } from '../../src/core/settings';
+import type { SandboxSpec } from '../../src/core/spec';
+
+/** An in-memory engine: enough to check the service's policy and bookkeeping, not a sandbox. */
+class FakeEngine implements SandboxEngine {
+  readonly kind = 'docker' as const;
+  readonly sessions: SessionInfo[] = [];
+  opened = 0;
+  async info() {
+    return { kind: 'docker' as const, product: 'fake', version: '0', endpoint: 'fake://' };
+  }
+  async open(spec: SandboxSpec, options: OpenOptions = {}): Promise<Sandbox> {
+    this.opened++;
+    const info: SessionInfo = { id: `${'0'.repeat(60)}${String(this.opened).padStart(4, '0')}`, name: options.name, engine: 'docker', mode: spec.mode, runtime: spec.runtime, image: 'img', spec, workspaceAccess: spec.workspaceAccess, workspaceFolder: options.workspaceFolder, network: spec.network, createdAt: '', state: 'running', notices: [] };
+    this.sessions.push(info);
+    return this.handle(info);
+  }
+  async attach(id: string): Promise<Sandbox> {
+    const info = this.sessions.find((session) => session.id === id);
+    if (!info) throw new SandboxError('session-not-found', 'gone');
+    return this.handle(info);
+  }
+  async list(filter: SessionFilter = {}) {
+    return this.sessions.filter((session) => (!filter.name || session.name === filter.name) && (!filter.workspaceFolder || session.workspaceFolder === filter.workspaceFolder));
+  }
+  async remove(id: string) {
+    const index = this.sessions.findIndex((session) => session.id === id);
+    if (index >= 0) this.sessions.splice(index, 1);
+  }
+  async dispose() {}
+  private handle(info: SessionInfo): Sandbox {
+    return { info } as Sandbox;
+  }
+}
+
+function service(settings: object, options: { trusted?: boolean; folder?: string } = {}) {
+  const engine = new FakeEngine();
+  const parsed = parseSettings(settings);
+  return { engine, service: new SandboxService({ engine: () => engine, settings: () => parsed, workspaceFolder: () => ('folder' in options ? options.folder : '/ws'), trusted: () => options.trusted ?? true }) };
+}
+
+describe('sandbox service policy', () => {
+  it('opens the default session once and reuses it', async () => {
+    const { engine, service: sandboxes } = service({});
+    const first = await sandboxes.sandbox(undefined);
+    const second = await sandboxes.sandbox(undefined);
+    assert.equal(first.info.name, 'default');
+    assert.equal(second, first);
+    assert.equal(engine.opened, 1);
+  });
+
+  it('opens concurrent first calls only once', async () => {
+    const { engine, service: sandboxes } = service({});
+    await Promise.all([sandboxes.sandbox(undefined), sandboxes.sandbox(undefined), sandboxes.open({})]);
+    assert.equal(engine.opened, 1);
+  });
+
+  it('never gives an agent more workspace access or network than the user allows', async () => {
+    const { service: sandboxes } = service({ workspaceAccess: 'ro', network: false });
+    const opened = await sandboxes.open({ session: 'greedy', workspaceAccess: 'rw', network: true });
+    assert.equal(opened.sandbox.info.workspaceAccess, 'ro');
+    assert.equal(opened.sandbox.info.network, false);
+    assert.equal(opened.notices.length, 2);
+    assert.match(opened.notices[0]!, /allows at most "ro"/);
+    const modest = await sandboxes.open({ session: 'modest', workspaceAccess: 'none' });
+    assert.equal(modest.sandbox.info.workspaceAccess, 'none');
+  });
+
+  it('shares nothing of an untrusted workspace or of no folder', async () => {
+    const untrusted = service({ workspaceAccess: 'rw' }, { trusted: false }).service;
+    assert.equal(untrusted.allowedAccess(), 'none');
+    const opened = await untrusted.open({ workspaceAccess: 'rw' });
+    assert.equal(opened.sandbox.info.workspaceAccess, 'none');
+    assert.match(opened.notices[0]!, /not trusted/);
+    assert.equal(service({ workspaceAccess: 'rw' }, { folder: undefined }).service.allowedAccess(), 'none');
+  });
+
+  it('finds sessions by name or id prefix, and says when there is none', async () => {
+    const { engine, service: sandboxes } = service({});
+    const opened = await sandboxes.open({ session: 'build' });
+    const other = new SandboxService({ engine: () => engine, settings: () => parseSettings({}), workspaceFolder: () => '/ws', trusted: () => true });
+    assert.equal((await other.sandbox('build')).info.id, opened.sandbox.info.id);
+    assert.equal((await other.sandbox(opened.sandbox.info.id.slice(0, 12))).info.name, 'build');
+    await assert.rejects(other.sandbox('nope'), (error: unknown) => SandboxError.is(error, 'session-not-found') && /sandbox_open/.test(error.hint!));
+  });
+
+  it('closes and restarts with the same name', async () => {
+    const { engine, service: sandboxes } = service({});
+    const opened = await sandboxes.open({ session: 'x', runtime: 'node' });
+    const restarted = await sandboxes.restart('x');
+    assert.notEqual(restarted.sandbox.info.id, opened.sandbox.info.id);
+    assert.equal(restarted.sandbox.info.runtime, 'node');
+    await sandboxes.close('x');
+    assert.equal(engine.sessions.length, 0);
+    await assert.rejects(sandboxes.close('x'), (error: unknown) => SandboxError.is(error, 'session-not-found'));
+  });
+});

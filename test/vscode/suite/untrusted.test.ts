@@ -1,0 +1,35 @@
+// In a workspace the user has not trusted, sandboxes never see the workspace folder.
+import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+
+async function invoke(name: string, input: object): Promise<string> {
+  const result = await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
+  return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
+}
+
+suite('Untrusted workspace', () => {
+  suiteSetup(async () => {
+    await vscode.extensions.getExtension('agent-sandbox.agent-sandbox')!.activate();
+  });
+
+  suiteTeardown(async () => {
+    await vscode.commands.executeCommand('agentSandbox.closeAllSessions', 'confirmed');
+  });
+
+  test('the folder is not trusted and the extension still works in limited mode', async () => {
+    assert.equal(vscode.workspace.isTrusted, false);
+    assert.match(await invoke('sandbox_run', { code: 'print(6 * 7)' }), /\b42\b/);
+  });
+
+  test('a session asking for read-write access gets none, and is told why', async () => {
+    const text = await invoke('sandbox_open', { session: 'untrusted', runtime: 'bash', workspace_access: 'rw' });
+    assert.match(text, /not trusted/);
+    const listing = await invoke('sandbox_exec', { sandbox_id: 'untrusted', command: 'mount | grep -c " /workspace " || true' });
+    assert.match(listing, /\b0\b/, 'nothing is mounted at /workspace');
+  });
+
+  test('Set Workspace Access refuses to share the folder', async () => {
+    await vscode.commands.executeCommand('agentSandbox.setWorkspaceAccess', 'rw');
+    assert.notEqual(vscode.workspace.getConfiguration('agentSandbox').get('workspaceAccess'), 'rw');
+  });
+});
