@@ -8,6 +8,11 @@ cd "$(dirname "$0")/.."
 
 log() { printf '\n== %s\n' "$*" >&2; }
 export AGENT_SANDBOX_REQUIRE_ENGINE=1
+# Tests use the local images provisioned below; users' machines pull python:3.12-slim and the like.
+export AGENT_SANDBOX_IMAGE_PYTHON=${AGENT_SANDBOX_IMAGE_PYTHON:-agent-sandbox/python:bookworm}
+export AGENT_SANDBOX_IMAGE_NODE=${AGENT_SANDBOX_IMAGE_NODE:-agent-sandbox/node:bookworm}
+export AGENT_SANDBOX_IMAGE_BASH=${AGENT_SANDBOX_IMAGE_BASH:-agent-sandbox/bash:bookworm}
+export AGENT_SANDBOX_IMAGE_LINUX=${AGENT_SANDBOX_IMAGE_LINUX:-agent-sandbox/linux:bookworm}
 
 engine_was_up=0
 if docker_ok=$(curl -s --max-time 2 --unix-socket /var/run/docker.sock http://engine/_ping 2>/dev/null) && [ "$docker_ok" = OK ]; then
@@ -49,7 +54,10 @@ npx mocha --config test/unit/.mocharc.json
 log "engine tier (Docker Engine, CLI)"
 npx mocha --config test/engine/.mocharc.json
 
-log "vscode tier (real extension host in code-server)"
+log "vscode tier (real extension host in code-server, against the engine)"
 node test/vscode/runInCodeServer.mjs
+log "vscode tier, untrusted workspace"
+node test/vscode/runInCodeServer.mjs --untrusted
+echo "screenshots of the workbench: out/screenshots/" >&2
 
 log "all tiers passed"

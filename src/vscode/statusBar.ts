@@ -52,7 +52,7 @@ export class SandboxStatusBar implements vscode.Disposable {
     const tooltip = new vscode.MarkdownString(undefined, true);
     switch (status.state) {
       case 'connected':
-        this.item.text = `${icon} ${vscode.l10n.t('Sandbox: {0}', this.sessions)}`;
+        this.item.text = `${icon} ${this.running > 0 ? vscode.l10n.t('Sandbox: running') : this.sessions === 0 ? vscode.l10n.t('Sandbox: ready') : this.sessions === 1 ? vscode.l10n.t('Sandbox: 1 session') : vscode.l10n.t('Sandbox: {0} sessions', this.sessions)}`;
         tooltip.appendMarkdown(vscode.l10n.t('**Agent Sandbox**: {0} {1} at `{2}`, {3} live session(s).', status.info.product, status.info.version, status.endpoint, this.sessions));
         this.item.backgroundColor = undefined;
         break;
@@ -67,7 +67,7 @@ export class SandboxStatusBar implements vscode.Disposable {
         tooltip.appendMarkdown(vscode.l10n.t('**Agent Sandbox**: connecting to `{0}`.', status.endpoint));
         break;
       default:
-        this.item.text = `${icon} ${vscode.l10n.t('Sandbox')}`;
+        this.item.text = `${icon} ${this.running > 0 ? vscode.l10n.t('Sandbox: running') : vscode.l10n.t('Sandbox')}`;
         tooltip.appendMarkdown(vscode.l10n.t('**Agent Sandbox**: the engine is contacted on first use{0}.', status.endpoint ? ` (\`${status.endpoint}\`)` : ''));
     }
     if (this.running > 0) tooltip.appendMarkdown(`\n\n${vscode.l10n.t('{0} call(s) running.', this.running)}`);

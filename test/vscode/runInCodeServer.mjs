@@ -93,6 +93,27 @@ function fail(message, code = 2) {
   process.exit(code);
 }
 
+/**
+ * Screenshots on request from the suite (which runs in the extension host, not the browser): a test
+ * writes NAME.request into the folder, the runner saves NAME.png and answers with NAME.done.
+ */
+function serveScreenshots(page, dir) {
+  const timer = setInterval(async () => {
+    for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.request'))) {
+      const name = file.slice(0, -'.request'.length);
+      fs.rmSync(path.join(dir, file), { force: true });
+      try {
+        await page.screenshot({ path: path.join(dir, `${name}.png`) });
+        fs.writeFileSync(path.join(dir, `${name}.done`), 'ok');
+      } catch (err) {
+        fs.writeFileSync(path.join(dir, `${name}.done`), `failed: ${err?.message ?? err}`);
+      }
+    }
+  }, 100);
+  page.on('close', () => clearInterval(timer));
+  timer.unref();
+}
+
 function parseArgs(argv) {
   const opts = {
     extension: process.env.AGENT_SANDBOX_VSCODE_EXTENSION || ROOT,
@@ -238,6 +259,9 @@ async function cli() {
       AGENT_SANDBOX_VSCODE_WORKSPACE: workspace,
     };
     if (opts.grep) env.AGENT_SANDBOX_VSCODE_GREP = opts.grep;
+    const screenshotDir = path.join(ROOT, 'out', 'screenshots');
+    fs.mkdirSync(screenshotDir, { recursive: true });
+    env.AGENT_SANDBOX_VSCODE_SCREENSHOTS = screenshotDir;
     if (opts.untrusted) {
       env.AGENT_SANDBOX_VSCODE_UNTRUSTED = '1';
       // Trust stays on, the folder stays untrusted (restricted mode), and no startup prompt waits for a click.
@@ -290,7 +314,8 @@ async function cli() {
         '--disable-background-networking', '--disable-component-update', '--disable-sync',
       ],
     });
-    const page = await browser.newPage();
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    serveScreenshots(page, screenshotDir);
     let hostExited;
     const hostCode = new Promise((resolve) => { hostExited = resolve; });
     await page.exposeFunction('codeAutomationExit', (code) => hostExited(Number(code)));
