@@ -19,6 +19,14 @@ Commands:
   close  (--session NAME | --all)
          Close a session, or every session of this folder.
   engine Show which engine answers and where.
+  gc     [--grace SECONDS] [--after SECONDS] [--folder PATH]
+         Remove orphaned sandboxes: those of deleted folders, and those of VS Code windows gone for
+         longer than the grace period (default 120 s). --after waits first.
+  files  upload PATH [--name N] | download KEY [--output PATH] | list | delete KEY
+         The local file store that sandbox_stage_file and sandbox_publish_file use (no engine needed).
+         download writes to standard output without --output. The store's folder is
+         AGENT_SANDBOX_FILE_STORE, or $XDG_DATA_HOME/agent-sandbox/files (~/.local/share/...);
+         AGENT_SANDBOX_FILE_STORE_MAX_SIZE sets its size limit per file (default 100m).
 
 Options for every command:
   --json                  Print one JSON object instead of text.
@@ -30,7 +38,7 @@ Images: --image, or AGENT_SANDBOX_IMAGE_PYTHON / _NODE / _BASH / _LINUX.
 
 Exit codes: the sandboxed program's own; 124 when it timed out; 125 when the sandbox itself failed; 2 for bad usage.`;
 
-export const COMMANDS = ['run', 'open', 'exec', 'ls', 'close', 'engine', 'help'] as const;
+export const COMMANDS = ['run', 'open', 'exec', 'ls', 'close', 'engine', 'gc', 'files', 'help'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 const OPTIONS = {
@@ -51,7 +59,11 @@ const OPTIONS = {
   env: { type: 'string', short: 'e', multiple: true },
   interactive: { type: 'boolean', short: 'i' },
   all: { type: 'boolean' },
+  after: { type: 'string' },
+  grace: { type: 'string' },
   'all-folders': { type: 'boolean' },
+  name: { type: 'string' },
+  output: { type: 'string', short: 'o' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -75,7 +87,11 @@ export interface ParsedArgs {
     env?: string[];
     interactive?: boolean;
     all?: boolean;
+    after?: string;
+    grace?: string;
     'all-folders'?: boolean;
+    name?: string;
+    output?: string;
     help?: boolean;
   };
   positionals: string[];

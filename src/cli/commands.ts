@@ -1,15 +1,19 @@
 /** What each CLI command does, on the same core the extension uses. */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { runCompute } from '../core/compute';
 import type { ExecResult, SandboxEngine, SessionInfo } from '../core/engine';
 import { SandboxError } from '../core/errors';
+import { FileStore, defaultFileStoreFolder } from '../core/fileStore';
+import { WorkspaceLeases, defaultStateDir } from '../core/leases';
+import { removeOrphans } from '../core/orphans';
 import { resolveSpec } from '../core/resolveSpec';
 import { DEFAULT_SESSION, openSession, requireSession } from '../core/sessions';
 import { DockerEngine } from '../engines/docker/dockerEngine';
 import { runtimeFlag, specFromFlags, usageError, type ParsedArgs } from './args';
 import type { Output } from './output';
+import { parseSize } from '../core/units';
 
 export interface CommandContext {
   args: ParsedArgs;
@@ -70,7 +74,7 @@ export async function openCommand(engine: SandboxEngine, context: CommandContext
   if (args.positionals.length) throw usageError(`open takes no arguments (got "${args.positionals.join(' ')}").`);
   const spec = resolveSpec({ mode: 'code' }, specFromFlags(args.values));
   const name = args.values.session ?? DEFAULT_SESSION;
-  const { sandbox, created } = await openSession(engine, spec, { name, workspaceFolder: workspaceFolder(args), signal, onProgress: (progress) => output.progress(progress.message) });
+  const { sandbox, created } = await openSession(engine, spec, { name, client: 'cli', workspaceFolder: workspaceFolder(args), signal, onProgress: (progress) => output.progress(progress.message) });
   output.session(sandbox.info, created);
   return 0;
 }
@@ -115,4 +119,61 @@ export async function closeCommand(engine: SandboxEngine, context: CommandContex
 export async function engineCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
   context.output.engine(await engine.info(context.signal));
   return 0;
+}
+
+/** Removes orphaned sandboxes; as the cleanup a closing VS Code window leaves behind, it waits first. */
+export async function gcCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
+  const { values } = context.args;
+  const seconds = (name: string, value: string | undefined, fallback: number) => {
+    if (value === undefined) return fallback;
+    const number = Number(value);
+    if (!Number.isFinite(number) || number < 0) throw usageError(`--${name} must be a number of seconds, not "${value}".`);
+    return number;
+  };
+  const after = seconds('after', values.after, 0);
+  const grace = seconds('grace', values.grace, 120);
+  if (after > 0) await new Promise<void>((done) => {
+    const timer = setTimeout(done, after * 1000);
+    context.signal.addEventListener('abort', () => (clearTimeout(timer), done()), { once: true });
+  });
+  const leases = new WorkspaceLeases(join(defaultStateDir(), 'leases'));
+  // Only with --folder given explicitly does gc stay in one folder; by default it looks at every folder.
+  const onlyFolder = values.folder !== undefined ? workspaceFolder(context.args) : undefined;
+  const removed = await removeOrphans(engine, { now: Date.now(), graceMs: grace * 1000, lease: (folder) => leases.read(folder), onlyFolder }, context.signal);
+  context.output.orphans(removed);
+  return 0;
+}
+
+/** `files upload|download|list|delete`: the local file store, without an engine. */
+export async function filesCommand(context: CommandContext): Promise<number> {
+  const { args, output } = context;
+  const [action, ...operands] = args.positionals;
+  const limit = process.env.AGENT_SANDBOX_FILE_STORE_MAX_SIZE || undefined;
+  const maxFileBytes = limit === undefined ? undefined : parseSize(limit);
+  if (limit !== undefined && !maxFileBytes) throw usageError(`AGENT_SANDBOX_FILE_STORE_MAX_SIZE must be a size like 100m or 1g, not "${limit}".`);
+  const store = new FileStore(defaultFileStoreFolder(), { maxFileBytes });
+  const operand = (what: string) => {
+    if (operands.length !== 1) throw usageError(`files ${action} takes one ${what}.`);
+    return operands[0]!;
+  };
+  switch (action) {
+    case 'upload':
+      output.storedFile(await store.putFile(operand('PATH'), { name: args.values.name }));
+      return 0;
+    case 'download': {
+      const { data, file } = await store.get(operand('KEY'));
+      if (args.values.output !== undefined) await writeFile(args.values.output, data);
+      output.fileContent(file, data, args.values.output);
+      return 0;
+    }
+    case 'list':
+      if (operands.length) throw usageError('files list takes no arguments.');
+      output.storedFiles(await store.list());
+      return 0;
+    case 'delete':
+      output.deletedFile(await store.delete(operand('KEY')));
+      return 0;
+    default:
+      throw usageError(action === undefined ? 'files needs an action: upload, download, list or delete.' : `Unknown files action "${action}": use upload, download, list or delete.`);
+  }
 }

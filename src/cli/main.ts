@@ -1,17 +1,18 @@
 /** The agent-sandbox command line. */
 import { SandboxError } from '../core/errors';
 import { USAGE, UsageError, parseCommandLine, type Command } from './args';
-import { closeCommand, createEngine, engineCommand, execCommand, lsCommand, openCommand, runCommand, type CommandContext } from './commands';
+import { closeCommand, createEngine, engineCommand, execCommand, gcCommand, lsCommand, openCommand, runCommand, filesCommand, type CommandContext } from './commands';
 import { Output } from './output';
 import type { SandboxEngine } from '../core/engine';
 
-const HANDLERS: Record<Exclude<Command, 'help'>, (engine: SandboxEngine, context: CommandContext) => Promise<number>> = {
+const HANDLERS: Record<Exclude<Command, 'help' | 'files'>, (engine: SandboxEngine, context: CommandContext) => Promise<number>> = {
   run: runCommand,
   open: openCommand,
   exec: execCommand,
   ls: lsCommand,
   close: closeCommand,
   engine: engineCommand,
+  gc: gcCommand,
 };
 
 async function readStdin(): Promise<string> {
@@ -35,6 +36,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       output.usage(USAGE);
       return 0;
     }
+    // The file store is local: its commands work without an engine.
+    if (args.command === 'files') return await filesCommand({ args, output, signal: controller.signal, readStdin });
     engine = createEngine(args);
     return await HANDLERS[args.command](engine, { args, output, signal: controller.signal, readStdin });
   } catch (error) {

@@ -1,6 +1,8 @@
 /** How the CLI prints: the program's own output as is, everything else on stderr, or one JSON object with --json. */
 import type { EngineInfo, ExecResult, SessionInfo } from '../core/engine';
 import { SandboxError } from '../core/errors';
+import type { StoredFile } from '../core/fileStore';
+import type { RemovedOrphan } from '../core/orphans';
 import { formatSize } from '../core/units';
 
 export class Output {
@@ -48,9 +50,44 @@ export class Output {
     this.stdout.write(sessions.length ? `Closed ${sessions.map((s) => s.name ?? s.id.slice(0, 12)).join(', ')}.\n` : 'No sessions to close.\n');
   }
 
+  orphans(removed: RemovedOrphan[]): void {
+    if (this.json) return this.print({ removed: removed.map(({ session, reason }) => ({ id: session.id, name: session.name, workspaceFolder: session.workspaceFolder, reason })) });
+    if (removed.length === 0) this.stdout.write('No orphaned sandboxes.\n');
+    for (const { session, reason } of removed) this.stdout.write(`Removed ${session.name ?? session.id.slice(0, 12)} (${session.workspaceFolder ?? 'no folder'}): ${reason}.\n`);
+  }
+
   engine(info: EngineInfo): void {
     if (this.json) return this.print(info);
     this.stdout.write(`${info.product} ${info.version} (API ${info.apiVersion ?? '?'}, ${info.os ?? '?'}) at ${info.endpoint}\n`);
+  }
+
+  storedFile(file: StoredFile): void {
+    if (this.json) return this.print(file);
+    this.stdout.write(`Stored "${file.name}" as ${file.key} (${formatSize(file.size)}, sha256 ${file.sha256})\n`);
+  }
+
+  storedFiles(files: StoredFile[]): void {
+    if (this.json) return this.print({ files });
+    if (files.length === 0) {
+      this.stdout.write('No stored files.\n');
+      return;
+    }
+    const rows = files.map((file) => [file.key, formatSize(file.size), file.created, file.name]);
+    const header = ['KEY', 'SIZE', 'CREATED', 'NAME'];
+    const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+    for (const row of [header, ...rows]) this.stdout.write(`${row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell)).join('  ')}\n`);
+  }
+
+  /** A downloaded file: its bytes as they are on stdout, or where they were saved. */
+  fileContent(file: StoredFile, data: Uint8Array, savedTo?: string): void {
+    if (this.json) return this.print(savedTo === undefined ? { ...file, contentBase64: Buffer.from(data).toString('base64') } : { ...file, output: savedTo });
+    if (savedTo === undefined) this.stdout.write(data);
+    else this.stdout.write(`Saved ${file.key} ("${file.name}", ${formatSize(file.size)}) to ${savedTo}\n`);
+  }
+
+  deletedFile(file: StoredFile): void {
+    if (this.json) return this.print({ deleted: file });
+    this.stdout.write(`Deleted ${file.key} ("${file.name}").\n`);
   }
 
   error(error: unknown): void {

@@ -25,9 +25,24 @@ export interface Progress {
 
 export type ProgressCallback = (progress: Progress) => void;
 
+/** Who shares a session: the workspace (default), one agent, or one workflow run. */
+export type ScopeKind = 'workspace' | 'agent' | 'workflow';
+
+export interface SessionScope {
+  kind: ScopeKind;
+  /** The agent's name or the workflow run's id; none for the workspace scope. */
+  key?: string;
+}
+
+/** Which program opened a session: VS Code windows clean up after themselves, the CLI's user closes its own. */
+export type SessionClient = 'vscode' | 'cli';
+
 export interface OpenOptions {
-  /** Session name; unique per workspace. Compute-mode sandboxes have none. */
+  /** Session name; unique per workspace and scope. Compute-mode sandboxes have none. */
   name?: string;
+  /** Who shares the session; the workspace scope when absent. */
+  scope?: SessionScope;
+  client?: SessionClient;
   /** Host folder that identifies the owner and is mounted at /workspace when access is ro or rw. */
   workspaceFolder?: string;
   /** Discarded after one use (compute mode). */
@@ -50,6 +65,8 @@ export interface SessionInfo {
   spec: SandboxSpec;
   workspaceAccess: WorkspaceAccess;
   workspaceFolder?: string;
+  scope: SessionScope;
+  client?: SessionClient;
   network: boolean;
   createdAt: string;
   state: 'running' | 'stopped' | 'starting' | 'unknown';
@@ -191,6 +208,8 @@ export interface Sandbox {
 export interface SessionFilter {
   name?: string;
   workspaceFolder?: string;
+  /** Only sessions of this scope (the workspace scope matches sessions without a scope label too). */
+  scope?: SessionScope;
 }
 
 export interface SandboxEngine {

@@ -13,12 +13,15 @@ export type SandboxErrorReason =
   | 'not-a-file'
   | 'is-a-directory'
   | 'file-too-large'
+  | 'file-corrupted'
+  | 'file-exists'
   | 'too-many-files'
   | 'read-only'
   | 'permission-denied'
   | 'session-not-found'
   | 'session-dead'
   | 'session-exists'
+  | 'package-install-failed'
   | 'aborted'
   | 'unsupported';
 

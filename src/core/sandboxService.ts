@@ -1,14 +1,15 @@
 /**
- * The sandboxes of one workspace, as the tools and commands see them: compute-mode runs, and named
- * code-mode sessions with a default one opened on first use. Applies the user's policy: an agent may
- * ask for less workspace access or network than the user allowed, never more.
+ * The sandboxes of one workspace, as the tools and commands see them: compute-mode runs, and
+ * code-mode sessions by scope and name, with a default one opened on first use. Applies the user's
+ * policy (an agent may ask for less workspace access or network than the user allowed, never more)
+ * and the lifecycle (idle timeout, maximum lifetime, maximum live sessions).
  */
 import { EventEmitter } from 'node:events';
 import { runCompute, type RunInput } from './compute';
-import type { ExecResult, ProgressCallback, Sandbox, SandboxEngine, SessionInfo } from './engine';
+import type { ExecResult, ProgressCallback, Sandbox, SandboxEngine, SessionClient, SessionInfo, SessionScope } from './engine';
 import { SandboxError } from './errors';
 import { resolveSpec } from './resolveSpec';
-import { DEFAULT_SESSION, checkSessionName, findSession } from './sessions';
+import { DEFAULT_SESSION, checkSessionName, parseSandboxId, sandboxIdFor, sandboxIdOf } from './sessions';
 import { specFromSettings, type Settings } from './settings';
 import type { Runtime, SandboxSpec, WorkspaceAccess } from './spec';
 
@@ -22,10 +23,17 @@ export interface SandboxServiceContext {
   workspaceFolder(): string | undefined;
   /** False in an untrusted workspace: sandboxes never see the workspace then. */
   trusted(): boolean;
+  /** Environment variables injected into every sandbox (secrets from the host, prefix stripped). */
+  injectedEnv?(): Record<string, string>;
+  /** Which program this is; its sessions are the ones the lifecycle manages. */
+  client?: SessionClient;
+  log?(level: 'info' | 'warn', message: string): void;
+  now?(): number;
 }
 
 export interface OpenRequest {
   session?: string;
+  scope?: SessionScope;
   runtime?: Runtime;
   workspaceAccess?: WorkspaceAccess;
   network?: boolean;
@@ -43,12 +51,19 @@ export interface CallOptions {
   onProgress?: ProgressCallback;
 }
 
+export interface Collected {
+  session: SessionInfo;
+  reason: 'idle' | 'lifetime' | 'room';
+}
+
 /** Sessions without a folder are keyed under this value so that they can still be found again. */
 export const NO_FOLDER = '(no folder)';
 
 export class SandboxService {
   private readonly sandboxes = new Map<string, Sandbox>();
   private readonly opening = new Map<string, Promise<OpenOutcome>>();
+  /** Container id → when a call last used it (in this process). */
+  private readonly lastUsed = new Map<string, number>();
   private readonly events = new EventEmitter();
 
   constructor(private readonly context: SandboxServiceContext) {}
@@ -67,27 +82,28 @@ export class SandboxService {
 
   async run(input: RunInput & { runtime?: Runtime; timeoutSeconds?: number }, options: CallOptions = {}): Promise<ExecResult> {
     const settings = this.context.settings();
-    const spec = resolveSpec(specFromSettings(settings), { mode: 'compute', workspaceAccess: 'none', runtime: input.runtime ?? computeRuntime(settings.defaultRuntime), timeoutSeconds: input.timeoutSeconds });
+    const spec = resolveSpec(specFromSettings(settings), { mode: 'compute', workspaceAccess: 'none', runtime: input.runtime ?? computeRuntime(settings.defaultRuntime), timeoutSeconds: input.timeoutSeconds, env: this.context.injectedEnv?.() });
     return runCompute(this.context.engine(), spec, input, { images: settings.images, ...options });
   }
 
-  /** Get-or-create a session by name (the default one when none is given). */
+  /** Get-or-create a session by scope and name (the default one when no name is given). */
   async open(request: OpenRequest = {}, options: CallOptions = {}): Promise<OpenOutcome> {
     const name = checkSessionName(request.session ?? DEFAULT_SESSION);
-    const pending = this.opening.get(name);
+    const id = sandboxIdFor(request.scope, name);
+    const pending = this.opening.get(id);
     if (pending) return pending;
-    const opening = this.openNow(name, request, options).finally(() => this.opening.delete(name));
-    this.opening.set(name, opening);
+    const opening = this.openNow(id, name, request, options).finally(() => this.opening.delete(id));
+    this.opening.set(id, opening);
     return opening;
   }
 
-  /** The sandbox a tool call means: by sandbox_id (session name or container id), or the default one. */
+  /** The sandbox a tool call means: by sandbox_id (see sandboxIdFor) or container id, or the default one. */
   async sandbox(sandboxId: string | undefined, options: CallOptions = {}): Promise<Sandbox> {
     if (sandboxId === undefined) return (await this.open({}, options)).sandbox;
-    const known = this.sandboxes.get(sandboxId) ?? [...this.sandboxes.values()].find((sandbox) => sandboxId.length >= 12 && sandbox.info.id.startsWith(sandboxId));
-    if (known) return known;
+    const known = this.cached(sandboxId);
+    if (known) return this.touch(known);
     const engine = this.context.engine();
-    const found = (await engine.list({ workspaceFolder: this.folderKey() }, options.signal)).find((session) => session.name === sandboxId || (sandboxId.length >= 12 && session.id.startsWith(sandboxId)));
+    const found = await this.find(sandboxId, options.signal);
     if (!found) {
       throw new SandboxError('session-not-found', `No sandbox "${sandboxId}" is open in this workspace.`, 'Call sandbox_open to open one (it returns the sandbox_id to use), or omit sandbox_id to use the default sandbox.');
     }
@@ -98,8 +114,7 @@ export class SandboxService {
 
   /** What is known about a sandbox without asking the engine (for confirmations, which must not have side effects). */
   known(sandboxId: string | undefined): SessionInfo | undefined {
-    const name = sandboxId ?? DEFAULT_SESSION;
-    return (this.sandboxes.get(name) ?? [...this.sandboxes.values()].find((sandbox) => name.length >= 12 && sandbox.info.id.startsWith(name)))?.info;
+    return this.cached(sandboxId ?? DEFAULT_SESSION)?.info;
   }
 
   /** Runs an operation on a sandbox, forgetting it when the engine says it is gone or dead. */
@@ -108,20 +123,19 @@ export class SandboxService {
     try {
       return await operation(sandbox);
     } catch (error) {
-      if (SandboxError.is(error, 'session-dead') || SandboxError.is(error, 'session-not-found')) this.forget(sandbox);
+      if (SandboxError.is(error, 'session-dead') || SandboxError.is(error, 'session-not-found')) this.forget(sandbox.info);
       throw error;
+    } finally {
+      this.touch(sandbox);
     }
   }
 
   async close(sandboxId: string | undefined, signal?: AbortSignal): Promise<SessionInfo> {
-    const name = sandboxId ?? DEFAULT_SESSION;
-    const engine = this.context.engine();
-    const cached = this.sandboxes.get(name);
-    const info = cached?.info ?? (await engine.list({ workspaceFolder: this.folderKey() }, signal)).find((session) => session.name === name || (name.length >= 12 && session.id.startsWith(name)));
-    if (!info) throw new SandboxError('session-not-found', `No sandbox "${name}" is open in this workspace.`, 'Nothing to close.');
-    await engine.remove(info.id, signal);
-    if (cached) this.forget(cached);
-    else this.events.emit('change');
+    const id = sandboxId ?? DEFAULT_SESSION;
+    const info = this.cached(id)?.info ?? (await this.find(id, signal));
+    if (!info) throw new SandboxError('session-not-found', `No sandbox "${id}" is open in this workspace.`, 'Nothing to close.');
+    await this.context.engine().remove(info.id, signal);
+    this.forget(info);
     return info;
   }
 
@@ -129,19 +143,43 @@ export class SandboxService {
     const sessions = await this.list(signal);
     await Promise.all(sessions.map((session) => this.context.engine().remove(session.id, signal)));
     this.sandboxes.clear();
+    this.lastUsed.clear();
     this.events.emit('change');
     return sessions;
   }
 
   /** Closes a session and opens a fresh one with the same name and configuration; its files are lost. */
-  async restart(sandboxId: string, options: CallOptions = {}): Promise<OpenOutcome> {
+  async restart(sandboxId: string, options: CallOptions & { workspaceAccess?: WorkspaceAccess } = {}): Promise<OpenOutcome> {
     const closed = await this.close(sandboxId, options.signal);
-    return this.open({ session: closed.name, runtime: closed.runtime, workspaceAccess: closed.workspaceAccess, network: closed.network }, options);
+    return this.open({ session: closed.name, scope: closed.scope, runtime: closed.runtime, workspaceAccess: options.workspaceAccess ?? closed.workspaceAccess, network: closed.network }, options);
   }
 
-  /** Sessions of this workspace, from the engine (so those opened elsewhere, e.g. by the CLI, show too). */
+  /** Sessions of this workspace in every scope, from the engine (those opened elsewhere, e.g. by the CLI, show too). */
   async list(signal?: AbortSignal): Promise<SessionInfo[]> {
     return this.context.engine().list({ workspaceFolder: this.folderKey() }, signal);
+  }
+
+  /**
+   * Closes this client's sessions that were idle or lived too long, with a logged notice each.
+   * Sessions seen for the first time (after a reload, say) count as used now.
+   */
+  async collect(signal?: AbortSignal): Promise<Collected[]> {
+    const { sessions: lifecycle } = this.context.settings();
+    const now = this.now();
+    const collected: Collected[] = [];
+    for (const session of await this.managed(signal)) {
+      const lastUsed = this.lastUsed.get(session.id) ?? this.adopt(session, now);
+      const age = now - Date.parse(session.createdAt);
+      let reason: Collected['reason'] | undefined;
+      if (lifecycle.maxLifetimeMinutes > 0 && age > lifecycle.maxLifetimeMinutes * 60_000) reason = 'lifetime';
+      else if (lifecycle.idleTimeoutMinutes > 0 && now - lastUsed > lifecycle.idleTimeoutMinutes * 60_000) reason = 'idle';
+      if (!reason) continue;
+      await this.context.engine().remove(session.id, signal);
+      this.forget(session);
+      this.context.log?.('info', `Closed session ${sandboxIdOf(session)}: ${reason === 'idle' ? `unused for ${lifecycle.idleTimeoutMinutes} min` : `open for ${lifecycle.maxLifetimeMinutes} min, its maximum lifetime`} (settings agentSandbox.sessions.*).`);
+      collected.push({ session, reason });
+    }
+    return collected;
   }
 
   /** Forget cached handles, e.g. after the engine settings changed. */
@@ -150,11 +188,11 @@ export class SandboxService {
     this.events.emit('change');
   }
 
-  private async openNow(name: string, request: OpenRequest, options: CallOptions): Promise<OpenOutcome> {
-    const cached = this.sandboxes.get(name);
-    if (cached) return { sandbox: cached, created: false, notices: [] };
+  private async openNow(id: string, name: string, request: OpenRequest, options: CallOptions): Promise<OpenOutcome> {
+    const cached = this.sandboxes.get(id);
+    if (cached) return { sandbox: this.touch(cached), created: false, notices: [] };
     const engine = this.context.engine();
-    const existing = await findSession(engine, name, this.folderKey(), options.signal);
+    const existing = await this.find(id, options.signal);
     if (existing) {
       // A dead session makes attach throw: it is reported, never silently replaced by a fresh one that lost its files.
       const sandbox = await engine.attach(existing.id, options.signal);
@@ -162,10 +200,44 @@ export class SandboxService {
       return { sandbox, created: false, notices: [] };
     }
     const { spec, notices } = this.sessionSpec(request);
-    const folder = this.context.workspaceFolder();
-    const sandbox = await engine.open(spec, { name, workspaceFolder: folder ?? NO_FOLDER, images: this.context.settings().images, ...options });
+    await this.makeRoom(options.signal);
+    const sandbox = await engine.open(spec, { name, scope: request.scope, client: this.context.client, workspaceFolder: this.context.workspaceFolder() ?? NO_FOLDER, images: this.context.settings().images, ...options });
     this.remember(sandbox);
     return { sandbox, created: true, notices };
+  }
+
+  /** Closes the least recently used sessions of this client until a new one fits under the maximum. */
+  private async makeRoom(signal?: AbortSignal): Promise<void> {
+    const { maxSessions } = this.context.settings().sessions;
+    const live = (await this.managed(signal)).filter((session) => session.state === 'running');
+    const now = this.now();
+    live.sort((a, b) => (this.lastUsed.get(a.id) ?? this.adopt(a, now)) - (this.lastUsed.get(b.id) ?? this.adopt(b, now)));
+    while (live.length >= maxSessions) {
+      const oldest = live.shift()!;
+      await this.context.engine().remove(oldest.id, signal);
+      this.forget(oldest);
+      this.context.log?.('warn', `Closed session ${sandboxIdOf(oldest)}, the least recently used, to make room: at most ${maxSessions} sessions may be open (setting agentSandbox.sessions.maxSessions).`);
+    }
+  }
+
+  /** The sessions this client manages in this workspace. */
+  private async managed(signal?: AbortSignal): Promise<SessionInfo[]> {
+    const client = this.context.client;
+    return (await this.list(signal)).filter((session) => !client || session.client === client);
+  }
+
+  private async find(sandboxId: string, signal?: AbortSignal): Promise<SessionInfo | undefined> {
+    const sessions = await this.list(signal);
+    if (sandboxId.length >= 12 && /^[0-9a-f]+$/.test(sandboxId)) {
+      const byId = sessions.find((session) => session.id.startsWith(sandboxId));
+      if (byId) return byId;
+    }
+    const { scope, name } = parseSandboxId(sandboxId);
+    return sessions.find((session) => session.name === name && session.scope.kind === scope.kind && (session.scope.key ?? '') === (scope.key ?? ''));
+  }
+
+  private cached(sandboxId: string): Sandbox | undefined {
+    return this.sandboxes.get(sandboxId) ?? [...this.sandboxes.values()].find((sandbox) => sandboxId.length >= 12 && sandbox.info.id.startsWith(sandboxId));
   }
 
   private sessionSpec(request: OpenRequest): { spec: SandboxSpec; notices: string[] } {
@@ -182,7 +254,7 @@ export class SandboxService {
       notices.push('Network access was asked for, but the user has not allowed network (setting agentSandbox.network); the sandbox has no network.');
       network = false;
     }
-    const spec = resolveSpec(specFromSettings(settings), { mode: 'code', runtime: request.runtime, workspaceAccess: access, network });
+    const spec = resolveSpec(specFromSettings(settings), { mode: 'code', runtime: request.runtime, workspaceAccess: access, network, env: this.context.injectedEnv?.() });
     return { spec, notices };
   }
 
@@ -190,13 +262,30 @@ export class SandboxService {
     return this.context.workspaceFolder() ?? NO_FOLDER;
   }
 
+  private now(): number {
+    return this.context.now?.() ?? Date.now();
+  }
+
+  private adopt(session: SessionInfo, now: number): number {
+    this.lastUsed.set(session.id, now);
+    return now;
+  }
+
+  private touch(sandbox: Sandbox): Sandbox {
+    this.lastUsed.set(sandbox.info.id, this.now());
+    return sandbox;
+  }
+
   private remember(sandbox: Sandbox): void {
-    if (sandbox.info.name) this.sandboxes.set(sandbox.info.name, sandbox);
+    this.sandboxes.set(sandboxIdOf(sandbox.info), sandbox);
+    this.touch(sandbox);
     this.events.emit('change');
   }
 
-  private forget(sandbox: Sandbox): void {
-    if (sandbox.info.name && this.sandboxes.get(sandbox.info.name) === sandbox) this.sandboxes.delete(sandbox.info.name);
+  private forget(info: SessionInfo): void {
+    const id = sandboxIdOf(info);
+    if (this.sandboxes.get(id)?.info.id === info.id) this.sandboxes.delete(id);
+    this.lastUsed.delete(info.id);
     this.events.emit('change');
   }
 }

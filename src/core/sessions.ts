@@ -3,7 +3,7 @@
  * so a session opened by one process is usable from the next.
  */
 import { SandboxError } from './errors';
-import type { OpenOptions, Sandbox, SandboxEngine, SessionInfo } from './engine';
+import type { OpenOptions, Sandbox, SandboxEngine, SessionInfo, SessionScope } from './engine';
 import type { SandboxSpec } from './spec';
 
 export const DEFAULT_SESSION = 'default';
@@ -45,4 +45,25 @@ export async function requireSession(engine: SandboxEngine, name: string, worksp
     throw new SandboxError('session-not-found', `No session named "${name}" is open for ${workspaceFolder}.`, `Open it first (agent-sandbox open --session ${name}), or list sessions with agent-sandbox ls.`);
   }
   return engine.attach(found.id, signal);
+}
+
+/**
+ * The sandbox_id the tools use: the session name in the workspace scope, "agent:NAME/SESSION" or
+ * "workflow:RUN/SESSION" in the others, so that sessions of different scopes never meet.
+ */
+export function sandboxIdFor(scope: SessionScope | undefined, name: string): string {
+  return !scope || scope.kind === 'workspace' ? name : `${scope.kind}:${scope.key ?? ''}/${name}`;
+}
+
+export function sandboxIdOf(info: SessionInfo): string {
+  return info.name ? sandboxIdFor(info.scope, info.name) : info.id;
+}
+
+const SCOPED_ID = /^(agent|workflow):([A-Za-z0-9][A-Za-z0-9_.-]{0,62})\/(.+)$/;
+
+/** Reads a sandbox_id back into scope and session name; throws when it cannot be one. */
+export function parseSandboxId(id: string): { scope: SessionScope; name: string } {
+  const scoped = SCOPED_ID.exec(id);
+  if (scoped) return { scope: { kind: scoped[1] as 'agent' | 'workflow', key: scoped[2]! }, name: checkSessionName(scoped[3]!) };
+  return { scope: { kind: 'workspace' }, name: checkSessionName(id) };
 }

@@ -24,6 +24,17 @@ export const settingsSchema = z.object({
       maxFiles: z.number().int().positive().default(DEFAULT_LIMITS.maxFiles),
     })
     .prefault({}),
+  sessions: z
+    .object({
+      idleTimeoutMinutes: z.number().min(0).default(30).describe('Close a session unused for this long; 0 never does.'),
+      maxLifetimeMinutes: z.number().min(0).default(120).describe('Close a session this long after it opened; 0 never does.'),
+      maxSessions: z.number().int().min(1).max(100).default(5).describe('Most live sessions per workspace; the least recently used one is closed to make room.'),
+      collectIntervalSeconds: z.number().min(1).default(60).describe('How often idle, expired and orphaned sessions are looked for.'),
+      orphanGraceSeconds: z.number().min(1).default(120).describe('How long a session whose window is gone waits to be adopted before it is removed.'),
+      keepOnExit: z.boolean().default(false).describe('Keep sessions when VS Code closes.'),
+    })
+    .prefault({}),
+  envPrefixes: z.array(z.string().min(1)).default(['AGENT_SANDBOX_ENV_', 'STN_CODE_']).describe('Host variables with these prefixes are passed into sandboxes without the prefix.'),
 });
 export type Settings = z.output<typeof settingsSchema>;
 

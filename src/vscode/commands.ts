@@ -7,6 +7,7 @@ import type { SessionInfo } from '../core/engine';
 import { errorMessage } from '../core/errors';
 import { formatExecResult } from '../core/tools/format';
 import type { EngineState } from './engineState';
+import type { Housekeeping } from './housekeeping';
 import { SECTION } from './settings';
 import { openSandboxTerminal } from './sandboxTerminal';
 
@@ -17,6 +18,7 @@ export interface CommandServices {
   /** Where Run Selection / Run File show their results. */
   runOutput: vscode.OutputChannel;
   track<T>(work: Promise<T>): Promise<T>;
+  housekeeping: Housekeeping;
 }
 
 const LANGUAGE_RUNTIMES: Record<string, Runtime> = { python: 'python', javascript: 'node', shellscript: 'bash' };
@@ -44,6 +46,13 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
       const status = await services.engine.check();
       if (status.state === 'connected') void vscode.window.showInformationMessage(vscode.l10n.t('Connected to {0} {1}.', status.info.product, status.info.version));
       else if (status.state === 'unavailable') throw new Error(status.problem);
+    }),
+
+    register('cleanUpOrphans', async () => {
+      const removed = await services.track(services.housekeeping.cleanUpOrphans());
+      services.engine.reportSuccess();
+      void vscode.window.showInformationMessage(removed.length ? vscode.l10n.t('Removed {0} orphaned sandbox(es); the log says which and why.', removed.length) : vscode.l10n.t('No orphaned sandboxes.'));
+      return removed.map(({ session, reason }) => ({ id: session.id, name: session.name, workspaceFolder: session.workspaceFolder, reason }));
     }),
 
     register('openSession', async (arg?: unknown) => {

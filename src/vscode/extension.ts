@@ -4,7 +4,10 @@
  */
 import { realpathSync } from 'node:fs';
 import * as vscode from 'vscode';
+import { FileStore } from '../core/fileStore';
+import { WorkspaceLeases } from '../core/leases';
 import { SandboxService } from '../core/sandboxService';
+import { Housekeeping } from './housekeeping';
 import { registerCommands } from './commands';
 import { EngineState } from './engineState';
 import { SECTION, readSettings } from './settings';
@@ -15,6 +18,7 @@ export interface AgentSandboxApi {
   readonly log: vscode.LogOutputChannel;
   readonly service: SandboxService;
   readonly engine: EngineState;
+  readonly housekeeping: Housekeeping;
 }
 
 export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
@@ -26,17 +30,22 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     settings: readSettings,
     workspaceFolder,
     trusted: () => vscode.workspace.isTrusted,
+    client: 'vscode',
+    log: (level, message) => (level === 'warn' ? log.warn(message) : log.info(message)),
   });
   const statusBar = new SandboxStatusBar(engine, service);
   const track = <T>(work: Promise<T>) => statusBar.track(work);
+  const housekeeping = new Housekeeping(service, engine, new WorkspaceLeases(), readSettings, workspaceFolder, context.extensionPath, log);
+  const store = new FileStore(vscode.Uri.joinPath(context.globalStorageUri, 'files').fsPath);
 
   context.subscriptions.push(
     log,
     runOutput,
     engine,
     statusBar,
-    ...registerTools({ service, engine, settings: readSettings, log, track }),
-    ...registerCommands({ service, engine, log, runOutput, track }),
+    ...registerTools({ service, engine, settings: readSettings, log, track, store, workspaceFolder: () => (vscode.workspace.isTrusted ? workspaceFolder() : undefined) }),
+    ...registerCommands({ service, engine, log, runOutput, track, housekeeping }),
+    housekeeping,
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (!event.affectsConfiguration(SECTION)) return;
       try {
@@ -47,11 +56,12 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
         void vscode.window.showErrorMessage(vscode.l10n.t('Agent Sandbox settings are invalid: {0}', (error as Error).message.split('\n').slice(1).join(' ')));
       }
       if (event.affectsConfiguration(`${SECTION}.engineHost`) || event.affectsConfiguration(`${SECTION}.images`)) service.reset();
+      housekeeping.schedule();
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => service.reset()),
   );
   log.info(`Agent Sandbox ${context.extension.packageJSON.version as string} activated (${vscode.env.appName} ${vscode.version}, extension host ${process.version}).`);
-  return { log, service, engine };
+  return { log, service, engine, housekeeping };
 }
 
 export function deactivate(): void {

@@ -17,5 +17,7 @@ export function readSettings(): Settings {
     network: config.get('network'),
     timeoutSeconds: config.get('timeoutSeconds'),
     limits: Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== null && value !== '')),
+    sessions: config.get('sessions'),
+    envPrefixes: config.get('envPrefixes'),
   });
 }

@@ -158,6 +158,7 @@ describe('tool result text', () => {
       spec: resolveSpec(),
       workspaceAccess: 'ro',
       workspaceFolder: '/home/me/project',
+      scope: { kind: 'workspace' },
       network: false,
       createdAt: '2025-01-02T03:04:05.000Z',
       state: 'running',

@@ -15,7 +15,7 @@ class FakeEngine implements SandboxEngine {
   }
   async open(spec: SandboxSpec, options: OpenOptions = {}): Promise<Sandbox> {
     this.opened++;
-    const info: SessionInfo = { id: `${'0'.repeat(60)}${String(this.opened).padStart(4, '0')}`, name: options.name, engine: 'docker', mode: spec.mode, runtime: spec.runtime, image: 'img', spec, workspaceAccess: spec.workspaceAccess, workspaceFolder: options.workspaceFolder, network: spec.network, createdAt: '', state: 'running', notices: [] };
+    const info: SessionInfo = { id: `${'0'.repeat(60)}${String(this.opened).padStart(4, '0')}`, name: options.name, engine: 'docker', mode: spec.mode, runtime: spec.runtime, image: 'img', spec, workspaceAccess: spec.workspaceAccess, workspaceFolder: options.workspaceFolder, scope: options.scope ?? { kind: 'workspace' }, client: options.client, network: spec.network, createdAt: new Date().toISOString(), state: 'running', notices: [] };
     this.sessions.push(info);
     return this.handle(info);
   }
@@ -37,10 +37,22 @@ class FakeEngine implements SandboxEngine {
   }
 }
 
-function service(settings: object, options: { trusted?: boolean; folder?: string } = {}) {
+function service(settings: object, options: { trusted?: boolean; folder?: string; clock?: { now: number }; logs?: string[] } = {}) {
   const engine = new FakeEngine();
   const parsed = parseSettings(settings);
-  return { engine, service: new SandboxService({ engine: () => engine, settings: () => parsed, workspaceFolder: () => ('folder' in options ? options.folder : '/ws'), trusted: () => options.trusted ?? true }) };
+  return {
+    engine,
+    service: new SandboxService({
+      engine: () => engine,
+      settings: () => parsed,
+      workspaceFolder: () => ('folder' in options ? options.folder : '/ws'),
+      trusted: () => options.trusted ?? true,
+      client: 'vscode',
+      now: options.clock ? () => options.clock!.now : undefined,
+      log: (_level, message) => options.logs?.push(message),
+      injectedEnv: () => ({ API_KEY: 'from-host' }),
+    }),
+  };
 }
 
 describe('sandbox service policy', () => {
@@ -97,5 +109,56 @@ describe('sandbox service policy', () => {
     await sandboxes.close('x');
     assert.equal(engine.sessions.length, 0);
     await assert.rejects(sandboxes.close('x'), (error: unknown) => SandboxError.is(error, 'session-not-found'));
+  });
+});
+
+describe('sandbox service scopes and lifecycle', () => {
+  it('never lets two scopes share a container', async () => {
+    const { engine, service: sandboxes } = service({});
+    const workspace = await sandboxes.open({ session: 'x' });
+    const agentA = await sandboxes.open({ session: 'x', scope: { kind: 'agent', key: 'writer' } });
+    const agentB = await sandboxes.open({ session: 'x', scope: { kind: 'agent', key: 'reviewer' } });
+    const run = await sandboxes.open({ session: 'x', scope: { kind: 'workflow', key: 'run-1' } });
+    assert.equal(new Set([workspace, agentA, agentB, run].map((opened) => opened.sandbox.info.id)).size, 4);
+    assert.equal(engine.opened, 4);
+    assert.equal((await sandboxes.sandbox('agent:writer/x')).info.id, agentA.sandbox.info.id);
+    assert.equal((await sandboxes.sandbox('workflow:run-1/x')).info.id, run.sandbox.info.id);
+    assert.equal((await sandboxes.sandbox('x')).info.id, workspace.sandbox.info.id);
+  });
+
+  it('injects host secrets into every session', async () => {
+    const { service: sandboxes } = service({});
+    assert.equal((await sandboxes.open({})).sandbox.info.spec.env.API_KEY, 'from-host');
+  });
+
+  it('closes idle and expired sessions, and only its own', async () => {
+    const clock = { now: Date.now() };
+    const logs: string[] = [];
+    const { engine, service: sandboxes } = service({ sessions: { idleTimeoutMinutes: 30, maxLifetimeMinutes: 120 } }, { clock, logs });
+    await sandboxes.open({ session: 'busy' });
+    await sandboxes.open({ session: 'quiet' });
+    await engine.open((await sandboxes.open({ session: 'busy' })).sandbox.info.spec, { name: 'from-cli', client: 'cli', workspaceFolder: '/ws' });
+    clock.now += 20 * 60_000;
+    await sandboxes.use('busy', async () => undefined);
+    clock.now += 15 * 60_000;
+    const collected = await sandboxes.collect();
+    assert.deepEqual(collected.map((entry) => [entry.session.name, entry.reason]), [['quiet', 'idle']]);
+    assert.match(logs[0]!, /Closed session quiet: unused for 30 min/);
+    assert.deepEqual(engine.sessions.map((session) => session.name).sort(), ['busy', 'from-cli']);
+  });
+
+  it('closes the least recently used session to make room', async () => {
+    const clock = { now: Date.now() };
+    const logs: string[] = [];
+    const { engine, service: sandboxes } = service({ sessions: { maxSessions: 2 } }, { clock, logs });
+    await sandboxes.open({ session: 'a' });
+    clock.now += 1000;
+    await sandboxes.open({ session: 'b' });
+    clock.now += 1000;
+    await sandboxes.use('a', async () => undefined);
+    clock.now += 1000;
+    await sandboxes.open({ session: 'c' });
+    assert.deepEqual(engine.sessions.map((session) => session.name).sort(), ['a', 'c']);
+    assert.match(logs[0]!, /Closed session b, the least recently used, to make room: at most 2 sessions/);
   });
 });

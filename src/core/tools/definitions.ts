@@ -12,7 +12,9 @@ import {
   fsReadInputSchema,
   fsWriteInputSchema,
   openInputSchema,
+  publishFileInputSchema,
   runInputSchema,
+  stageFileInputSchema,
   type ToolName,
 } from './schemas';
 
@@ -199,6 +201,51 @@ export const fsDeleteTool: ToolDefinition<'sandbox_fs_delete'> = {
   schema: fsDeleteInputSchema,
 };
 
+export const stageFileTool: ToolDefinition<'sandbox_stage_file'> = {
+  name: 'sandbox_stage_file',
+  displayName: 'Stage File into Sandbox',
+  toolReferenceName: 'sandbox_stage_file',
+  userDescription: 'Copies a file from the file store or the workspace into a persistent sandbox, without sending its content through the chat.',
+  modelDescription: [
+    'Copy a file into a persistent sandbox without reading it yourself: from the local file store (`key`, like "files/f_0123456789abcdef", as returned by sandbox_publish_file or given by the user) or from the user\'s workspace folder (`workspace_path`, relative to the folder). Give exactly one of them.',
+    'Use it for data files, archives and binaries the program in the sandbox needs: the bytes arrive exactly, and none of them use your context. For source code you write yourself, use sandbox_fs_write.',
+    'workspace_path works only when the user allows workspace access (ro or rw); it may not leave the workspace folder.',
+    '`path` is where the file lands in the sandbox; parent folders are created and an existing file is replaced.',
+    `${PATH_NOTE} ${SANDBOX_ID_NOTE}`,
+    'The sandbox\'s file size limit applies (10 MiB by default).',
+    'Returns the sandbox path, the size and the sha256 of the content.',
+    NEXT_NOTE,
+  ].join(' '),
+  icon: '$(cloud-download)',
+  tags: ['sandbox', 'files'],
+  canBeReferencedInPrompt: true,
+  runsCode: false,
+  changesFiles: true,
+  schema: stageFileInputSchema,
+};
+
+export const publishFileTool: ToolDefinition<'sandbox_publish_file'> = {
+  name: 'sandbox_publish_file',
+  displayName: 'Publish File from Sandbox',
+  toolReferenceName: 'sandbox_publish_file',
+  userDescription: 'Copies a file out of a persistent sandbox into the local file store, and into the workspace if asked, without sending its content through the chat.',
+  modelDescription: [
+    'Copy a file out of a persistent sandbox into the local file store without reading it yourself, and get back its key (like "files/f_0123456789abcdef"), size and sha256.',
+    'Use it for results the user wants to keep (reports, images, archives, data files) and to hand a file to another sandbox: pass the key to sandbox_stage_file. The same content always gets the same key.',
+    'With `save_to_workspace` (a path relative to the user\'s workspace folder) the file is also saved there, after the user confirms; an existing file is kept unless `overwrite` is true, and the path may not leave the workspace folder.',
+    'The file is copied whole or not at all: files over the sandbox\'s file size limit (10 MiB by default) or the store\'s (100 MiB) are refused; compress or split them first.',
+    `${PATH_NOTE} ${SANDBOX_ID_NOTE}`,
+    'To look at a file\'s content yourself, use sandbox_fs_read instead.',
+    NEXT_NOTE,
+  ].join(' '),
+  icon: '$(cloud-upload)',
+  tags: ['sandbox', 'files'],
+  canBeReferencedInPrompt: true,
+  runsCode: false,
+  changesFiles: false,
+  schema: publishFileInputSchema,
+};
+
 export const closeTool: ToolDefinition<'sandbox_close'> = {
   name: 'sandbox_close',
   displayName: 'Close Sandbox',
@@ -227,6 +274,8 @@ export const TOOL_DEFINITIONS = [
   fsReadTool,
   fsListTool,
   fsDeleteTool,
+  stageFileTool,
+  publishFileTool,
   closeTool,
 ] as const satisfies readonly ToolDefinition[];
 

@@ -2,9 +2,12 @@
  * The text a language model gets back from each tool: short, status first, and ending with what to
  * do next. The VS Code side wraps these strings in a LanguageModelTextPart.
  */
+import { sandboxIdOf } from '../sessions';
 import { z } from 'zod';
 import type { ExecResult, FileContent, FileEntry, ListResult, SessionInfo, WriteResult } from '../engine';
 import { SandboxError } from '../errors';
+import type { StoredFile } from '../fileStore';
+import type { StagedFile } from '../staging';
 import { formatSize } from '../units';
 
 /**
@@ -138,10 +141,10 @@ async function measure(text: string, budget: TextBudget): Promise<{ excess: numb
 
 /** A session's id and configuration, so the model knows what it is working in. */
 export function formatSession(info: SessionInfo, created: boolean): string {
-  const id = info.name ?? info.id;
+  const id = sandboxIdOf(info);
   const limits = info.spec.limits;
   return [
-    `${created ? 'Opened new' : 'Using open'} sandbox "${id}": pass sandbox_id "${id}" to the other sandbox tools${info.name === 'default' ? ', or omit sandbox_id' : ''}.`,
+    `${created ? 'Opened new' : 'Using open'} sandbox "${id}": pass sandbox_id "${id}" to the other sandbox tools${id === 'default' ? ', or omit sandbox_id' : ''}.`,
     `runtime ${info.runtime} · image ${info.image} · engine ${info.engine} · ${info.state}`,
     `limits: ${formatSize(limits.memoryBytes)} memory (no swap), ${limits.cpus} CPU, ${limits.pids} processes, ${info.spec.timeoutSeconds} s per call, ` +
       `stdout ${formatSize(limits.maxStdoutBytes)} and stderr ${formatSize(limits.maxStderrBytes)} per call, files up to ${formatSize(limits.maxFileSizeBytes)}, ${limits.maxFiles} files per operation`,
@@ -216,6 +219,23 @@ export function formatClose(sandboxId: string, closed = true): string {
   return closed
     ? `Closed sandbox "${sandboxId}": its processes and the files outside a mounted workspace are gone. A later call without sandbox_id opens a new default sandbox.`
     : `No sandbox "${sandboxId}" was open; nothing to close.`;
+}
+
+export function formatStaged(staged: StagedFile, sandboxId?: string): string {
+  return [
+    `Staged ${staged.source} into ${sandboxId ? `sandbox "${sandboxId}"` : 'the sandbox'} at ${staged.path} · ${formatSize(staged.size)} · sha256 ${staged.sha256}`,
+    'The file is in the sandbox now: use it with sandbox_exec.',
+  ].join('\n');
+}
+
+export function formatPublished(published: { file: StoredFile; path: string; savedTo?: string }): string {
+  const { file } = published;
+  const lines = [
+    `Published ${published.path} to the file store as ${file.key} · "${file.name}" · ${formatSize(file.size)} · sha256 ${file.sha256}`,
+    `Pass key "${file.key}" to sandbox_stage_file to place it in a sandbox.`,
+  ];
+  if (published.savedTo !== undefined) lines.push(`Saved it to the workspace at ${published.savedTo}.`);
+  return lines.join('\n');
 }
 
 /** A failure as the model should read it: what happened, then what to do next. */

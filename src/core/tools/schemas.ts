@@ -47,8 +47,16 @@ export const openInputSchema = z
       .optional()
       .describe('How the sandbox should see the workspace folder at /workspace: none, ro (read-only) or rw. Never more than the user allowed.'),
     network: z.boolean().optional().describe('Ask for network access. Granted only if the user allows network.'),
+    scope: z
+      .enum(['workspace', 'agent', 'workflow'])
+      .optional()
+      .describe('Who shares the sandbox: workspace (default: one per workspace folder), agent (one per agent, give agent), or workflow (one per workflow run, give workflow_run). Sandboxes of different scopes never share a container.'),
+    agent: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/).optional().describe('The agent\'s name, with scope "agent".'),
+    workflow_run: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/).optional().describe('The workflow run\'s id, with scope "workflow".'),
   })
-  .strict();
+  .strict()
+  .refine((input) => input.scope !== 'agent' || input.agent !== undefined, { message: 'scope "agent" needs agent (the agent\'s name)', path: ['agent'] })
+  .refine((input) => input.scope !== 'workflow' || input.workflow_run !== undefined, { message: 'scope "workflow" needs workflow_run (the run\'s id)', path: ['workflow_run'] });
 
 export const execInputSchema = z
   .object({
@@ -106,6 +114,37 @@ export const closeInputSchema = z
   })
   .strict();
 
+const storeKey = z.string().min(1).max(100);
+
+const workspacePath = z.string().min(1).max(4096);
+
+export const stageFileInputSchema = z
+  .object({
+    sandbox_id: sandboxId.optional(),
+    key: storeKey.optional().describe('The file to stage: a file store key, like "files/f_0123456789abcdef", as returned by sandbox_publish_file. Give exactly one of key or workspace_path.'),
+    workspace_path: workspacePath
+      .optional()
+      .describe('The file to stage: a path relative to the user\'s workspace folder on the host, like "data/input.csv". Only when the user allows workspace access. Give exactly one of key or workspace_path.'),
+    path: path.describe('Where to place the file in the sandbox: a path relative to /workspace, or an absolute path inside /workspace. Parent folders are created; an existing file is replaced.'),
+  })
+  .strict()
+  .refine((input) => (input.key === undefined) !== (input.workspace_path === undefined), {
+    message: 'give exactly one of key (a file store key) or workspace_path (a path in the workspace folder)',
+    path: ['key'],
+  });
+
+export const publishFileInputSchema = z
+  .object({
+    sandbox_id: sandboxId.optional(),
+    path: path.describe('The sandbox file to publish: a path relative to /workspace, or an absolute path inside /workspace.'),
+    name: z.string().min(1).max(255).optional().describe('A name for the stored file, like "report.pdf"; defaults to the file\'s own name.'),
+    save_to_workspace: workspacePath
+      .optional()
+      .describe('Also save the file into the user\'s workspace folder at this relative path, like "results/report.pdf". The user confirms it first. An existing file is kept unless overwrite is true.'),
+    overwrite: z.boolean().optional().describe('With save_to_workspace: replace a file that is already there.'),
+  })
+  .strict();
+
 export const TOOL_INPUT_SCHEMAS = {
   sandbox_run: runInputSchema,
   sandbox_open: openInputSchema,
@@ -114,6 +153,8 @@ export const TOOL_INPUT_SCHEMAS = {
   sandbox_fs_read: fsReadInputSchema,
   sandbox_fs_list: fsListInputSchema,
   sandbox_fs_delete: fsDeleteInputSchema,
+  sandbox_stage_file: stageFileInputSchema,
+  sandbox_publish_file: publishFileInputSchema,
   sandbox_close: closeInputSchema,
 } as const;
 

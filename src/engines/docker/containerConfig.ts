@@ -4,12 +4,22 @@
  */
 import type Docker from 'dockerode';
 import { WORKSPACE_DIR } from '../../core/paths';
+import type { SessionClient, SessionScope } from '../../core/engine';
 import type { SandboxSpec } from '../../core/spec';
 import { LABEL } from './labels';
 
 export const SANDBOX_HOME = '/home/sandbox';
 /** The unprivileged user code runs as when the workspace is not shared read-write. */
 export const SANDBOX_USER = { uid: 1000, gid: 1000 };
+/** npm's --global prefix for a spec's npm packages, outside /workspace so that a read-only mount does not matter. */
+export const NPM_PREFIX = `${SANDBOX_HOME}/.local`;
+/** Where require() finds them, through NODE_PATH. */
+export const NPM_MODULES = `${NPM_PREFIX}/lib/node_modules`;
+
+/** Whether the sandbox installs packages when it opens, and so needs a network for that step. */
+export function installsPackages(spec: SandboxSpec): boolean {
+  return spec.pipPackages.length > 0 || spec.npmPackages.length > 0;
+}
 
 export interface ContainerPlan {
   name: string;
@@ -17,6 +27,8 @@ export interface ContainerPlan {
   spec: SandboxSpec;
   sessionName?: string;
   workspaceFolder?: string;
+  scope?: SessionScope;
+  client?: SessionClient;
   user: { uid: number; gid: number };
   createdAt: string;
   notices: string[];
@@ -43,6 +55,11 @@ export function containerCreateOptions(plan: ContainerPlan): Docker.ContainerCre
     [LABEL.user]: `${plan.user.uid}:${plan.user.gid}`,
   };
   if (plan.sessionName) labels[LABEL.session] = plan.sessionName;
+  if (plan.sessionName || plan.scope) {
+    labels[LABEL.scope] = plan.scope?.kind ?? 'workspace';
+    if (plan.scope?.key) labels[LABEL.scopeKey] = plan.scope.key;
+  }
+  if (plan.client) labels[LABEL.client] = plan.client;
   if (plan.workspaceFolder) labels[LABEL.workspace] = plan.workspaceFolder;
   if (plan.notices.length) labels[LABEL.notices] = JSON.stringify(plan.notices);
 
@@ -60,6 +77,7 @@ export function containerCreateOptions(plan: ContainerPlan): Docker.ContainerCre
     PIP_DISABLE_PIP_VERSION_CHECK: '1',
     NPM_CONFIG_UPDATE_NOTIFIER: 'false',
     ...spec.env,
+    ...(spec.npmPackages.length ? { NODE_PATH: [NPM_MODULES, spec.env.NODE_PATH].filter(Boolean).join(':') } : {}),
   };
 
   return {
@@ -73,7 +91,8 @@ export function containerCreateOptions(plan: ContainerPlan): Docker.ContainerCre
     Env: Object.entries(env).map(([key, value]) => `${key}=${value}`),
     Labels: labels,
     // Cheaper than NetworkMode "none" (no network namespace setup) and leaves only loopback.
-    NetworkDisabled: !spec.network,
+    // With packages the default network is on for the install step; packages.ts disconnects it before anything runs.
+    NetworkDisabled: !spec.network && !installsPackages(spec),
     AttachStdin: false,
     AttachStdout: false,
     AttachStderr: false,

@@ -2,7 +2,7 @@
 import Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
 import { SandboxError, abortError } from '../../core/errors';
-import type { EngineInfo, OpenOptions, Sandbox, SandboxEngine, SessionFilter, SessionInfo } from '../../core/engine';
+import type { EngineInfo, OpenOptions, Sandbox, SandboxEngine, SessionClient, SessionFilter, SessionInfo } from '../../core/engine';
 import { chooseImage } from '../../core/images';
 import { WORKSPACE_DIR } from '../../core/paths';
 import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec';
@@ -11,6 +11,7 @@ import { SANDBOX_HOME, containerCreateOptions, sandboxUser } from './containerCo
 import { DockerSandbox, deadSessionError } from './dockerSandbox';
 import { ImageResolver } from './images';
 import { CONTAINER_PREFIX, LABEL } from './labels';
+import { installPackages } from './packages';
 import { buildTar, type TarEntry } from './tar';
 
 export interface DockerEngineOptions {
@@ -63,9 +64,6 @@ export class DockerEngine implements SandboxEngine {
   async open(specInput: SandboxSpec, options: OpenOptions = {}): Promise<Sandbox> {
     const spec = sandboxSpecSchema.parse(specInput);
     const signal = options.signal;
-    if (spec.pipPackages.length || spec.npmPackages.length) {
-      throw new SandboxError('unsupported', 'Installing pip_packages or npm_packages when a sandbox is created is not available yet.', 'Open a code-mode session with network allowed and install them with sandbox_exec (pip install --user NAME, or npm install NAME).');
-    }
     if (spec.workspaceAccess !== 'none' && !options.workspaceFolder) {
       throw new SandboxError('invalid-input', `Workspace access "${spec.workspaceAccess}" needs a workspace folder to mount.`, 'Open a folder, or set workspace access to none.');
     }
@@ -78,7 +76,7 @@ export class DockerEngine implements SandboxEngine {
     const user = sandboxUser(spec, { uid: process.getuid?.(), gid: process.getgid?.(), platform: process.platform });
     const name = `${CONTAINER_PREFIX}${options.name ?? (options.ephemeral ? 'run' : 'session')}-${randomBytes(4).toString('hex')}`;
     const createdAt = new Date().toISOString();
-    const createOptions = containerCreateOptions({ name, image: image.image, spec, sessionName: options.name, workspaceFolder: options.workspaceFolder, user, createdAt, notices: image.notices });
+    const createOptions = containerCreateOptions({ name, image: image.image, spec, sessionName: options.name, workspaceFolder: options.workspaceFolder, scope: options.scope, client: options.client, user, createdAt, notices: image.notices });
 
     const container = await this.guard(() => this.docker.createContainer({ ...createOptions, abortSignal: signal } as Docker.ContainerCreateOptions), signal);
     try {
@@ -93,6 +91,8 @@ export class DockerEngine implements SandboxEngine {
       const archive = await buildTar(entries);
       await this.guard(() => container.putArchive(archive, { path: '/', abortSignal: signal } as object), signal);
       await this.guard(() => container.start({ abortSignal: signal } as object), signal);
+      // Before the caller gets the sandbox, so no code of theirs runs while the network is on for the install.
+      await this.guard(() => installPackages({ docker: this.docker, container, spec, user: `${user.uid}:${user.gid}`, onProgress: options.onProgress, signal }), signal);
     } catch (error) {
       await container.remove({ force: true, v: true }).catch(() => undefined);
       throw error;
@@ -107,6 +107,8 @@ export class DockerEngine implements SandboxEngine {
       spec,
       workspaceAccess: spec.workspaceAccess,
       workspaceFolder: options.workspaceFolder,
+      scope: options.scope ?? { kind: 'workspace' },
+      ...(options.client ? { client: options.client } : {}),
       network: spec.network,
       createdAt,
       state: 'running',
@@ -138,9 +140,13 @@ export class DockerEngine implements SandboxEngine {
     const label = [`${LABEL.managed}=1`, `${LABEL.mode}=code`];
     if (filter.name) label.push(`${LABEL.session}=${filter.name}`);
     if (filter.workspaceFolder) label.push(`${LABEL.workspace}=${filter.workspaceFolder}`);
+    if (filter.scope && filter.scope.kind !== 'workspace') label.push(`${LABEL.scope}=${filter.scope.kind}`);
+    if (filter.scope?.key) label.push(`${LABEL.scopeKey}=${filter.scope.key}`);
     const containers = await this.guard(() => this.docker.listContainers({ all: true, filters: { label }, abortSignal: signal } as Docker.ContainerListOptions), signal);
     return containers
       .map((container) => sessionFromLabels(container.Id, container.Labels, container.State === 'running' ? 'running' : 'stopped', container.Image))
+      // The workspace scope also matches sessions made before scopes had a label.
+      .filter((session) => !filter.scope || filter.scope.kind !== 'workspace' || session.scope.kind === 'workspace')
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
@@ -192,6 +198,8 @@ function sessionFromLabels(id: string, labels: Record<string, string>, state: Se
     spec,
     workspaceAccess: spec.workspaceAccess,
     workspaceFolder: labels[LABEL.workspace],
+    scope: { kind: (['agent', 'workflow'] as const).find((kind) => kind === labels[LABEL.scope]) ?? 'workspace', ...(labels[LABEL.scopeKey] ? { key: labels[LABEL.scopeKey] } : {}) },
+    ...(labels[LABEL.client] === 'vscode' || labels[LABEL.client] === 'cli' ? { client: labels[LABEL.client] as SessionClient } : {}),
     network: spec.network,
     createdAt: labels[LABEL.created] ?? '',
     state,

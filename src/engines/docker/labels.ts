@@ -8,6 +8,9 @@ export const LABEL = {
   spec: 'org.agent-sandbox.spec',
   user: 'org.agent-sandbox.user',
   notices: 'org.agent-sandbox.notices',
+  scope: 'org.agent-sandbox.scope',
+  scopeKey: 'org.agent-sandbox.scope-key',
+  client: 'org.agent-sandbox.client',
 } as const;
 
 export const CONTAINER_PREFIX = 'agent-sandbox-';

@@ -60,6 +60,24 @@ export function describeInvocation(name: ToolName, input: unknown, service: Sand
     }
     case 'sandbox_close':
       return { invocationMessage: vscode.l10n.t('Closing sandbox {0}', target), confirmation: { title: vscode.l10n.t('Close sandbox {0}?', target), message: new vscode.MarkdownString(vscode.l10n.t('Its files, installed packages and processes are lost.')) } };
+    case 'sandbox_stage_file': {
+      const stage = input as ToolInput<'sandbox_stage_file'>;
+      const source = stage.key !== undefined ? vscode.l10n.t('the stored file {0}', `\`${stage.key}\``) : vscode.l10n.t('the workspace file {0}', `\`${stage.workspace_path}\``);
+      const message = new vscode.MarkdownString(`${vscode.l10n.t('Copy {0} into sandbox {1} at {2}.', source, target, `\`${stage.path}\``)}\n\n${reach(service, id)}`);
+      return { invocationMessage: vscode.l10n.t('Copying a file into sandbox {0}', target), confirmation: { title: vscode.l10n.t('Copy a file into sandbox {0}?', target), message } };
+    }
+    case 'sandbox_publish_file': {
+      const publish = input as ToolInput<'sandbox_publish_file'>;
+      const copy = vscode.l10n.t('Copy {0} out of sandbox {1} into the file store', `\`${publish.path}\``, target);
+      const save =
+        publish.save_to_workspace === undefined
+          ? ''
+          : publish.overwrite
+            ? vscode.l10n.t(' and save it to {0} in the workspace folder, replacing the file there if there is one', `\`${publish.save_to_workspace}\``)
+            : vscode.l10n.t(' and save it to {0} in the workspace folder (a new file)', `\`${publish.save_to_workspace}\``);
+      const title = publish.save_to_workspace === undefined ? vscode.l10n.t('Copy a file out of sandbox {0}?', target) : vscode.l10n.t('Save a file from sandbox {0} to the workspace?', target);
+      return { invocationMessage: vscode.l10n.t('Copying {0} out of sandbox {1}', publish.path, target), confirmation: { title, message: new vscode.MarkdownString(`${copy}${save}.`) } };
+    }
     case 'sandbox_fs_read':
       return { invocationMessage: vscode.l10n.t('Reading {0} in sandbox {1}', (input as ToolInput<'sandbox_fs_read'>).path, target) };
     case 'sandbox_fs_list':

@@ -1,9 +1,13 @@
 /** What each language-model tool does with its validated input, on the sandbox service. */
 import type { ProgressCallback } from '../../core/engine';
+import { SandboxError } from '../../core/errors';
+import type { FileStore } from '../../core/fileStore';
 import { resolveWorkspacePath } from '../../core/paths';
 import type { SandboxService } from '../../core/sandboxService';
-import { formatClose, formatDelete, formatExecResult, formatList, formatRead, formatSession, formatWrite, type TextBudget } from '../../core/tools/format';
+import { publishFile, stageFile } from '../../core/staging';
+import { formatClose, formatDelete, formatExecResult, formatList, formatRead, formatSession, formatWrite, formatPublished, formatStaged, type TextBudget } from '../../core/tools/format';
 import type { ToolInput, ToolName } from '../../core/tools/schemas';
+import { readWorkspaceFile, writeWorkspaceFile } from '../../core/workspaceFiles';
 
 export interface HandlerContext {
   service: SandboxService;
@@ -11,6 +15,10 @@ export interface HandlerContext {
   signal: AbortSignal;
   budget?: TextBudget;
   onProgress?: ProgressCallback;
+  /** The local file store that sandbox_stage_file reads and sandbox_publish_file writes. */
+  store: FileStore;
+  /** The workspace folder on the host, for staging from it and saving into it; undefined without one or when it is not trusted. */
+  workspaceFolder?: string;
 }
 
 type Handler<N extends ToolName> = (input: ToolInput<N>, context: HandlerContext) => Promise<string>;
@@ -37,7 +45,13 @@ export const TOOL_HANDLERS: { [N in ToolName]: Handler<N> } = {
 
   async sandbox_open(input, context) {
     const opened = await context.service.open(
-      { session: input.session, runtime: input.runtime, workspaceAccess: input.workspace_access, network: input.network },
+      {
+        session: input.session,
+        scope: input.scope === 'agent' ? { kind: 'agent', key: input.agent } : input.scope === 'workflow' ? { kind: 'workflow', key: input.workflow_run } : undefined,
+        runtime: input.runtime,
+        workspaceAccess: input.workspace_access,
+        network: input.network,
+      },
       { signal: context.signal, onProgress: context.onProgress },
     );
     const text = formatSession(opened.sandbox.info, opened.created);
@@ -69,6 +83,46 @@ export const TOOL_HANDLERS: { [N in ToolName]: Handler<N> } = {
 
   async sandbox_fs_delete(input, context) {
     return context.service.use(input.sandbox_id, async (sandbox) => formatDelete(await sandbox.deletePath(input.path, { recursive: input.recursive }, context.signal)), { signal: context.signal });
+  },
+
+  async sandbox_stage_file(input, context) {
+    let data: Uint8Array;
+    let source: string;
+    if (input.key !== undefined) {
+      const stored = await context.store.get(input.key);
+      data = stored.data;
+      source = `${stored.file.key} ("${stored.file.name}")`;
+    } else {
+      const folder = context.workspaceFolder;
+      const access = context.service.allowedAccess();
+      if (!folder || access === 'none') {
+        throw new SandboxError(
+          'permission-denied',
+          folder ? 'Staging from the workspace is off: the user allows no workspace access.' : 'There is no trusted workspace folder to stage from.',
+          'Ask the user to attach the file (they can allow workspace access with the setting agentSandbox.workspaceAccess, ro or rw), or stage a file store key instead.',
+        );
+      }
+      data = await readWorkspaceFile(folder, input.workspace_path!, context.store.maxFileBytes);
+      source = `the workspace file ${input.workspace_path}`;
+    }
+    return context.service.use(input.sandbox_id, async (sandbox) => formatStaged(await stageFile(sandbox, data, input.path, source, context.signal), sandbox.info.name), { signal: context.signal });
+  },
+
+  async sandbox_publish_file(input, context) {
+    const folder = context.workspaceFolder;
+    // Refused before anything is read, so a failed call changes nothing.
+    if (input.save_to_workspace !== undefined && !folder) {
+      throw new SandboxError('permission-denied', 'There is no trusted workspace folder to save into.', 'Publish without save_to_workspace; the key it returns keeps the file.');
+    }
+    const published = await context.service.use(input.sandbox_id, (sandbox) => publishFile(sandbox, context.store, input.path, { name: input.name, signal: context.signal }), { signal: context.signal });
+    // The user confirmed this write in prepareInvocation (see confirmations.ts).
+    if (input.save_to_workspace !== undefined) {
+      await writeWorkspaceFile(folder!, input.save_to_workspace, published.data, { overwrite: input.overwrite }).catch((error: unknown) => {
+        if (!SandboxError.is(error)) throw error;
+        throw new SandboxError(error.reason, `${error.message} The file was still published to the file store as ${published.file.key}.`, error.hint);
+      });
+    }
+    return formatPublished({ file: published.file, path: published.path, savedTo: input.save_to_workspace });
   },
 
   async sandbox_close(input, context) {

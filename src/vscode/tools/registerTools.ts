@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import { z } from 'zod';
 import { SandboxError, errorMessage } from '../../core/errors';
+import type { FileStore } from '../../core/fileStore';
 import type { SandboxService } from '../../core/sandboxService';
 import type { Settings } from '../../core/settings';
 import { formatError } from '../../core/tools/format';
@@ -17,6 +18,10 @@ export interface ToolServices {
   settings(): Settings;
   log: vscode.LogOutputChannel;
   track<T>(work: Promise<T>): Promise<T>;
+  /** The local file store for sandbox_stage_file and sandbox_publish_file. */
+  store: FileStore;
+  /** The workspace folder the file tools may read and (after confirmation) write; undefined without one or when untrusted. */
+  workspaceFolder(): string | undefined;
 }
 
 const DEFAULT_RESULT_CHARS = 48_000;
@@ -68,7 +73,7 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
         ? { tokenBudget: options.tokenizationOptions.tokenBudget, countTokens: (text: string) => options.tokenizationOptions!.countTokens(text) }
         : { maxChars: DEFAULT_RESULT_CHARS };
       const handler = TOOL_HANDLERS[this.name] as (input: unknown, context: Parameters<(typeof TOOL_HANDLERS)['sandbox_run']>[1]) => Promise<string>;
-      const text = await this.services.track(handler(parsed.data, { service: this.services.service, engine: 'docker', signal: cancellation.signal, budget }));
+      const text = await this.services.track(handler(parsed.data, { service: this.services.service, engine: 'docker', signal: cancellation.signal, budget, store: this.services.store, workspaceFolder: this.services.workspaceFolder() }));
       this.services.engine.reportSuccess();
       this.services.log.info(`${this.name} (${Math.round(performance.now() - started)} ms): ${firstLine(text)}`);
       return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
