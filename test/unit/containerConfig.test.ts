@@ -50,7 +50,8 @@ describe('hardened container', () => {
     assert.equal(rw.HostConfig!.Mounts![0]!.ReadOnly, false);
   });
 
-  it('runs as the host user only for a read-write workspace, and never as root', () => {
+  it('runs as the host user only when the workspace is mounted, and never as root', () => {
+    assert.deepEqual(sandboxUser(resolveSpec({ workspaceAccess: 'ro' }), { uid: 1234, gid: 1234, platform: 'linux' }), { uid: 1234, gid: 1234 });
     const rw = resolveSpec({ workspaceAccess: 'rw' });
     assert.deepEqual(sandboxUser(rw, { uid: 1234, gid: 1234, platform: 'linux' }), { uid: 1234, gid: 1234 });
     assert.deepEqual(sandboxUser(rw, { uid: 0, gid: 0, platform: 'linux' }), { uid: 1000, gid: 1000 });

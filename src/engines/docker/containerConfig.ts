@@ -35,11 +35,11 @@ export interface ContainerPlan {
 }
 
 /**
- * Who runs code. With a read-write workspace on Linux, the host user's ids so that files written
- * belong to them; never root.
+ * Who runs code. With the workspace mounted on Linux, the host user's ids, so that the sandbox reads
+ * what the user can read and files written belong to the user; never root.
  */
 export function sandboxUser(spec: SandboxSpec, host: { uid?: number; gid?: number; platform: string }): { uid: number; gid: number } {
-  if (spec.workspaceAccess === 'rw' && host.platform === 'linux' && host.uid && host.gid !== undefined && host.gid !== 0) {
+  if (spec.workspaceAccess !== 'none' && host.platform === 'linux' && host.uid && host.gid !== undefined && host.gid !== 0) {
     return { uid: host.uid, gid: host.gid };
   }
   return SANDBOX_USER;

@@ -51,6 +51,7 @@ export class DockerSandbox implements Sandbox {
   async writeFiles(files: readonly FileInput[], signal?: AbortSignal): Promise<WriteResult> {
     const resolved = resolveFiles(files, this.info.spec.limits);
     if (resolved.length === 0) return { files: [] };
+    if (this.info.workspaceAccess === 'ro') throw fileErrorFor(resolved[0]!.path, null, 'Read-only file system', 'write');
     const archive = await buildTar(resolved.map((file) => ({ name: workspaceRelative(file.path), type: 'file', data: file.data, mode: file.mode ?? 0o644, uid: 0, gid: 0 })));
     const dirs = [...new Set(resolved.map((file) => posix.dirname(file.path)))];
     const outcome = await this.fileOp(['sh', '-c', WRITE_SCRIPT, 'sh', ...dirs, ...resolved.map((file) => file.path)], archive, 64 * 1024, signal);
@@ -107,6 +108,7 @@ export class DockerSandbox implements Sandbox {
   async deletePath(path: string, options: DeleteOptions = {}, signal?: AbortSignal): Promise<{ path: string; deleted: boolean }> {
     const absolute = resolveWorkspacePath(path);
     if (absolute === WORKSPACE_DIR) throw fileErrorFor(absolute, FILE_EXIT.isWorkspace, '', 'delete');
+    if (this.info.workspaceAccess === 'ro') throw fileErrorFor(absolute, null, 'Read-only file system', 'delete');
     const outcome = await this.fileOp(['sh', '-c', DELETE_SCRIPT, 'sh', absolute, options.recursive ? '1' : '0'], undefined, 64 * 1024, signal);
     if (outcome.exitCode !== 0) throw fileErrorFor(absolute, outcome.exitCode, outcome.stderr.text('stderr'), 'delete');
     return { path: absolute, deleted: true };
