@@ -65,7 +65,7 @@ export class FileStore {
       const id = `f_${sha256.slice(0, digits)}`;
       const existing = await this.readMetadata(id);
       if (existing && existing.sha256 !== sha256) continue; // another content starts with the same digits
-      if (existing && (await this.blobSize(id)) === existing.size) return existing;
+      if (existing && (await this.blobMatches(id, data))) return existing; // else the blob is missing or damaged: write it again
       const file: StoredFile = { key: `files/${id}`, name: cleanName(meta.name) ?? id, size: data.length, sha256, created: existing?.created ?? new Date().toISOString() };
       // The blob first, the metadata last: metadata on disk means the blob beside it is complete.
       await this.writeAtomic(id, data);
@@ -164,8 +164,11 @@ export class FileStore {
     return parsed.data;
   }
 
-  private async blobSize(id: string): Promise<number | undefined> {
-    return lstat(join(this.folder, id)).then((info) => (info.isFile() ? info.size : undefined), () => undefined);
+  private async blobMatches(id: string, data: Uint8Array): Promise<boolean> {
+    const path = join(this.folder, id);
+    const info = await lstat(path).catch(() => undefined);
+    if (!info?.isFile() || info.size !== data.length) return false;
+    return Buffer.from(data).equals(await readFile(path));
   }
 
   /** Writes a temporary file beside the target and renames it over, so no reader sees half a file. */

@@ -43,6 +43,21 @@ describe('hardened container', () => {
     assert.equal(containerCreateOptions(plan({ network: true })).NetworkDisabled, false);
   });
 
+  it('has a network for the install step when there are packages, and the spec still says none', () => {
+    const options = containerCreateOptions(plan({ pipPackages: ['requests'] }));
+    assert.equal(options.NetworkDisabled, false);
+    assert.equal(JSON.parse(options.Labels!['org.agent-sandbox.spec']!).network, false);
+    assert.equal(containerCreateOptions(plan({ npmPackages: ['left-pad'], network: true })).NetworkDisabled, false);
+  });
+
+  it('points NODE_PATH at the npm packages only when there are some, keeping the user\'s own', () => {
+    const env = (layer: object) => containerCreateOptions(plan(layer)).Env!.filter((entry) => entry.startsWith('NODE_PATH='));
+    assert.deepEqual(env({}), []);
+    assert.deepEqual(env({ pipPackages: ['requests'] }), []);
+    assert.deepEqual(env({ npmPackages: ['left-pad'] }), ['NODE_PATH=/home/sandbox/.local/lib/node_modules']);
+    assert.deepEqual(env({ npmPackages: ['left-pad'], env: { NODE_PATH: '/opt/lib' } }), ['NODE_PATH=/home/sandbox/.local/lib/node_modules:/opt/lib']);
+  });
+
   it('mounts the workspace read-only or read-write', () => {
     const ro = containerCreateOptions({ ...plan({ workspaceAccess: 'ro' }), workspaceFolder: '/p' });
     assert.deepEqual(ro.HostConfig!.Mounts, [{ Type: 'bind', Source: '/p', Target: '/workspace', ReadOnly: true }]);

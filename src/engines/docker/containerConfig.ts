@@ -75,6 +75,8 @@ export function containerCreateOptions(plan: ContainerPlan): Docker.ContainerCre
     PYTHONUNBUFFERED: '1',
     PYTHONDONTWRITEBYTECODE: '1',
     PIP_DISABLE_PIP_VERSION_CHECK: '1',
+    // pip install --user works for agent code on Debian-based images too; it only touches $HOME.
+    PIP_BREAK_SYSTEM_PACKAGES: '1',
     NPM_CONFIG_UPDATE_NOTIFIER: 'false',
     ...spec.env,
     ...(spec.npmPackages.length ? { NODE_PATH: [NPM_MODULES, spec.env.NODE_PATH].filter(Boolean).join(':') } : {}),

@@ -108,7 +108,7 @@ function failedPackage(installer: Installer, output: string): string | undefined
   const said =
     installer.tool === 'pip'
       ? /No matching distribution found for (\S+)/.exec(output) ?? /satisfies the requirement (\S+)/.exec(output)
-      : /404 Not Found - GET \S+\/(\S+?) - /.exec(output) ?? /'(\S+?)@\S*' is not in (?:this|the npm) registry/.exec(output);
+      : /'(\S+?)@\S*' is not in (?:this|the npm) registry/.exec(output) ?? /404 Not Found - GET \S*\/([^\s/]+)/.exec(output);
   if (!said) return undefined;
   const named = decodeURIComponent(said[1]!);
   return installer.packages.find((pkg) => pkg === named || pkg.startsWith(`${named}@`) || pkg.startsWith(`${named}=`) || pkg.startsWith(`${named}<`) || pkg.startsWith(`${named}>`)) ?? named;

@@ -3,6 +3,7 @@ import type { ProgressCallback } from '../../core/engine';
 import { SandboxError } from '../../core/errors';
 import type { FileStore } from '../../core/fileStore';
 import { resolveWorkspacePath } from '../../core/paths';
+import { sandboxIdOf } from '../../core/sessions';
 import type { SandboxService } from '../../core/sandboxService';
 import { publishFile, stageFile } from '../../core/staging';
 import { formatClose, formatDelete, formatExecResult, formatList, formatRead, formatSession, formatWrite, formatPublished, formatStaged, type TextBudget } from '../../core/tools/format';
@@ -63,7 +64,7 @@ export const TOOL_HANDLERS: { [N in ToolName]: Handler<N> } = {
       input.sandbox_id,
       async (sandbox) => {
         const result = await sandbox.exec({ command: input.command, cmd: input.cmd, cwd: input.cwd, env: input.env, stdin: input.stdin, timeoutSeconds: input.timeout_seconds }, context.signal);
-        return formatExecResult(result, { engine: context.engine, sandboxId: sandbox.info.name }, context.budget);
+        return formatExecResult(result, { engine: context.engine, sandboxId: sandboxIdOf(sandbox.info) }, context.budget);
       },
       { signal: context.signal, onProgress: context.onProgress },
     );
@@ -105,7 +106,7 @@ export const TOOL_HANDLERS: { [N in ToolName]: Handler<N> } = {
       data = await readWorkspaceFile(folder, input.workspace_path!, context.store.maxFileBytes);
       source = `the workspace file ${input.workspace_path}`;
     }
-    return context.service.use(input.sandbox_id, async (sandbox) => formatStaged(await stageFile(sandbox, data, input.path, source, context.signal), sandbox.info.name), { signal: context.signal });
+    return context.service.use(input.sandbox_id, async (sandbox) => formatStaged(await stageFile(sandbox, data, input.path, source, context.signal), sandboxIdOf(sandbox.info)), { signal: context.signal });
   },
 
   async sandbox_publish_file(input, context) {
@@ -113,6 +114,11 @@ export const TOOL_HANDLERS: { [N in ToolName]: Handler<N> } = {
     // Refused before anything is read, so a failed call changes nothing.
     if (input.save_to_workspace !== undefined && !folder) {
       throw new SandboxError('permission-denied', 'There is no trusted workspace folder to save into.', 'Publish without save_to_workspace; the key it returns keeps the file.');
+    }
+    // Writing into the user's folder needs both their confirmation and read-write access, so that
+    // "Always Allow" on this tool never lets a model write a workspace the user only shares read-only.
+    if (input.save_to_workspace !== undefined && context.service.allowedAccess() !== 'rw') {
+      throw new SandboxError('permission-denied', `Saving into the workspace needs read-write workspace access; the user allows "${context.service.allowedAccess()}".`, 'Publish without save_to_workspace and tell the user the key (they can save it with agent-sandbox files download), or ask them to allow read-write access (Sandbox: Set Workspace Access).');
     }
     const published = await context.service.use(input.sandbox_id, (sandbox) => publishFile(sandbox, context.store, input.path, { name: input.name, signal: context.signal }), { signal: context.signal });
     // The user confirmed this write in prepareInvocation (see confirmations.ts).
