@@ -12,7 +12,9 @@ Commands:
   run    [--runtime python|node|bash] [--image IMG] (--code CODE | --file PATH | -)
          Run a snippet in a fresh sandbox that is discarded afterwards.
   open   [--session NAME] [--runtime R] [--image IMG] [--workspace none|ro|rw] [--network]
-         Open a session (or reuse the one with that name) for this folder.
+         [--pip PKG]... [--npm PKG]...
+         Open a session (or reuse the one with that name) for this folder. Packages are installed
+         with the network on for the install only.
   exec   [--session NAME] [--timeout SECONDS] [-i] -- COMMAND [ARGS...]
          Run a command in a session. -i passes this process's standard input.
   ls     List the sessions of this folder (--all-folders for every folder).
@@ -59,6 +61,8 @@ const OPTIONS = {
   env: { type: 'string', short: 'e', multiple: true },
   interactive: { type: 'boolean', short: 'i' },
   all: { type: 'boolean' },
+  pip: { type: 'string', multiple: true },
+  npm: { type: 'string', multiple: true },
   after: { type: 'string' },
   grace: { type: 'string' },
   'all-folders': { type: 'boolean' },
@@ -87,6 +91,8 @@ export interface ParsedArgs {
     env?: string[];
     interactive?: boolean;
     all?: boolean;
+    pip?: string[];
+    npm?: string[];
     after?: string;
     grace?: string;
     'all-folders'?: boolean;
@@ -154,5 +160,7 @@ export function specFromFlags(values: ParsedArgs['values']): SpecLayer {
     workspaceAccess: workspace as SpecLayer['workspaceAccess'],
     limits: { memoryBytes: values.memory, cpus: numberFlag('cpus', values.cpus), pids: numberFlag('pids', values.pids) },
     env,
+    pipPackages: values.pip,
+    npmPackages: values.npm,
   };
 }
