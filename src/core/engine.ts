@@ -2,6 +2,7 @@
  * The engine interface: what every sandbox engine (Docker today, an embedded one later) provides.
  * Core code talks only to these types; engines live under src/engines/.
  */
+import type { SessionDeath } from './sessionDeath';
 import type { Runtime, SandboxMode, SandboxSpec, WorkspaceAccess } from './spec';
 
 export type EngineKind = 'docker' | 'virtual';
@@ -222,5 +223,7 @@ export interface SandboxEngine {
   list(filter?: SessionFilter, signal?: AbortSignal): Promise<SessionInfo[]>;
   /** Removes a sandbox whatever its state (running, dead, already gone). */
   remove(id: string, signal?: AbortSignal): Promise<void>;
+  /** Fires when a sandbox dies or is removed by anything but this process; engines that can tell provide it. */
+  onSessionDeath?(listener: (death: SessionDeath) => void): { dispose(): void };
   dispose(): Promise<void>;
 }

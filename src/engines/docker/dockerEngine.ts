@@ -5,10 +5,12 @@ import { SandboxError, abortError } from '../../core/errors';
 import type { EngineInfo, OpenOptions, Sandbox, SandboxEngine, SessionClient, SessionFilter, SessionInfo } from '../../core/engine';
 import { chooseImage } from '../../core/images';
 import { WORKSPACE_DIR } from '../../core/paths';
+import type { SessionDeath } from '../../core/sessionDeath';
 import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec';
 import { connectionError, isConnectionError, resolveEndpoint, type Endpoint } from './connection';
 import { SANDBOX_HOME, containerCreateOptions, sandboxUser } from './containerConfig';
 import { DockerSandbox, deadSessionError } from './dockerSandbox';
+import { ContainerDeathWatcher } from './events';
 import { ImageResolver } from './images';
 import { CONTAINER_PREFIX, LABEL } from './labels';
 import { installPackages } from './packages';
@@ -27,11 +29,19 @@ export class DockerEngine implements SandboxEngine {
   readonly endpoint: Endpoint;
   readonly docker: Docker;
   private readonly images: ImageResolver;
+  /** Why sessions died, from the engine's event stream; it starts with the first successful call, not here. */
+  readonly deaths: ContainerDeathWatcher;
 
   constructor(private readonly options: DockerEngineOptions = {}) {
     this.endpoint = resolveEndpoint(options.host, options.env ?? process.env);
     this.docker = new Docker(this.endpoint.options);
     this.images = new ImageResolver(this.docker);
+    this.deaths = new ContainerDeathWatcher(this.docker);
+  }
+
+  /** Fires when a sandbox container dies or is removed by anything but this process. */
+  onSessionDeath(listener: (death: SessionDeath) => void): { dispose(): void } {
+    return this.deaths.onDeath(listener);
   }
 
   /** Runs an engine call, turning transport failures into errors that say how to fix them. */
@@ -94,9 +104,11 @@ export class DockerEngine implements SandboxEngine {
       // Before the caller gets the sandbox, so no code of theirs runs while the network is on for the install.
       await this.guard(() => installPackages({ docker: this.docker, container, spec, user: `${user.uid}:${user.gid}`, onProgress: options.onProgress, signal }), signal);
     } catch (error) {
+      this.deaths.markRemoving(container.id);
       await container.remove({ force: true, v: true }).catch(() => undefined);
       throw error;
     }
+    this.deaths.start();
     const info: SessionInfo = {
       id: container.id,
       name: options.name,
@@ -132,7 +144,8 @@ export class DockerEngine implements SandboxEngine {
     if (labels[LABEL.managed] !== '1') {
       throw new SandboxError('session-not-found', `Container ${id} is not an Agent Sandbox session.`, 'Use an id from sandbox_open or agent-sandbox ls.');
     }
-    if (!inspected.State.Running) throw deadSessionError(inspected);
+    this.deaths.start();
+    if (!inspected.State.Running) throw deadSessionError(inspected, this.deaths.explain(inspected.Id, inspected.State.FinishedAt));
     return new DockerSandbox(this, container, sessionFromLabels(inspected.Id, labels, 'running', inspected.Config.Image), labels[LABEL.user] ?? '1000:1000');
   }
 
@@ -143,6 +156,7 @@ export class DockerEngine implements SandboxEngine {
     if (filter.scope && filter.scope.kind !== 'workspace') label.push(`${LABEL.scope}=${filter.scope.kind}`);
     if (filter.scope?.key) label.push(`${LABEL.scopeKey}=${filter.scope.key}`);
     const containers = await this.guard(() => this.docker.listContainers({ all: true, filters: { label }, abortSignal: signal } as Docker.ContainerListOptions), signal);
+    this.deaths.start();
     return containers
       .map((container) => sessionFromLabels(container.Id, container.Labels, container.State === 'running' ? 'running' : 'stopped', container.Image))
       // The workspace scope also matches sessions made before scopes had a label.
@@ -151,12 +165,15 @@ export class DockerEngine implements SandboxEngine {
   }
 
   async remove(id: string, signal?: AbortSignal): Promise<void> {
+    this.deaths.markRemoving(id); // our own removal is no death to report
     await this.guard(async () => {
       try {
         await this.docker.getContainer(id).remove({ force: true, v: true, abortSignal: signal } as object);
       } catch (error) {
         const status = (error as { statusCode?: number }).statusCode;
-        if (status !== 404 && status !== 409) throw error; // already gone, or its removal is under way
+        if (status === 404 || status === 409) return; // already gone, or its removal is under way
+        this.deaths.unmarkRemoving(id);
+        throw error;
       }
     }, signal);
   }
@@ -180,6 +197,7 @@ export class DockerEngine implements SandboxEngine {
   }
 
   async dispose(): Promise<void> {
+    this.deaths.dispose();
     this.images.reset();
   }
 }

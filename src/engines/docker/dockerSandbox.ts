@@ -6,6 +6,7 @@ import type { DeleteOptions, ExecRequest, ExecResult, FileContent, FileEntry, Fi
 import { resolveFiles } from '../../core/files';
 import { WORKSPACE_DIR, resolveWorkspacePath, workspaceRelative } from '../../core/paths';
 import { buildExecResult } from '../../core/results';
+import { describeDeath, type DeathReason } from '../../core/sessionDeath';
 import type { DockerEngine } from './dockerEngine';
 import { execInContainer, type ExecOutcome } from './exec';
 import { DELETE_SCRIPT, FILE_EXIT, LIST_SCRIPT, READ_SCRIPT, WRITE_SCRIPT, fileErrorFor } from './fileScripts';
@@ -41,6 +42,7 @@ export class DockerSandbox implements Sandbox {
     const notices: string[] = [];
     if (outcome.unkillable) {
       // Processes that cannot be stopped from inside (a fork bomb at the pids limit) end with their container.
+      this.engine.deaths.markStopping(this.info.id, 'its processes could not be stopped inside it (a fork bomb, or processes stuck in the kernel)');
       await this.container.kill({ signal: 'SIGKILL' }).catch(() => undefined);
       notices.push('The processes could not be stopped inside the sandbox, so the sandbox was stopped; open a new session to continue.');
     }
@@ -135,8 +137,7 @@ export class DockerSandbox implements Sandbox {
       // The same diagnosis as run(): a container that is gone or stopped means the session died.
       const status = (error as { cause?: { statusCode?: number } }).cause?.statusCode;
       if (status !== 404 && status !== 409) throw error;
-      const inspected = await this.container.inspect().catch(() => undefined);
-      throw inspected ? deadSessionError(inspected) : new SandboxError('session-dead', `The sandbox ${this.info.name ?? this.info.id.slice(0, 12)} was removed from outside.`, 'Open a new session; its files are gone.');
+      throw await this.deathError();
     }
   }
 
@@ -159,14 +160,24 @@ export class DockerSandbox implements Sandbox {
       return await this.engine.guard(() => execInContainer({ docker: this.engine.docker, container: this.container, argv, user: this.user, ...options }), options.signal);
     } catch (error) {
       const status = (error as { cause?: { statusCode?: number } }).cause?.statusCode;
-      if (status === 404 || status === 409) {
-        const inspected = await this.container.inspect().catch(() => undefined);
-        throw inspected ? deadSessionError(inspected) : new SandboxError('session-dead', `The sandbox ${this.info.name ?? this.info.id.slice(0, 12)} was removed from outside.`, 'Open a new session; its files are gone.');
-      }
+      if (status === 404 || status === 409) throw await this.deathError();
       throw error;
     }
   }
+
+  /** Why the container is gone or stopped; never replaced silently: the caller decides to open a new session. */
+  private async deathError(): Promise<SandboxError> {
+    const inspected = await this.container.inspect().catch(() => undefined);
+    const reason = await this.engine.deaths.settle(this.info.id, inspected ? 'stopped' : 'removed');
+    if (inspected) return deadSessionError(inspected, reason ?? this.engine.deaths.explain(this.info.id, inspected.State.FinishedAt));
+    const name = this.info.name ?? this.info.id.slice(0, 12);
+    const why = reason?.kind === 'removed' || reason?.kind === 'closed' ? describeDeath(reason) : 'it was removed from outside (docker rm, or agent-sandbox close from another window or terminal)';
+    return new SandboxError('session-dead', `The session ${name} no longer exists: ${why}.`, GONE_HINT);
+  }
 }
+
+const GONE_HINT = 'Its processes and any files outside a mounted workspace folder are gone. Open a new session (sandbox_open, or agent-sandbox open); it starts empty.';
+const DEAD_HINT = 'Its processes and any files outside a mounted workspace folder are gone, and it is not replaced by itself. Close it (sandbox_close, or agent-sandbox close), then open a new session (sandbox_open, or agent-sandbox open).';
 
 function commandLine(request: ExecRequest): string[] {
   if (request.cmd && request.command !== undefined) {
@@ -189,16 +200,17 @@ function parseFindRecord(record: string): FileEntry | undefined {
   return { path: match[4]!, type, size: Number(match[2]), mtime: new Date(Number(match[3]) * 1000).toISOString() };
 }
 
-/** Why a session's container is no longer running, as precisely as the engine knows. */
-export function deadSessionError(inspected: Docker.ContainerInspectInfo): SandboxError {
+/** Why a session's container is no longer running: from the engine's events when they told (`reason`), else from its state. */
+export function deadSessionError(inspected: Docker.ContainerInspectInfo, reason?: DeathReason): SandboxError {
   const name = inspected.Config.Labels?.['org.agent-sandbox.session'] ?? inspected.Id.slice(0, 12);
   const state = inspected.State;
+  const at = state.FinishedAt;
   let why: string;
-  if (state.OOMKilled) why = 'it ran out of memory and the kernel killed it';
-  else if (state.ExitCode === 137) why = 'it was killed (SIGKILL)';
-  else if (state.ExitCode === 139) why = 'it crashed with a segmentation fault';
-  else if (state.Status === 'paused') why = 'it is paused';
-  else why = `it stopped with exit code ${state.ExitCode}${state.Error ? ` (${state.Error})` : ''}`;
-  const memory = inspected.HostConfig.Memory ? ` (memory limit ${formatSize(inspected.HostConfig.Memory)})` : '';
-  return new SandboxError('session-dead', `The session ${name} is no longer running: ${why}${state.OOMKilled ? memory : ''}, at ${state.FinishedAt}.`, 'Its processes and any files only it held are gone. Close it and open a new session.');
+  if (state.Status === 'paused') why = 'it is paused';
+  else if (reason && reason.kind !== 'removed' && reason.kind !== 'closed') why = describeDeath(reason);
+  else if (state.OOMKilled) why = `it ran out of memory${inspected.HostConfig.Memory ? ` (limit ${formatSize(inspected.HostConfig.Memory)})` : ''} and the kernel killed it at ${at}`;
+  else if (state.ExitCode === 137) why = `it was killed (SIGKILL) at ${at}`;
+  else if (state.ExitCode === 139) why = `it crashed with a segmentation fault (SIGSEGV) at ${at}`;
+  else why = `it stopped with exit code ${state.ExitCode}${state.Error ? ` (${state.Error})` : ''} at ${at}`;
+  return new SandboxError('session-dead', `The session ${name} is no longer running: ${why}.`, DEAD_HINT);
 }
