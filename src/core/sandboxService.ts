@@ -65,6 +65,8 @@ export class SandboxService {
   /** Container id → when a call last used it (in this process). */
   private readonly lastUsed = new Map<string, number>();
   private readonly events = new EventEmitter();
+  /** sandbox_id → why its session died, so that the next call says so instead of opening a fresh one. */
+  private readonly dead = new Map<string, SandboxError>();
 
   constructor(private readonly context: SandboxServiceContext) {}
 
@@ -90,6 +92,7 @@ export class SandboxService {
   async open(request: OpenRequest = {}, options: CallOptions = {}): Promise<OpenOutcome> {
     const name = checkSessionName(request.session ?? DEFAULT_SESSION);
     const id = sandboxIdFor(request.scope, name);
+    this.dead.delete(id); // opening explicitly is how a dead session is replaced
     const pending = this.opening.get(id);
     if (pending) return pending;
     const opening = this.openNow(id, name, request, options).finally(() => this.opening.delete(id));
@@ -99,6 +102,8 @@ export class SandboxService {
 
   /** The sandbox a tool call means: by sandbox_id (see sandboxIdFor) or container id, or the default one. */
   async sandbox(sandboxId: string | undefined, options: CallOptions = {}): Promise<Sandbox> {
+    const died = this.dead.get(sandboxId ?? DEFAULT_SESSION);
+    if (died) throw new SandboxError(died.reason, died.message, `${died.hint ?? ''} Close it with sandbox_close, or call sandbox_open to start a new sandbox with that name.`.trim());
     if (sandboxId === undefined) return (await this.open({}, options)).sandbox;
     const known = this.cached(sandboxId);
     if (known) return this.touch(known);
@@ -123,7 +128,10 @@ export class SandboxService {
     try {
       return await operation(sandbox);
     } catch (error) {
-      if (SandboxError.is(error, 'session-dead') || SandboxError.is(error, 'session-not-found')) this.forget(sandbox.info);
+      if (SandboxError.is(error, 'session-dead') || SandboxError.is(error, 'session-not-found')) {
+        this.dead.set(sandboxIdOf(sandbox.info), error);
+        this.forget(sandbox.info);
+      }
       throw error;
     } finally {
       this.touch(sandbox);
@@ -133,6 +141,8 @@ export class SandboxService {
   async close(sandboxId: string | undefined, signal?: AbortSignal): Promise<SessionInfo> {
     const id = sandboxId ?? DEFAULT_SESSION;
     const info = this.cached(id)?.info ?? (await this.find(id, signal));
+    const wasDead = this.dead.delete(id);
+    if (!info && wasDead) return { ...deadPlaceholder(id) };
     if (!info) throw new SandboxError('session-not-found', `No sandbox "${id}" is open in this workspace.`, 'Nothing to close.');
     await this.context.engine().remove(info.id, signal);
     this.forget(info);
@@ -144,6 +154,7 @@ export class SandboxService {
     await Promise.all(sessions.map((session) => this.context.engine().remove(session.id, signal)));
     this.sandboxes.clear();
     this.lastUsed.clear();
+    this.dead.clear();
     this.events.emit('change');
     return sessions;
   }
@@ -288,6 +299,13 @@ export class SandboxService {
     this.lastUsed.delete(info.id);
     this.events.emit('change');
   }
+}
+
+/** What close() reports for a session that had already died and disappeared. */
+function deadPlaceholder(sandboxId: string): SessionInfo {
+  const { scope, name } = parseSandboxId(sandboxId);
+  const spec = resolveSpec({ mode: 'code' });
+  return { id: '', name, engine: 'docker', mode: 'code', runtime: spec.runtime, image: '', spec, workspaceAccess: 'none', scope, network: false, createdAt: '', state: 'stopped', notices: [] };
 }
 
 function computeRuntime(runtime: Runtime): Exclude<Runtime, 'linux'> {

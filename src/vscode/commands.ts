@@ -8,6 +8,7 @@ import { errorMessage } from '../core/errors';
 import { formatExecResult } from '../core/tools/format';
 import type { EngineState } from './engineState';
 import type { Housekeeping } from './housekeeping';
+import type { SandboxSecrets } from './secrets';
 import { SECTION } from './settings';
 import { openSandboxTerminal } from './sandboxTerminal';
 
@@ -19,6 +20,7 @@ export interface CommandServices {
   runOutput: vscode.OutputChannel;
   track<T>(work: Promise<T>): Promise<T>;
   housekeeping: Housekeeping;
+  secrets: SandboxSecrets;
 }
 
 const LANGUAGE_RUNTIMES: Record<string, Runtime> = { python: 'python', javascript: 'node', shellscript: 'bash' };
@@ -164,7 +166,7 @@ async function runCode(services: CommandServices, document: vscode.TextDocument,
   services.engine.reportSuccess();
   const name = vscode.workspace.asRelativePath(document.uri);
   services.runOutput.appendLine(`▶ ${name} (${runtime}) — ${new Date().toLocaleTimeString()}`);
-  services.runOutput.appendLine(await formatExecResult(result, { engine: 'docker' }));
+  services.runOutput.appendLine(services.secrets.redact(await formatExecResult(result, { engine: 'docker' })));
   services.runOutput.appendLine('');
   services.runOutput.show(true);
   services.log.info(`Ran ${name} (${runtime}): ${result.outcome}, exit code ${result.exitCode}, ${result.durationMs} ms.`);

@@ -8,6 +8,7 @@ import { FileStore } from '../core/fileStore';
 import { WorkspaceLeases } from '../core/leases';
 import { SandboxService } from '../core/sandboxService';
 import { Housekeeping } from './housekeeping';
+import { SandboxSecrets } from './secrets';
 import { registerCommands } from './commands';
 import { EngineState } from './engineState';
 import { SECTION, readSettings } from './settings';
@@ -25,13 +26,15 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
   const log = vscode.window.createOutputChannel('Agent Sandbox', { log: true });
   const runOutput = vscode.window.createOutputChannel(vscode.l10n.t('Agent Sandbox: Runs'));
   const engine = new EngineState(readSettings, log);
+  const secrets = new SandboxSecrets(readSettings);
   const service = new SandboxService({
     engine: () => engine.get(),
     settings: readSettings,
     workspaceFolder,
     trusted: () => vscode.workspace.isTrusted,
     client: 'vscode',
-    log: (level, message) => (level === 'warn' ? log.warn(message) : log.info(message)),
+    injectedEnv: () => secrets.env(),
+    log: (level, message) => (level === 'warn' ? log.warn(secrets.redact(message)) : log.info(secrets.redact(message))),
   });
   const statusBar = new SandboxStatusBar(engine, service);
   const track = <T>(work: Promise<T>) => statusBar.track(work);
@@ -43,8 +46,8 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     runOutput,
     engine,
     statusBar,
-    ...registerTools({ service, engine, settings: readSettings, log, track, store, workspaceFolder: () => (vscode.workspace.isTrusted ? workspaceFolder() : undefined) }),
-    ...registerCommands({ service, engine, log, runOutput, track, housekeeping }),
+    ...registerTools({ service, engine, settings: readSettings, log, track, store, secrets, workspaceFolder: () => (vscode.workspace.isTrusted ? workspaceFolder() : undefined) }),
+    ...registerCommands({ service, engine, log, runOutput, track, housekeeping, secrets }),
     housekeeping,
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (!event.affectsConfiguration(SECTION)) return;

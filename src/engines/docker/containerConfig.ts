@@ -51,7 +51,8 @@ export function containerCreateOptions(plan: ContainerPlan): Docker.ContainerCre
     [LABEL.managed]: '1',
     [LABEL.mode]: spec.mode,
     [LABEL.created]: plan.createdAt,
-    [LABEL.spec]: JSON.stringify(spec),
+    // Without the environment's values: they may be secrets, and labels are shown by every docker ps.
+    [LABEL.spec]: JSON.stringify({ ...spec, env: Object.fromEntries(Object.keys(spec.env).map((name) => [name, ''])) }),
     [LABEL.user]: `${plan.user.uid}:${plan.user.gid}`,
   };
   if (plan.sessionName) labels[LABEL.session] = plan.sessionName;

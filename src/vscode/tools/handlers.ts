@@ -1,5 +1,5 @@
 /** What each language-model tool does with its validated input, on the sandbox service. */
-import type { ProgressCallback } from '../../core/engine';
+import type { ExecResult, ProgressCallback } from '../../core/engine';
 import { SandboxError } from '../../core/errors';
 import type { FileStore } from '../../core/fileStore';
 import { resolveWorkspacePath } from '../../core/paths';
@@ -15,6 +15,8 @@ export interface HandlerContext {
   engine: string;
   signal: AbortSignal;
   budget?: TextBudget;
+  /** Takes host secrets out of a result before it is formatted and shortened. */
+  redactResult?: (result: ExecResult) => ExecResult;
   onProgress?: ProgressCallback;
   /** The local file store that sandbox_stage_file reads and sandbox_publish_file writes. */
   store: FileStore;
@@ -41,7 +43,7 @@ export const TOOL_HANDLERS: { [N in ToolName]: Handler<N> } = {
       },
       { signal: context.signal, onProgress: context.onProgress },
     );
-    return formatExecResult(result, { engine: context.engine }, context.budget);
+    return formatExecResult(context.redactResult?.(result) ?? result, { engine: context.engine }, context.budget);
   },
 
   async sandbox_open(input, context) {
@@ -64,7 +66,7 @@ export const TOOL_HANDLERS: { [N in ToolName]: Handler<N> } = {
       input.sandbox_id,
       async (sandbox) => {
         const result = await sandbox.exec({ command: input.command, cmd: input.cmd, cwd: input.cwd, env: input.env, stdin: input.stdin, timeoutSeconds: input.timeout_seconds }, context.signal);
-        return formatExecResult(result, { engine: context.engine, sandboxId: sandboxIdOf(sandbox.info) }, context.budget);
+        return formatExecResult(context.redactResult?.(result) ?? result, { engine: context.engine, sandboxId: sandboxIdOf(sandbox.info) }, context.budget);
       },
       { signal: context.signal, onProgress: context.onProgress },
     );

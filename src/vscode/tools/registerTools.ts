@@ -7,7 +7,9 @@ import type { SandboxService } from '../../core/sandboxService';
 import type { Settings } from '../../core/settings';
 import { formatError } from '../../core/tools/format';
 import { TOOL_INPUT_SCHEMAS, type ToolName } from '../../core/tools/schemas';
+import type { ExecResult } from '../../core/engine';
 import { abortSignalFrom } from '../cancellation';
+import type { SandboxSecrets } from '../secrets';
 import type { EngineState } from '../engineState';
 import { describeInvocation } from './confirmations';
 import { TOOL_HANDLERS } from './handlers';
@@ -18,6 +20,8 @@ export interface ToolServices {
   settings(): Settings;
   log: vscode.LogOutputChannel;
   track<T>(work: Promise<T>): Promise<T>;
+  /** Keeps host secrets out of results and the log. */
+  secrets: SandboxSecrets;
   /** The local file store for sandbox_stage_file and sandbox_publish_file. */
   store: FileStore;
   /** The workspace folder the file tools may read and (after confirmation) write; undefined without one or when untrusted. */
@@ -73,14 +77,19 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
         ? { tokenBudget: options.tokenizationOptions.tokenBudget, countTokens: (text: string) => options.tokenizationOptions!.countTokens(text) }
         : { maxChars: DEFAULT_RESULT_CHARS };
       const handler = TOOL_HANDLERS[this.name] as (input: unknown, context: Parameters<(typeof TOOL_HANDLERS)['sandbox_run']>[1]) => Promise<string>;
-      const text = await this.services.track(handler(parsed.data, { service: this.services.service, engine: 'docker', signal: cancellation.signal, budget, store: this.services.store, workspaceFolder: this.services.workspaceFolder() }));
+      const secrets = this.services.secrets;
+      const redactResult = (result: ExecResult) => ({ ...result, stdout: secrets.redact(result.stdout), stderr: secrets.redact(result.stderr) });
+      // Output is redacted before it is shortened to the budget, and the whole answer once more after.
+      const raw = await this.services.track(handler(parsed.data, { service: this.services.service, engine: 'docker', signal: cancellation.signal, budget, redactResult, store: this.services.store, workspaceFolder: this.services.workspaceFolder() }));
+      const text = secrets.redact(raw);
       this.services.engine.reportSuccess();
       this.services.log.info(`${this.name} (${Math.round(performance.now() - started)} ms): ${firstLine(text)}`);
       return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
     } catch (error) {
       this.services.engine.reportFailure(error);
-      this.services.log.error(`${this.name} failed after ${Math.round(performance.now() - started)} ms: ${errorMessage(error).replace(/\n/g, ' ')}`);
-      throw new Error(SandboxError.is(error) ? formatError(error) : errorMessage(error));
+      const redact = (text: string) => this.services.secrets.redact(text);
+      this.services.log.error(`${this.name} failed after ${Math.round(performance.now() - started)} ms: ${redact(errorMessage(error)).replace(/\n/g, ' ')}`);
+      throw new Error(redact(SandboxError.is(error) ? formatError(error) : errorMessage(error)));
     } finally {
       cancellation.dispose();
     }
