@@ -11,7 +11,7 @@ import { SandboxError } from './errors';
 import { resolveSpec } from './resolveSpec';
 import { DEFAULT_SESSION, checkSessionName, parseSandboxId, sandboxIdFor, sandboxIdOf } from './sessions';
 import { specFromSettings, type Settings } from './settings';
-import type { Runtime, SandboxSpec, WorkspaceAccess } from './spec';
+import type { Runtime, SandboxSpec, SpecLayer, WorkspaceAccess } from './spec';
 
 const ACCESS_ORDER: Record<WorkspaceAccess, number> = { none: 0, ro: 1, rw: 2 };
 
@@ -34,6 +34,8 @@ export interface SandboxServiceContext {
 export interface OpenRequest {
   session?: string;
   scope?: SessionScope;
+  /** More configuration for a new session, e.g. an agent's `sandbox:` block (limits, image, packages); the policy still applies. */
+  layer?: SpecLayer;
   runtime?: Runtime;
   workspaceAccess?: WorkspaceAccess;
   network?: boolean;
@@ -255,17 +257,17 @@ export class SandboxService {
     const settings = this.context.settings();
     const notices: string[] = [];
     const allowed = this.allowedAccess();
-    let access = request.workspaceAccess ?? allowed;
+    let access = request.workspaceAccess ?? request.layer?.workspaceAccess ?? allowed;
     if (ACCESS_ORDER[access] > ACCESS_ORDER[allowed]) {
       notices.push(`Workspace access "${access}" was asked for, but the user allows at most "${allowed}"${this.context.trusted() ? '' : ' (the workspace is not trusted)'}; the sandbox got "${allowed}".`);
       access = allowed;
     }
-    let network = request.network ?? settings.network;
+    let network = request.network ?? request.layer?.network ?? settings.network;
     if (network && !settings.network) {
       notices.push('Network access was asked for, but the user has not allowed network (setting agentSandbox.network); the sandbox has no network.');
       network = false;
     }
-    const spec = resolveSpec(specFromSettings(settings), { mode: 'code', runtime: request.runtime, workspaceAccess: access, network, env: this.context.injectedEnv?.() });
+    const spec = resolveSpec(specFromSettings(settings), request.layer, { mode: 'code', runtime: request.runtime ?? request.layer?.runtime, workspaceAccess: access, network, env: { ...request.layer?.env, ...this.context.injectedEnv?.() } });
     return { spec, notices };
   }
 
