@@ -54,6 +54,9 @@ npx mocha --config test/unit/.mocharc.json
 log "engine tier (Docker Engine, CLI)"
 npx mocha --config test/engine/.mocharc.json
 
+log "webview tier (the built panel in Chromium)"
+npx mocha --config test/webview/.mocharc.json
+
 log "vscode tier (real extension host in code-server, against the engine)"
 node test/vscode/runInCodeServer.mjs
 log "vscode tier, untrusted workspace"

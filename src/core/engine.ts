@@ -206,6 +206,15 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
+/** Live resource use of a sandbox. */
+export interface SessionStats {
+  id: string;
+  /** Percent of one core: 150 means one and a half cores busy. */
+  cpuPercent: number;
+  memoryBytes: number;
+  memoryLimitBytes: number;
+}
+
 export interface SessionFilter {
   name?: string;
   workspaceFolder?: string;
@@ -225,5 +234,9 @@ export interface SandboxEngine {
   remove(id: string, signal?: AbortSignal): Promise<void>;
   /** Fires when a sandbox dies or is removed by anything but this process; engines that can tell provide it. */
   onSessionDeath?(listener: (death: SessionDeath) => void): { dispose(): void };
+  /** Live CPU and memory of a sandbox, about once a second, while watched; engines that can measure offer it. */
+  watchStats?(id: string, listener: (stats: SessionStats) => void): { dispose(): void };
+  /** Why a sandbox that is no longer running stopped, in words, when the engine knows. */
+  deathReason?(id: string): string | undefined;
   dispose(): Promise<void>;
 }

@@ -32,6 +32,8 @@ export interface SandboxServiceContext {
 }
 
 export interface OpenRequest {
+  /** The user asked (a command or the panel), not an agent: only trust and a folder limit workspace access. */
+  byUser?: boolean;
   session?: string;
   scope?: SessionScope;
   /** More configuration for a new session, e.g. an agent's `sandbox:` block (limits, image, packages); the policy still applies. */
@@ -162,9 +164,9 @@ export class SandboxService {
   }
 
   /** Closes a session and opens a fresh one with the same name and configuration; its files are lost. */
-  async restart(sandboxId: string, options: CallOptions & { workspaceAccess?: WorkspaceAccess } = {}): Promise<OpenOutcome> {
+  async restart(sandboxId: string, options: CallOptions & { workspaceAccess?: WorkspaceAccess; byUser?: boolean } = {}): Promise<OpenOutcome> {
     const closed = await this.close(sandboxId, options.signal);
-    return this.open({ session: closed.name, scope: closed.scope, runtime: closed.runtime, workspaceAccess: options.workspaceAccess ?? closed.workspaceAccess, network: closed.network }, options);
+    return this.open({ session: closed.name, scope: closed.scope, runtime: closed.runtime, workspaceAccess: options.workspaceAccess ?? closed.workspaceAccess, network: closed.network, byUser: options.byUser }, options);
   }
 
   /** Sessions of this workspace in every scope, from the engine (those opened elsewhere, e.g. by the CLI, show too). */
@@ -193,6 +195,11 @@ export class SandboxService {
       collected.push({ session, reason });
     }
     return collected;
+  }
+
+  /** When a call last used this container in this process, if one did. */
+  lastUsedAt(containerId: string): number | undefined {
+    return this.lastUsed.get(containerId);
   }
 
   /** Forget cached handles, e.g. after the engine settings changed. */
@@ -256,8 +263,8 @@ export class SandboxService {
   private sessionSpec(request: OpenRequest): { spec: SandboxSpec; notices: string[] } {
     const settings = this.context.settings();
     const notices: string[] = [];
-    const allowed = this.allowedAccess();
-    let access = request.workspaceAccess ?? request.layer?.workspaceAccess ?? allowed;
+    const allowed = request.byUser ? (this.context.trusted() && this.context.workspaceFolder() ? 'rw' : 'none') : this.allowedAccess();
+    let access = request.workspaceAccess ?? request.layer?.workspaceAccess ?? this.allowedAccess();
     if (ACCESS_ORDER[access] > ACCESS_ORDER[allowed]) {
       notices.push(`Workspace access "${access}" was asked for, but the user allows at most "${allowed}"${this.context.trusted() ? '' : ' (the workspace is not trusted)'}; the sandbox got "${allowed}".`);
       access = allowed;

@@ -1,20 +1,107 @@
 /**
- * Messages between the extension and the Sandbox panel's webview. The host validates everything that
- * arrives with these schemas; the panel issue grows this union.
+ * Messages between the extension and the Sandbox panel's webview: a discriminated union each way.
+ * The host validates everything that arrives from the webview with these schemas.
  */
 import { z } from 'zod';
 
-export const webviewToHostSchema = z.discriminatedUnion('type', [z.object({ type: z.literal('ready') })]);
-export type WebviewToHost = z.output<typeof webviewToHostSchema>;
+const access = z.enum(['none', 'ro', 'rw']);
+const runtime = z.enum(['python', 'node', 'bash', 'linux']);
 
-export const engineStatusSchema = z.object({
-  type: z.literal('engineStatus'),
-  engine: z.enum(['docker', 'virtual']),
-  connected: z.boolean(),
+export const engineViewSchema = z.object({
+  kind: z.string(),
+  state: z.enum(['unknown', 'connecting', 'connected', 'unavailable']),
   endpoint: z.string(),
+  product: z.string().optional(),
   version: z.string().optional(),
   problem: z.string().optional(),
+  /** The fix, when the engine cannot be reached: a short sentence with the command or setting. */
+  fix: z.string().optional(),
+  isolation: z.string().optional(),
 });
+export type EngineView = z.output<typeof engineViewSchema>;
 
-export const hostToWebviewSchema = z.discriminatedUnion('type', [engineStatusSchema]);
+export const sessionViewSchema = z.object({
+  id: z.string(),
+  sandboxId: z.string(),
+  name: z.string(),
+  scope: z.string(),
+  runtime,
+  image: z.string(),
+  state: z.enum(['starting', 'running', 'idle', 'dead']),
+  /** Why a dead session died, in words. */
+  deathReason: z.string().optional(),
+  createdAt: z.string(),
+  lastUsedAt: z.string().optional(),
+  workspaceAccess: access,
+  network: z.boolean(),
+  memoryLimitBytes: z.number(),
+  cpus: z.number(),
+  lastCommand: z.object({ summary: z.string(), exitCode: z.number().nullable(), at: z.string() }).optional(),
+});
+export type SessionView = z.output<typeof sessionViewSchema>;
+
+export const statsViewSchema = z.object({ id: z.string(), cpuPercent: z.number(), memoryBytes: z.number(), memoryLimitBytes: z.number() });
+export type StatsView = z.output<typeof statsViewSchema>;
+
+export const defaultsViewSchema = z.object({
+  memory: z.string(),
+  cpus: z.number(),
+  pids: z.number(),
+  timeoutSeconds: z.number(),
+  maxStdoutBytes: z.number(),
+  maxStderrBytes: z.number(),
+  workspaceAccess: access,
+  network: z.boolean(),
+  /** Where the values come from: the workspace's settings or the user's. */
+  target: z.enum(['user', 'workspace']),
+  canUseWorkspace: z.boolean(),
+});
+export type DefaultsView = z.output<typeof defaultsViewSchema>;
+
+export const activityViewSchema = z.object({
+  tool: z.string(),
+  summary: z.string(),
+  exitCode: z.number().nullable(),
+  ok: z.boolean(),
+  durationMs: z.number(),
+  at: z.string(),
+  sandboxId: z.string().optional(),
+});
+export type ActivityView = z.output<typeof activityViewSchema>;
+
+export const hostToWebviewSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('state'), engine: engineViewSchema, sessions: z.array(sessionViewSchema), defaults: defaultsViewSchema, activity: z.array(activityViewSchema) }),
+  z.object({ type: z.literal('engine'), engine: engineViewSchema }),
+  z.object({ type: z.literal('sessions'), sessions: z.array(sessionViewSchema) }),
+  z.object({ type: z.literal('stats'), stats: statsViewSchema }),
+  z.object({ type: z.literal('activity'), entry: activityViewSchema }),
+  z.object({ type: z.literal('defaults'), defaults: defaultsViewSchema }),
+  z.object({ type: z.literal('result'), action: z.string(), ok: z.boolean(), message: z.string() }),
+]);
 export type HostToWebview = z.output<typeof hostToWebviewSchema>;
+
+export const defaultsEditSchema = z.object({
+  memory: z.string().regex(/^\d+(\.\d+)?\s*([kKmMgG]([iI]?[bB])?)?$/, 'write memory like 512m or 1g'),
+  cpus: z.number().min(0.05).max(64),
+  pids: z.number().int().min(16).max(32768),
+  timeoutSeconds: z.number().min(1).max(86400),
+  maxStdoutBytes: z.number().int().min(1024),
+  maxStderrBytes: z.number().int().min(1024),
+  workspaceAccess: access,
+  network: z.boolean(),
+  target: z.enum(['user', 'workspace']),
+});
+export type DefaultsEdit = z.output<typeof defaultsEditSchema>;
+
+export const webviewToHostSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('ready') }),
+  z.object({ type: z.literal('retryEngine') }),
+  z.object({ type: z.literal('showLog') }),
+  z.object({ type: z.literal('openSession'), name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/), runtime }),
+  z.object({ type: z.literal('restartSession'), sandboxId: z.string().min(1) }),
+  z.object({ type: z.literal('closeSession'), sandboxId: z.string().min(1) }),
+  z.object({ type: z.literal('openTerminal'), sandboxId: z.string().min(1) }),
+  z.object({ type: z.literal('setAccess'), sandboxId: z.string().min(1), access }),
+  z.object({ type: z.literal('saveDefaults'), defaults: defaultsEditSchema }),
+]);
+export type WebviewToHost = z.output<typeof webviewToHostSchema>;

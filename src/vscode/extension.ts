@@ -8,6 +8,8 @@ import { FileStore } from '../core/fileStore';
 import { WorkspaceLeases } from '../core/leases';
 import { SandboxService } from '../core/sandboxService';
 import { Housekeeping } from './housekeeping';
+import { SandboxPanel } from './panel/panelProvider';
+import { ActivityLog } from '../core/activityLog';
 import { SandboxSecrets } from './secrets';
 import { registerCommands } from './commands';
 import { EngineState } from './engineState';
@@ -20,6 +22,8 @@ export interface AgentSandboxApi {
   readonly service: SandboxService;
   readonly engine: EngineState;
   readonly housekeeping: Housekeeping;
+  readonly panel: SandboxPanel;
+  readonly activity: ActivityLog;
 }
 
 export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
@@ -38,6 +42,8 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
   });
   const statusBar = new SandboxStatusBar(engine, service);
   const track = <T>(work: Promise<T>) => statusBar.track(work);
+  const activity = new ActivityLog();
+  const panel = new SandboxPanel({ extensionUri: context.extensionUri, service, engine, activity, settings: readSettings, log, track });
   const housekeeping = new Housekeeping(service, engine, new WorkspaceLeases(), readSettings, workspaceFolder, context.extensionPath, log);
   const store = new FileStore(vscode.Uri.joinPath(context.globalStorageUri, 'files').fsPath);
 
@@ -46,9 +52,12 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     runOutput,
     engine,
     statusBar,
-    ...registerTools({ service, engine, settings: readSettings, log, track, store, secrets, workspaceFolder: () => (vscode.workspace.isTrusted ? workspaceFolder() : undefined) }),
+    ...registerTools({ service, engine, settings: readSettings, log, track, store, secrets, activity, workspaceFolder: () => (vscode.workspace.isTrusted ? workspaceFolder() : undefined) }),
     ...registerCommands({ service, engine, log, runOutput, track, housekeeping, secrets }),
     housekeeping,
+    panel,
+    vscode.window.registerWebviewViewProvider(SandboxPanel.viewId, panel),
+    vscode.commands.registerCommand('agentSandbox.showPanel', () => vscode.commands.executeCommand(`${SandboxPanel.viewId}.focus`)),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (!event.affectsConfiguration(SECTION)) return;
       try {
@@ -64,7 +73,7 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     vscode.workspace.onDidChangeWorkspaceFolders(() => service.reset()),
   );
   log.info(`Agent Sandbox ${context.extension.packageJSON.version as string} activated (${vscode.env.appName} ${vscode.version}, extension host ${process.version}).`);
-  return { log, service, engine, housekeeping };
+  return { log, service, engine, housekeeping, panel, activity };
 }
 
 export function deactivate(): void {

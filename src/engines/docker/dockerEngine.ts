@@ -2,16 +2,17 @@
 import Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
 import { SandboxError, abortError } from '../../core/errors';
-import type { EngineInfo, OpenOptions, Sandbox, SandboxEngine, SessionClient, SessionFilter, SessionInfo } from '../../core/engine';
+import type { EngineInfo, OpenOptions, Sandbox, SandboxEngine, SessionClient, SessionFilter, SessionInfo, SessionStats } from '../../core/engine';
 import { chooseImage } from '../../core/images';
 import { WORKSPACE_DIR } from '../../core/paths';
-import type { SessionDeath } from '../../core/sessionDeath';
+import { describeDeath, type SessionDeath } from '../../core/sessionDeath';
 import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec';
 import { connectionError, isConnectionError, resolveEndpoint, type Endpoint } from './connection';
 import { SANDBOX_HOME, containerCreateOptions, sandboxUser } from './containerConfig';
 import { DockerSandbox, deadSessionError } from './dockerSandbox';
 import { ContainerDeathWatcher } from './events';
 import { ImageResolver } from './images';
+import { watchContainerStats } from './stats';
 import { CONTAINER_PREFIX, LABEL } from './labels';
 import { installPackages } from './packages';
 import { buildTar, type TarEntry } from './tar';
@@ -42,6 +43,15 @@ export class DockerEngine implements SandboxEngine {
   /** Fires when a sandbox container dies or is removed by anything but this process. */
   onSessionDeath(listener: (death: SessionDeath) => void): { dispose(): void } {
     return this.deaths.onDeath(listener);
+  }
+
+  watchStats(id: string, listener: (stats: SessionStats) => void): { dispose(): void } {
+    return watchContainerStats(this.docker.getContainer(id), listener, () => undefined);
+  }
+
+  deathReason(id: string): string | undefined {
+    const reason = this.deaths.reasonFor(id);
+    return reason ? describeDeath(reason) : undefined;
   }
 
   /** Runs an engine call, turning transport failures into errors that say how to fix them. */

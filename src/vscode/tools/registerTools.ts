@@ -8,6 +8,8 @@ import type { Settings } from '../../core/settings';
 import { formatError } from '../../core/tools/format';
 import { TOOL_INPUT_SCHEMAS, type ToolName } from '../../core/tools/schemas';
 import type { ExecResult } from '../../core/engine';
+import { summarizeInput, type ActivityLog } from '../../core/activityLog';
+import { sandboxIdFor } from '../../core/sessions';
 import { abortSignalFrom } from '../cancellation';
 import type { SandboxSecrets } from '../secrets';
 import type { EngineState } from '../engineState';
@@ -20,6 +22,8 @@ export interface ToolServices {
   settings(): Settings;
   log: vscode.LogOutputChannel;
   track<T>(work: Promise<T>): Promise<T>;
+  /** The recent calls, for the panel. */
+  activity: ActivityLog;
   /** Keeps host secrets out of results and the log. */
   secrets: SandboxSecrets;
   /** The local file store for sandbox_stage_file and sandbox_publish_file. */
@@ -84,15 +88,33 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
       const text = secrets.redact(raw);
       this.services.engine.reportSuccess();
       this.services.log.info(`${this.name} (${Math.round(performance.now() - started)} ms): ${firstLine(text)}`);
+      this.record(parsed.data, started, true, /\bexit code (\d+)/.exec(firstLine(text))?.[1]);
       return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
     } catch (error) {
       this.services.engine.reportFailure(error);
       const redact = (text: string) => this.services.secrets.redact(text);
       this.services.log.error(`${this.name} failed after ${Math.round(performance.now() - started)} ms: ${redact(errorMessage(error)).replace(/\n/g, ' ')}`);
+      this.record(parsed.data, started, false);
       throw new Error(redact(SandboxError.is(error) ? formatError(error) : errorMessage(error)));
     } finally {
       cancellation.dispose();
     }
+  }
+
+  /** One line in the panel's Activity list, redacted like everything else. */
+  private record(input: object, started: number, ok: boolean, exitCode?: string): void {
+    const fields = input as { sandbox_id?: string; session?: string; scope?: string; agent?: string; workflow_run?: string };
+    const scope = fields.scope === 'agent' ? { kind: 'agent' as const, key: fields.agent } : fields.scope === 'workflow' ? { kind: 'workflow' as const, key: fields.workflow_run } : undefined;
+    const sandboxId = this.name === 'sandbox_run' ? undefined : this.name === 'sandbox_open' ? sandboxIdFor(scope, fields.session ?? 'default') : (fields.sandbox_id ?? 'default');
+    this.services.activity.record({
+      tool: this.name,
+      summary: this.services.secrets.redact(summarizeInput(this.name, input as Record<string, unknown>)),
+      exitCode: exitCode === undefined ? null : Number(exitCode),
+      ok: ok && (exitCode === undefined || exitCode === '0'),
+      durationMs: Math.round(performance.now() - started),
+      at: new Date().toISOString(),
+      ...(sandboxId ? { sandboxId } : {}),
+    });
   }
 }
 

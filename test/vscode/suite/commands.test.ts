@@ -24,7 +24,7 @@ suite('Sandbox commands', () => {
   test('every command is contributed with the Sandbox category and registered', async () => {
     const contributed = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON.contributes.commands as { command: string; category: string }[];
     const registered = await vscode.commands.getCommands(true);
-    for (const id of ['openSession', 'closeSession', 'closeAllSessions', 'restartSession', 'runSelection', 'runFile', 'openTerminal', 'setWorkspaceAccess', 'showLog']) {
+    for (const id of ['openSession', 'closeSession', 'closeAllSessions', 'restartSession', 'runSelection', 'runFile', 'openTerminal', 'setWorkspaceAccess', 'cleanUpOrphans', 'showPanel', 'showLog']) {
       const command = `agentSandbox.${id}`;
       assert.ok(contributed.some((entry) => entry.command === command && ['Sandbox', '%command.category%'].includes(entry.category)), `${command} is not contributed`);
       assert.ok(registered.includes(command), `${command} is not registered`);

@@ -1,0 +1,246 @@
+/**
+ * The Sandbox panel in VS Code's bottom panel. It sends the full state when the webview is ready,
+ * then events; live stats stream only while the panel is visible. Every message from the webview
+ * is validated before anything acts on it.
+ */
+import * as vscode from 'vscode';
+import type { ActivityLog } from '../../core/activityLog';
+import { errorMessage } from '../../core/errors';
+import type { SandboxService } from '../../core/sandboxService';
+import type { Settings } from '../../core/settings';
+import { parseSize } from '../../core/units';
+import { webviewToHostSchema, type DefaultsEdit, type HostToWebview, type WebviewToHost } from '../../shared/protocol';
+import type { EngineState } from '../engineState';
+import { SECTION } from '../settings';
+import { panelHtml } from './panelHtml';
+import { activityView, defaultsView, engineView, sessionView } from './panelViews';
+
+export interface PanelServices {
+  extensionUri: vscode.Uri;
+  service: SandboxService;
+  engine: EngineState;
+  activity: ActivityLog;
+  settings(): Settings;
+  log: vscode.LogOutputChannel;
+  track<T>(work: Promise<T>): Promise<T>;
+}
+
+export interface ReceiveOptions {
+  /** Tests answer the confirmation dialogs this way; people click. */
+  confirmed?: boolean;
+}
+
+export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposable {
+  static readonly viewId = 'agentSandbox.panel';
+  private view: vscode.WebviewView | undefined;
+  private live: vscode.Disposable[] = [];
+  private readonly stats = new Map<string, { dispose(): void }>();
+  private readonly sent: HostToWebview[] = [];
+  private refreshTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly services: PanelServices) {}
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    view.webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(this.services.extensionUri, 'dist')] };
+    view.webview.html = panelHtml(view.webview, this.services.extensionUri);
+    view.webview.onDidReceiveMessage((message: unknown) => void this.receive(message));
+    view.onDidChangeVisibility(() => (view.visible ? this.startLive() : this.stopLive()));
+    view.onDidDispose(() => {
+      this.stopLive();
+      this.view = undefined;
+    });
+    if (view.visible) this.startLive();
+  }
+
+  /** The messages sent to the webview, newest last (for tests and diagnostics). */
+  posted(): readonly HostToWebview[] {
+    return this.sent;
+  }
+
+  /** Handles one message from the webview; anything that is not a valid message is refused. */
+  async receive(raw: unknown, options: ReceiveOptions = {}): Promise<void> {
+    const parsed = webviewToHostSchema.safeParse(raw);
+    if (!parsed.success) {
+      this.services.log.warn(`Sandbox panel sent an invalid message: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+      return;
+    }
+    const message = parsed.data;
+    try {
+      const result = await this.act(message, options);
+      if (result) this.post({ type: 'result', action: message.type, ok: true, message: result });
+    } catch (error) {
+      this.services.engine.reportFailure(error);
+      this.services.log.error(`Sandbox panel, ${message.type}: ${errorMessage(error)}`);
+      this.post({ type: 'result', action: message.type, ok: false, message: errorMessage(error).split('\n')[0]! });
+    }
+  }
+
+  dispose(): void {
+    this.stopLive();
+  }
+
+  private async act(message: WebviewToHost, options: ReceiveOptions): Promise<string | undefined> {
+    const { service, track } = this.services;
+    switch (message.type) {
+      case 'ready':
+        if (this.services.engine.status.state === 'unknown') await this.services.engine.check();
+        await this.sendState();
+        return undefined;
+      case 'retryEngine': {
+        const status = await this.services.engine.check();
+        await this.sendState();
+        return status.state === 'connected' ? vscode.l10n.t('Connected to {0} {1}.', status.info.product, status.info.version) : undefined;
+      }
+      case 'showLog':
+        this.services.log.show(true);
+        return undefined;
+      case 'openSession': {
+        const opened = await track(service.open({ session: message.name, runtime: message.runtime, byUser: true }));
+        this.services.engine.reportSuccess();
+        return opened.created ? vscode.l10n.t('Opened session {0}.', message.name) : vscode.l10n.t('Session {0} was already open.', message.name);
+      }
+      case 'closeSession':
+        await track(service.close(message.sandboxId));
+        return vscode.l10n.t('Closed session {0}.', message.sandboxId);
+      case 'restartSession':
+        if (!(await this.confirm(options, vscode.l10n.t('Restart session {0}? Its files, installed packages and processes are lost.', message.sandboxId), vscode.l10n.t('Restart')))) return undefined;
+        await track(service.restart(message.sandboxId, { byUser: true }));
+        return vscode.l10n.t('Restarted session {0}.', message.sandboxId);
+      case 'openTerminal':
+        await vscode.commands.executeCommand('agentSandbox.openTerminal', message.sandboxId);
+        return undefined;
+      case 'setAccess': {
+        if (message.access !== 'none' && !vscode.workspace.isTrusted) throw new Error(vscode.l10n.t('This workspace is not trusted: sandboxes cannot see it.'));
+        const question = vscode.l10n.t('Recreate session {0} with workspace access "{1}"? The container is replaced: its files outside the workspace folder, installed packages and processes are lost.', message.sandboxId, message.access);
+        if (!(await this.confirm(options, question, vscode.l10n.t('Recreate')))) {
+          await this.sendSessions();
+          return undefined;
+        }
+        const restarted = await track(service.restart(message.sandboxId, { workspaceAccess: message.access, byUser: true }));
+        return vscode.l10n.t('Session {0} now has workspace access "{1}".', message.sandboxId, restarted.sandbox.info.workspaceAccess);
+      }
+      case 'saveDefaults':
+        await this.saveDefaults(message.defaults);
+        return vscode.l10n.t('Saved the defaults to your {0} settings.', message.defaults.target);
+    }
+  }
+
+  private async confirm(options: ReceiveOptions, question: string, action: string): Promise<boolean> {
+    if (options.confirmed !== undefined) return options.confirmed;
+    return (await vscode.window.showWarningMessage(question, { modal: true }, action)) === action;
+  }
+
+  private async saveDefaults(defaults: DefaultsEdit): Promise<void> {
+    if (parseSize(defaults.memory) === undefined) throw new Error(vscode.l10n.t('Memory must be a size like 512m or 1g.'));
+    const target = defaults.target === 'workspace' && vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+    const config = vscode.workspace.getConfiguration(SECTION);
+    const values: [string, unknown][] = [
+      ['limits.memory', defaults.memory],
+      ['limits.cpus', defaults.cpus],
+      ['limits.pids', defaults.pids],
+      ['timeoutSeconds', defaults.timeoutSeconds],
+      ['limits.maxStdoutBytes', defaults.maxStdoutBytes],
+      ['limits.maxStderrBytes', defaults.maxStderrBytes],
+      ['workspaceAccess', defaults.workspaceAccess],
+      ['network', defaults.network],
+    ];
+    for (const [key, value] of values) await config.update(key, value, target);
+    this.services.settings(); // throws, with the setting named, if the result is not valid
+  }
+
+  private startLive(): void {
+    this.stopLive();
+    const { engine, service, activity } = this.services;
+    this.live.push(
+      engine.onDidChange((status) => {
+        this.post({ type: 'engine', engine: engineView(status, engineKind(engine)) });
+        if (status.state === 'connected') this.scheduleSessions();
+      }),
+      service.onDidChangeSessions(() => this.scheduleSessions()),
+      activity.onEntry((entry) => {
+        this.post({ type: 'activity', entry: activityView(entry) });
+        this.scheduleSessions();
+      }),
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (!event.affectsConfiguration(SECTION)) return;
+        try {
+          this.post({ type: 'defaults', defaults: defaultsView(this.services.settings()) });
+        } catch {
+          // Invalid settings are reported by the extension's own listener.
+        }
+      }),
+    );
+    void this.sendState();
+  }
+
+  private stopLive(): void {
+    for (const disposable of this.live) disposable.dispose();
+    this.live = [];
+    for (const watcher of this.stats.values()) watcher.dispose();
+    this.stats.clear();
+    clearTimeout(this.refreshTimer);
+  }
+
+  /** Coalesces bursts of changes (a restart is a close and an open) into one sessions update. */
+  private scheduleSessions(): void {
+    clearTimeout(this.refreshTimer);
+    this.refreshTimer = setTimeout(() => void this.sendSessions(), 100);
+  }
+
+  private async sendState(): Promise<void> {
+    const { engine, activity } = this.services;
+    let defaults;
+    try {
+      defaults = defaultsView(this.services.settings());
+    } catch {
+      defaults = undefined;
+    }
+    const sessions = await this.sessionViews();
+    if (!defaults) return;
+    this.post({ type: 'state', engine: engineView(engine.status, engineKind(engine)), sessions, defaults, activity: activity.recent().map(activityView) });
+  }
+
+  private async sendSessions(): Promise<void> {
+    this.post({ type: 'sessions', sessions: await this.sessionViews() });
+  }
+
+  private async sessionViews() {
+    const { engine, service, activity } = this.services;
+    if (engine.status.state !== 'connected') return [];
+    const sessions = await service.list().catch(() => []);
+    const views = sessions.map((session) => sessionView(session, service, activity, engine.get()));
+    this.followStats(views.filter((view) => view.state !== 'dead').map((view) => view.id));
+    return views;
+  }
+
+  /** Live stats for exactly the running sessions, only while the panel is visible. */
+  private followStats(ids: string[]): void {
+    if (!this.view?.visible) return;
+    for (const [id, watcher] of this.stats) {
+      if (ids.includes(id)) continue;
+      watcher.dispose();
+      this.stats.delete(id);
+    }
+    const engine = this.services.engine.get();
+    for (const id of ids) {
+      if (this.stats.has(id) || !engine.watchStats) continue;
+      this.stats.set(id, engine.watchStats(id, (stats) => this.post({ type: 'stats', stats })));
+    }
+  }
+
+  private post(message: HostToWebview): void {
+    this.sent.push(message);
+    if (this.sent.length > 200) this.sent.shift();
+    void this.view?.webview.postMessage(message);
+  }
+}
+
+/** The engine's name for the panel, without reaching the engine. */
+function engineKind(engine: EngineState): string {
+  try {
+    return engine.get().kind;
+  } catch {
+    return 'engine';
+  }
+}

@@ -1,0 +1,70 @@
+/** What the panel shows, built from the services' state: engine, sessions, defaults, activity. */
+import * as vscode from 'vscode';
+import type { ActivityEntry, ActivityLog } from '../../core/activityLog';
+import type { SandboxEngine, SessionInfo } from '../../core/engine';
+import type { SandboxService } from '../../core/sandboxService';
+import { sandboxIdOf } from '../../core/sessions';
+import type { Settings } from '../../core/settings';
+import { formatSize } from '../../core/units';
+import type { ActivityView, DefaultsView, EngineView, SessionView } from '../../shared/protocol';
+import type { EngineStatus } from '../engineState';
+import { SECTION } from '../settings';
+
+/** A session unused for this long shows as idle. */
+const IDLE_AFTER_MS = 60_000;
+
+export function engineView(status: EngineStatus, kind: string): EngineView {
+  const view: EngineView = { kind, state: status.state, endpoint: status.endpoint };
+  if (status.state === 'connected') return { ...view, product: status.info.product, version: status.info.version };
+  if (status.state === 'unavailable') return { ...view, problem: status.problem.split('\n')[0], fix: status.problem.split('\n').slice(1).join(' ') || undefined };
+  return view;
+}
+
+export function sessionView(info: SessionInfo, service: SandboxService, activity: ActivityLog, engine: SandboxEngine, now = Date.now()): SessionView {
+  const sandboxId = sandboxIdOf(info);
+  const lastUsed = service.lastUsedAt(info.id);
+  const last = activity.lastCommand(sandboxId);
+  const dead = info.state !== 'running';
+  return {
+    id: info.id,
+    sandboxId,
+    name: info.name ?? info.id.slice(0, 12),
+    scope: info.scope.kind,
+    runtime: info.runtime,
+    image: info.image,
+    state: dead ? 'dead' : lastUsed !== undefined && now - lastUsed > IDLE_AFTER_MS ? 'idle' : 'running',
+    ...(dead ? { deathReason: capitalize(engine.deathReason?.(info.id) ?? 'it is no longer running') } : {}),
+    createdAt: info.createdAt,
+    ...(lastUsed !== undefined ? { lastUsedAt: new Date(lastUsed).toISOString() } : {}),
+    workspaceAccess: info.workspaceAccess,
+    network: info.network,
+    memoryLimitBytes: info.spec.limits.memoryBytes,
+    cpus: info.spec.limits.cpus,
+    ...(last ? { lastCommand: { summary: last.summary, exitCode: last.exitCode, at: last.at } } : {}),
+  };
+}
+
+export function defaultsView(settings: Settings): DefaultsView {
+  const inspected = vscode.workspace.getConfiguration(SECTION).inspect('limits.memory');
+  const canUseWorkspace = Boolean(vscode.workspace.workspaceFolders?.length);
+  return {
+    memory: formatSize(settings.limits.memory).replace(/ (.)iB$/, (_, unit: string) => unit.toLowerCase()).replace(' bytes', ''),
+    cpus: settings.limits.cpus,
+    pids: settings.limits.pids,
+    timeoutSeconds: settings.timeoutSeconds,
+    maxStdoutBytes: settings.limits.maxStdoutBytes,
+    maxStderrBytes: settings.limits.maxStderrBytes,
+    workspaceAccess: settings.workspaceAccess,
+    network: settings.network,
+    target: canUseWorkspace && inspected?.workspaceValue !== undefined ? 'workspace' : 'user',
+    canUseWorkspace,
+  };
+}
+
+export function activityView(entry: ActivityEntry): ActivityView {
+  return { ...entry };
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

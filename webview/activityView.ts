@@ -1,0 +1,33 @@
+/** The most recent tool calls: tool, summary, exit code, duration. */
+import type { ActivityView } from '../src/shared/protocol';
+import { h } from './dom';
+import { formatDuration, formatTime } from './format';
+
+export function renderActivity(activity: ActivityView[]): HTMLElement {
+  const section = h('section', { class: 'activity', 'aria-labelledby': 'activity-title' }, h('h2', { id: 'activity-title' }, 'Activity'));
+  if (activity.length === 0) {
+    section.append(h('p', { class: 'empty muted' }, 'No tool calls yet.'));
+    return section;
+  }
+  const list = h('ol', { class: 'activity-list', role: 'list' });
+  for (const entry of [...activity].reverse()) {
+    const exit = entry.exitCode === null ? (entry.ok ? '' : 'error') : `exit ${entry.exitCode}`;
+    list.append(
+      h(
+        'li',
+        { class: entry.ok ? 'ok' : 'failed' },
+        h(
+          'div',
+          { class: 'activity-head small' },
+          h('span', { class: 'tool' }, entry.tool.replace(/^sandbox_/, '')),
+          entry.sandboxId ? h('span', { class: 'muted' }, entry.sandboxId) : null,
+          exit ? h('span', { class: entry.exitCode === 0 ? 'exit-ok' : 'exit-bad' }, exit) : null,
+          h('span', { class: 'muted right' }, `${formatDuration(entry.durationMs)} · ${formatTime(entry.at)}`),
+        ),
+        h('code', { class: 'summary', title: entry.summary }, entry.summary || '-'),
+      ),
+    );
+  }
+  section.append(list);
+  return section;
+}

@@ -1,0 +1,96 @@
+/** Default limits, workspace access and network, editable with validation; saved to settings by the host. */
+import type { DefaultsEdit, DefaultsView, WebviewToHost } from '../src/shared/protocol';
+import { h } from './dom';
+import { button } from './engineView';
+
+const MEMORY = /^\d+(\.\d+)?\s*([kKmMgG]([iI]?[bB])?)?$/;
+
+interface Field {
+  key: keyof DefaultsEdit;
+  label: string;
+  help: string;
+  kind: 'text' | 'number';
+  check: (value: string) => string | undefined;
+}
+
+const number = (min: number, max: number, integer = false) => (value: string) => {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n)) return 'a number';
+  if (integer && !Number.isInteger(n)) return 'a whole number';
+  if (n < min || n > max) return `between ${min} and ${max}`;
+  return undefined;
+};
+
+const FIELDS: Field[] = [
+  { key: 'memory', label: 'Memory', help: 'like 512m or 1g, no swap', kind: 'text', check: (value) => (MEMORY.test(value.trim()) ? undefined : 'a size like 512m or 1g') },
+  { key: 'cpus', label: 'CPUs', help: 'cores, 1.5 allowed', kind: 'number', check: number(0.05, 64) },
+  { key: 'pids', label: 'Processes', help: 'most at once', kind: 'number', check: number(16, 32768, true) },
+  { key: 'timeoutSeconds', label: 'Timeout (s)', help: 'per call', kind: 'number', check: number(1, 86400) },
+  { key: 'maxStdoutBytes', label: 'Stdout cap (bytes)', help: 'kept per call', kind: 'number', check: number(1024, 268435456, true) },
+  { key: 'maxStderrBytes', label: 'Stderr cap (bytes)', help: 'kept per call', kind: 'number', check: number(1024, 268435456, true) },
+];
+
+export function renderDefaults(defaults: DefaultsView | undefined, post: (message: WebviewToHost) => void, ui: { defaultsOpen: boolean }, onUiChange: () => void): HTMLElement {
+  const section = h('details', { class: 'defaults section', open: ui.defaultsOpen });
+  section.append(h('summary', { 'data-action': 'toggle-defaults', 'aria-label': 'Defaults for new sandboxes' }, h('h2', { class: 'inline-title' }, 'Defaults for new sandboxes')));
+  section.addEventListener('toggle', () => {
+    ui.defaultsOpen = (section as HTMLDetailsElement).open;
+    onUiChange();
+  });
+  if (!defaults) return section;
+  const form = h('form', { class: 'defaults-form', novalidate: true });
+  const inputs = new Map<keyof DefaultsEdit, HTMLElement>();
+  for (const field of FIELDS) {
+    const id = `default-${field.key}`;
+    const input = h('vscode-text-field', { id, value: String(defaults[field.key as keyof DefaultsView]), 'data-field': field.key, 'aria-describedby': `${id}-help`, title: field.help }, field.label);
+    inputs.set(field.key, input);
+    form.append(h('div', { class: 'field' }, input, h('span', { id: `${id}-help`, class: 'visually-hidden' }, field.help), h('span', { class: 'error small', id: `${id}-error`, role: 'alert' })));
+  }
+  const access = h('vscode-dropdown', { id: 'default-access', 'data-field': 'workspaceAccess', 'aria-label': 'Workspace access' }, ...(['none', 'ro', 'rw'] as const).map((value) => h('vscode-option', { value, selected: value === defaults.workspaceAccess }, value)));
+  const network = h('vscode-checkbox', { 'data-field': 'network', checked: defaults.network }, 'Network');
+  const target = h('vscode-dropdown', { 'data-field': 'target', 'aria-label': 'Save to', disabled: !defaults.canUseWorkspace }, h('vscode-option', { value: 'user', selected: defaults.target === 'user' }, 'user settings'), h('vscode-option', { value: 'workspace', selected: defaults.target === 'workspace' }, 'workspace settings'));
+  form.append(
+    h('div', { class: 'field' }, h('label', { for: 'default-access' }, 'Workspace access'), access),
+    h('div', { class: 'field field-inline' }, network),
+    h('div', { class: 'field' }, h('span', {}, 'Save to'), target),
+  );
+  const save = button('Save Defaults', 'Save the default limits to settings', () => submit(), 'save-defaults', 'primary');
+  form.append(h('div', { class: 'actions' }, save));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    submit();
+  });
+  section.append(form);
+
+  function value(element: HTMLElement): string {
+    return String((element as unknown as { value?: string }).value ?? '');
+  }
+
+  function submit(): void {
+    let valid = true;
+    for (const field of FIELDS) {
+      const input = inputs.get(field.key)!;
+      const problem = field.check(value(input));
+      const error = form.querySelector(`#default-${field.key}-error`)!;
+      error.textContent = problem ? `${field.label} must be ${problem}.` : '';
+      input.toggleAttribute('aria-invalid', Boolean(problem));
+      valid &&= !problem;
+    }
+    if (!valid) return;
+    post({
+      type: 'saveDefaults',
+      defaults: {
+        memory: value(inputs.get('memory')!).trim(),
+        cpus: Number(value(inputs.get('cpus')!)),
+        pids: Number(value(inputs.get('pids')!)),
+        timeoutSeconds: Number(value(inputs.get('timeoutSeconds')!)),
+        maxStdoutBytes: Number(value(inputs.get('maxStdoutBytes')!)),
+        maxStderrBytes: Number(value(inputs.get('maxStderrBytes')!)),
+        workspaceAccess: value(access) as DefaultsEdit['workspaceAccess'],
+        network: Boolean((network as unknown as { checked: boolean }).checked),
+        target: value(target) === 'workspace' ? 'workspace' : 'user',
+      },
+    });
+  }
+  return section;
+}
