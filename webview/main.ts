@@ -24,7 +24,7 @@ const vscode = acquireVsCodeApi();
 const ACTIVITY_SHOWN = 50;
 
 /** UI state only (never data the host owns), kept across hide/show and reloads. */
-const ui: SessionsUi & { defaultsOpen: boolean } = { newRuntime: 'python', defaultsOpen: true, ...((vscode.getState() as Partial<SessionsUi & { defaultsOpen: boolean }> | undefined) ?? {}) };
+const ui: SessionsUi & { defaultsOpen: boolean } = { newRuntime: 'python', defaultsOpen: false, ...((vscode.getState() as Partial<SessionsUi & { defaultsOpen: boolean }> | undefined) ?? {}) };
 const saveUi = () => vscode.setState({ ...ui });
 
 let engine: EngineView | undefined;
@@ -42,7 +42,7 @@ const slots = {
   defaults: h('div', { class: 'slot slot-defaults' }),
   activity: h('div', { class: 'slot slot-activity' }),
 };
-root.replaceChildren(h('div', { class: 'layout' }, h('div', { class: 'column' }, slots.engine, slots.defaults), slots.sessions, slots.activity), status);
+root.replaceChildren(h('div', { class: 'layout' }, slots.engine, slots.sessions, slots.activity, slots.defaults), status);
 
 /** Re-renders a section, keeping keyboard focus on the same control if it is still there. */
 function replace(slot: HTMLElement, content: HTMLElement): void {

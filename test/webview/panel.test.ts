@@ -91,6 +91,7 @@ describe('the Sandbox panel in Chromium', function () {
   it('validates the defaults before saving them', async () => {
     const panel = await openPanel(browser, server.url);
     await panel.send(state(connected, []));
+    await panel.page.click('[data-action="toggle-defaults"]');
     const memory = panel.page.locator('[data-field="memory"]');
     await memory.evaluate((element) => {
       (element as HTMLInputElement).value = 'lots';
@@ -125,7 +126,7 @@ describe('the Sandbox panel in Chromium', function () {
         reached.add(`${info.session ?? ''}:${info.action}`);
       }
     }
-    for (const expected of ['default:open-terminal', 'default:set-access', 'default:restart-session', 'default:close-session', 'build:open-terminal', 'agent:analyst/default:close-session', ':open-session', ':save-defaults']) {
+    for (const expected of [':toggle-defaults', 'default:open-terminal', 'default:set-access', 'default:restart-session', 'default:close-session', 'build:open-terminal', 'agent:analyst/default:close-session', ':open-session']) {
       assert.ok(reached.has(expected), `${expected} is reachable by Tab (reached: ${[...reached].join(', ')})`);
     }
     await panel.page.focus('[data-session="build"] [data-action="close-session"]');
@@ -142,7 +143,7 @@ describe('the Sandbox panel in Chromium', function () {
       dropdown.dispatchEvent(new Event('change'));
     });
     const saved = await panel.savedState();
-    assert.deepEqual(saved, { newRuntime: 'bash', defaultsOpen: true }, 'only UI state: no sessions, engine or defaults');
+    assert.deepEqual(saved, { newRuntime: 'bash', defaultsOpen: false }, 'only UI state: no sessions, engine or defaults');
     const again = await openPanel(browser, server.url, { state: saved });
     await again.send(state(connected, []));
     await again.page.click('[data-action="open-session"]');
@@ -151,7 +152,7 @@ describe('the Sandbox panel in Chromium', function () {
 
   for (const theme of ['light', 'dark', 'high-contrast'] as const) {
     it(`renders in the ${theme} theme (screenshot in out/screenshots)`, async () => {
-      const panel = await openPanel(browser, server.url, { theme });
+      const panel = await openPanel(browser, server.url, { theme, state: { newRuntime: 'python', defaultsOpen: true } });
       await panel.send(state(connected, sessions));
       await panel.send({ type: 'stats', stats: { id: 'a'.repeat(64), cpuPercent: 37, memoryBytes: 128 * 1024 * 1024, memoryLimitBytes: 512 * 1024 * 1024 } });
       await panel.send({ type: 'stats', stats: { id: 'b'.repeat(64), cpuPercent: 4, memoryBytes: 470 * 1024 * 1024, memoryLimitBytes: 512 * 1024 * 1024 } });

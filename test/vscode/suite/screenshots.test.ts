@@ -43,4 +43,12 @@ suite('Screenshots', () => {
     await screenshot('status-bar-idle');
     assert.ok(fs.statSync(file).size > 10_000);
   });
+  test('the Sandbox panel with a live session', async () => {
+    await vscode.commands.executeCommand('agentSandbox.openSession', { session: 'screenshot', runtime: 'python' });
+    await vscode.commands.executeCommand('agentSandbox.showPanel');
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const file = await screenshot('panel-in-vscode');
+    assert.ok(fs.statSync(file).size > 10_000);
+    await vscode.commands.executeCommand('agentSandbox.closeSession', 'screenshot');
+  });
 });
