@@ -52,6 +52,7 @@ export const DEFAULT_LIMITS = {
   maxStderrBytes: 1 * MiB,
   maxFileSizeBytes: 10 * MiB,
   maxFiles: 1000,
+  maxProcessFileBytes: 1 * GiB,
 } as const;
 
 export const DEFAULT_TIMEOUT_SECONDS = 120;
@@ -64,6 +65,7 @@ export const limitsSchema = z.object({
   maxStderrBytes: z.number().int().min(1024).max(256 * MiB).default(DEFAULT_LIMITS.maxStderrBytes).describe('Stderr kept per call; the rest is dropped with a truncation marker.'),
   maxFileSizeBytes: z.number().int().min(1).max(4 * GiB).default(DEFAULT_LIMITS.maxFileSizeBytes).describe('Largest file the file tools write or read.'),
   maxFiles: z.number().int().min(1).max(100_000).default(DEFAULT_LIMITS.maxFiles).describe('Most files one file operation writes or lists.'),
+  maxProcessFileBytes: z.number().int().min(1024 * 1024).max(1024 * GiB).default(DEFAULT_LIMITS.maxProcessFileBytes).describe('Largest file a program in the sandbox may write (a bigger write fails with "File too large").'),
 });
 export type Limits = z.output<typeof limitsSchema>;
 

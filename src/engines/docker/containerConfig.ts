@@ -114,6 +114,8 @@ export function containerCreateOptions(plan: ContainerPlan): Docker.ContainerCre
         { Name: 'nofile', Soft: 4096, Hard: 4096 },
         { Name: 'nproc', Soft: 4096, Hard: 4096 },
         { Name: 'core', Soft: 0, Hard: 0 },
+        // No single file past the cap: a runaway write fails with EFBIG instead of filling the engine's disk.
+        { Name: 'fsize', Soft: spec.limits.maxProcessFileBytes, Hard: spec.limits.maxProcessFileBytes },
       ],
       IpcMode: 'private',
       Mounts: mounts,

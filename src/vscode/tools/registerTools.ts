@@ -1,20 +1,16 @@
 /** Registers the language-model tools: validate, confirm, run on the sandbox service, answer in text. */
 import * as vscode from 'vscode';
-import { z } from 'zod';
-import { SandboxError, errorMessage } from '../../core/errors';
 import type { FileStore } from '../../core/fileStore';
 import type { SandboxService } from '../../core/sandboxService';
 import type { Settings } from '../../core/settings';
-import { formatError } from '../../core/tools/format';
 import { TOOL_INPUT_SCHEMAS, type ToolName } from '../../core/tools/schemas';
-import type { ExecResult } from '../../core/engine';
 import { summarizeInput, type ActivityLog } from '../../core/activityLog';
 import { sandboxIdFor } from '../../core/sessions';
+import { parseToolInput, runTool } from '../../core/tools/runTool';
 import { abortSignalFrom } from '../cancellation';
 import type { SandboxSecrets } from '../secrets';
 import type { EngineState } from '../engineState';
 import { describeInvocation } from './confirmations';
-import { TOOL_HANDLERS } from './handlers';
 
 export interface ToolServices {
   service: SandboxService;
@@ -38,15 +34,6 @@ export function registerTools(services: ToolServices): vscode.Disposable[] {
   return (Object.keys(TOOL_INPUT_SCHEMAS) as ToolName[]).map((name) => vscode.lm.registerTool(name, new SandboxTool(name, services)));
 }
 
-/** Names every invalid field, so the model can correct its call. */
-export function invalidInputMessage(name: ToolName, error: z.ZodError): string {
-  const problems = error.issues.map((issue) => {
-    const field = issue.path.length ? issue.path.join('.') : 'input';
-    return `- ${field}: ${issue.message}`;
-  });
-  return `Invalid input for ${name}:\n${problems.join('\n')}\nNext: fix these fields and call ${name} again.`;
-}
-
 class SandboxTool implements vscode.LanguageModelTool<unknown> {
   constructor(
     private readonly name: ToolName,
@@ -68,11 +55,12 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
 
   async invoke(options: vscode.LanguageModelToolInvocationOptions<unknown>, token: vscode.CancellationToken): Promise<vscode.LanguageModelToolResult> {
     const started = performance.now();
-    const parsed = TOOL_INPUT_SCHEMAS[this.name].safeParse(options.input);
-    if (!parsed.success) {
-      const message = invalidInputMessage(this.name, parsed.error);
-      this.services.log.warn(`${this.name}: ${message.replace(/\n/g, ' ')}`);
-      throw new Error(message);
+    let input: object;
+    try {
+      input = parseToolInput(this.name, options.input);
+    } catch (error) {
+      this.services.log.warn(`${this.name}: ${(error as Error).message.replace(/\n/g, ' ')}`);
+      throw error;
     }
     const cancellation = abortSignalFrom(token);
     try {
@@ -80,22 +68,19 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
       const budget = options.tokenizationOptions
         ? { tokenBudget: options.tokenizationOptions.tokenBudget, countTokens: (text: string) => options.tokenizationOptions!.countTokens(text) }
         : { maxChars: DEFAULT_RESULT_CHARS };
-      const handler = TOOL_HANDLERS[this.name] as (input: unknown, context: Parameters<(typeof TOOL_HANDLERS)['sandbox_run']>[1]) => Promise<string>;
       const secrets = this.services.secrets;
-      const redactResult = (result: ExecResult) => ({ ...result, stdout: secrets.redact(result.stdout), stderr: secrets.redact(result.stderr) });
-      // Output is redacted before it is shortened to the budget, and the whole answer once more after.
-      const raw = await this.services.track(handler(parsed.data, { service: this.services.service, engine: 'docker', signal: cancellation.signal, budget, redactResult, store: this.services.store, workspaceFolder: this.services.workspaceFolder() }));
-      const text = secrets.redact(raw);
+      const text = await this.services.track(
+        runTool(this.name, input, { service: this.services.service, engine: 'docker', signal: cancellation.signal, budget, redact: (value) => secrets.redact(value), store: this.services.store, workspaceFolder: this.services.workspaceFolder() }),
+      );
       this.services.engine.reportSuccess();
       this.services.log.info(`${this.name} (${Math.round(performance.now() - started)} ms): ${firstLine(text)}`);
-      this.record(parsed.data, started, true, /\bexit code (\d+)/.exec(firstLine(text))?.[1]);
+      this.record(input, started, true, /\bexit code (\d+)/.exec(firstLine(text))?.[1]);
       return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
     } catch (error) {
-      this.services.engine.reportFailure(error);
-      const redact = (text: string) => this.services.secrets.redact(text);
-      this.services.log.error(`${this.name} failed after ${Math.round(performance.now() - started)} ms: ${redact(errorMessage(error)).replace(/\n/g, ' ')}`);
-      this.record(parsed.data, started, false);
-      throw new Error(redact(SandboxError.is(error) ? formatError(error) : errorMessage(error)));
+      this.services.engine.reportFailure((error as Error).cause ?? error);
+      this.services.log.error(`${this.name} failed after ${Math.round(performance.now() - started)} ms: ${(error as Error).message.replace(/\n/g, ' ')}`);
+      this.record(input, started, false);
+      throw error;
     } finally {
       cancellation.dispose();
     }

@@ -1,14 +1,14 @@
 /** What each language-model tool does with its validated input, on the sandbox service. */
-import type { ExecResult, ProgressCallback } from '../../core/engine';
-import { SandboxError } from '../../core/errors';
-import type { FileStore } from '../../core/fileStore';
-import { resolveWorkspacePath } from '../../core/paths';
-import { sandboxIdOf } from '../../core/sessions';
-import type { SandboxService } from '../../core/sandboxService';
-import { publishFile, stageFile } from '../../core/staging';
-import { formatClose, formatDelete, formatExecResult, formatList, formatRead, formatSession, formatWrite, formatPublished, formatStaged, type TextBudget } from '../../core/tools/format';
-import type { ToolInput, ToolName } from '../../core/tools/schemas';
-import { readWorkspaceFile, writeWorkspaceFile } from '../../core/workspaceFiles';
+import type { ExecResult, ProgressCallback } from '../engine';
+import { SandboxError } from '../errors';
+import type { FileStore } from '../fileStore';
+import { resolveWorkspacePath } from '../paths';
+import { sandboxIdOf } from '../sessions';
+import type { SandboxService } from '../sandboxService';
+import { publishFile, stageFile } from '../staging';
+import { formatClose, formatDelete, formatExecResult, formatList, formatRead, formatSession, formatWrite, formatPublished, formatStaged, type TextBudget } from './format';
+import type { ToolInput, ToolName } from './schemas';
+import { readWorkspaceFile, writeWorkspaceFile } from '../workspaceFiles';
 
 export interface HandlerContext {
   service: SandboxService;
