@@ -22,6 +22,7 @@ export const settingsSchema = z.object({
       maxStderrBytes: z.number().int().positive().default(DEFAULT_LIMITS.maxStderrBytes),
       maxFileSizeBytes: z.number().int().positive().default(DEFAULT_LIMITS.maxFileSizeBytes),
       maxFiles: z.number().int().positive().default(DEFAULT_LIMITS.maxFiles),
+      maxProcessFileBytes: z.number().int().positive().default(DEFAULT_LIMITS.maxProcessFileBytes),
     })
     .prefault({}),
   sessions: z
