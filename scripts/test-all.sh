@@ -63,4 +63,9 @@ log "vscode tier, untrusted workspace"
 node test/vscode/runInCodeServer.mjs --untrusted
 echo "screenshots of the workbench: out/screenshots/" >&2
 
+log "hostile tier (attacks, bad input, faults, short soak) against the engine"
+# Only a run that started the engine may stop it mid-test (the engine-restart fault case).
+if [ "$engine_was_up" = 0 ]; then export AGENT_SANDBOX_HOSTILE_ENGINE_RESTART=1; fi
+npx mocha --config test/hostile/.mocharc.json
+
 log "all tiers passed"
