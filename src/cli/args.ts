@@ -29,6 +29,10 @@ Commands:
          download writes to standard output without --output. The store's folder is
          AGENT_SANDBOX_FILE_STORE, or $XDG_DATA_HOME/agent-sandbox/files (~/.local/share/...);
          AGENT_SANDBOX_FILE_STORE_MAX_SIZE sets its size limit per file (default 100m).
+  validate FILE|FOLDER|GLOB...
+         Check .prompt files (frontmatter YAML and the sandbox block) as the editor does; prints
+         file:line:col: severity: message (--json: a JSON array). Exit 1 on errors, 0 with only
+         warnings. Needs no engine.
 
 Options for every command:
   --json                  Print one JSON object instead of text.
@@ -40,7 +44,7 @@ Images: --image, or AGENT_SANDBOX_IMAGE_PYTHON / _NODE / _BASH / _LINUX.
 
 Exit codes: the sandboxed program's own; 124 when it timed out; 125 when the sandbox itself failed; 2 for bad usage.`;
 
-export const COMMANDS = ['run', 'open', 'exec', 'ls', 'close', 'engine', 'gc', 'files', 'help'] as const;
+export const COMMANDS = ['run', 'open', 'exec', 'ls', 'close', 'engine', 'gc', 'files', 'validate', 'help'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 const OPTIONS = {

@@ -3,9 +3,10 @@ import { SandboxError } from '../core/errors';
 import { USAGE, UsageError, parseCommandLine, type Command } from './args';
 import { closeCommand, createEngine, engineCommand, execCommand, gcCommand, lsCommand, openCommand, runCommand, filesCommand, type CommandContext } from './commands';
 import { Output } from './output';
+import { validateCommand } from './validateCommand';
 import type { SandboxEngine } from '../core/engine';
 
-const HANDLERS: Record<Exclude<Command, 'help' | 'files'>, (engine: SandboxEngine, context: CommandContext) => Promise<number>> = {
+const HANDLERS: Record<Exclude<Command, 'help' | 'files' | 'validate'>, (engine: SandboxEngine, context: CommandContext) => Promise<number>> = {
   run: runCommand,
   open: openCommand,
   exec: execCommand,
@@ -38,6 +39,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     // The file store is local: its commands work without an engine.
     if (args.command === 'files') return await filesCommand({ args, output, signal: controller.signal, readStdin });
+    // Checking .prompt files is pure analysis: no engine either.
+    if (args.command === 'validate') return await validateCommand({ args, output, signal: controller.signal, readStdin });
     engine = createEngine(args);
     return await HANDLERS[args.command](engine, { args, output, signal: controller.signal, readStdin });
   } catch (error) {

@@ -3,6 +3,7 @@ import type { EngineInfo, ExecResult, SessionInfo } from '../core/engine';
 import { SandboxError } from '../core/errors';
 import type { StoredFile } from '../core/fileStore';
 import type { RemovedOrphan } from '../core/orphans';
+import type { PromptProblem } from '../core/prompt/problems';
 import { formatSize } from '../core/units';
 
 export class Output {
@@ -97,6 +98,17 @@ export class Output {
       return;
     }
     this.stderr.write(`agent-sandbox: ${sandboxError ? sandboxError.fullMessage : (error as Error).stack ?? String(error)}\n`);
+  }
+
+  /** Problems of .prompt files, one `file:line:col: severity: message` line each (1-based), or a JSON array. */
+  promptProblems(files: { file: string; problems: PromptProblem[] }[]): void {
+    const rows = files.flatMap(({ file, problems }) =>
+      problems.map((p) => ({ file, line: p.range.start.line + 1, column: p.range.start.character + 1, endLine: p.range.end.line + 1, endColumn: p.range.end.character + 1, severity: p.severity, code: p.code, message: p.message })),
+    );
+    if (this.json) return this.print(rows);
+    for (const row of rows) this.stdout.write(`${row.file}:${row.line}:${row.column}: ${row.severity}: ${row.message}\n`);
+    const errors = rows.filter((row) => row.severity === 'error').length;
+    this.note(`checked ${files.length} file(s): ${errors} error(s), ${rows.length - errors} warning(s)`);
   }
 
   usage(text: string): void {

@@ -16,6 +16,7 @@ import { EngineState } from './engineState';
 import { SECTION, readSettings } from './settings';
 import { SandboxStatusBar } from './statusBar';
 import { registerTools } from './tools/registerTools';
+import { registerPromptLanguage } from './prompt/registerPromptLanguage';
 
 export interface AgentSandboxApi {
   readonly log: vscode.LogOutputChannel;
@@ -54,6 +55,7 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     statusBar,
     ...registerTools({ service, engine, settings: readSettings, log, track, store, secrets, activity, workspaceFolder: () => (vscode.workspace.isTrusted ? workspaceFolder() : undefined) }),
     ...registerCommands({ service, engine, log, runOutput, track, housekeeping, secrets }),
+    ...registerPromptLanguage({ service, engine, log, track }),
     housekeeping,
     panel,
     vscode.window.registerWebviewViewProvider(SandboxPanel.viewId, panel),
