@@ -32,4 +32,17 @@ suite('Untrusted workspace', () => {
     await vscode.commands.executeCommand('agentSandbox.setWorkspaceAccess', 'rw');
     assert.notEqual(vscode.workspace.getConfiguration('agentSandbox').get('workspaceAccess'), 'rw');
   });
+  test('a .prompt file cannot choose what runs: no code lens, and the command refuses', async () => {
+    const folder = vscode.workspace.workspaceFolders![0]!.uri;
+    const file = vscode.Uri.joinPath(folder, 'untrusted-agent.prompt');
+    await vscode.workspace.fs.writeFile(file, Buffer.from('---\nmodel: x\nsandbox:\n  mode: code\n  runtime: python\n  image: attacker/image:latest\n---\nHello\n'));
+    const document = await vscode.workspace.openTextDocument(file);
+    await vscode.window.showTextDocument(document);
+    const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', file);
+    assert.equal((lenses ?? []).filter((lens) => lens.command?.command === 'agentSandbox.openAgentSession').length, 0);
+    const opened = await vscode.commands.executeCommand('agentSandbox.openAgentSession', file);
+    assert.equal(opened, undefined);
+    const sessions = await invoke('sandbox_exec', { command: 'echo still-default' });
+    assert.match(sessions, /still-default/);
+  });
 });
