@@ -117,7 +117,7 @@ export async function killMarked(params: Pick<ExecParams, 'container' | 'user'>,
 }
 
 /** The exit code; the engine may report the process as running for a moment after its output closed. */
-async function exitCodeOf(exec: Docker.Exec): Promise<number | null> {
+export async function exitCodeOf(exec: Docker.Exec): Promise<number | null> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const info = await exec.inspect();
     if (!info.Running) return info.ExitCode ?? null;

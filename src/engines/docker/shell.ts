@@ -7,7 +7,7 @@ import type Docker from 'dockerode';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { ShellSession } from '../../core/engine';
-import { EXEC_MARKER_VAR, killMarked } from './exec';
+import { EXEC_MARKER_VAR, exitCodeOf, killMarked } from './exec';
 
 /**
  * bash where the image has it, else sh; interactive but not a login shell, because Debian's
@@ -170,16 +170,6 @@ class DockerShell implements ShellSession {
 
 function validSize(cols: number, rows: number): boolean {
   return Number.isFinite(cols) && Number.isFinite(rows) && cols >= 1 && rows >= 1;
-}
-
-/** The exit code; the engine may report the exec as running for a moment after its stream closed. */
-async function exitCodeOf(exec: Docker.Exec): Promise<number | null> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const info = await exec.inspect();
-    if (!info.Running) return info.ExitCode ?? null;
-    await delay(attempt < 10 ? 5 : 20);
-  }
-  return null;
 }
 
 function delay(ms: number): Promise<void> {
