@@ -10,20 +10,20 @@ interface Row {
   attack: string;
   expected: string;
   observed: string;
-  passed: boolean;
+  passed: boolean | 'not run';
 }
 
 const rows: Row[] = [];
 
 /** Records one case; call it after the assertions of the case passed, or with passed false. */
-export function observe(area: string, attack: string, expected: string, observed: string, passed = true): void {
+export function observe(area: string, attack: string, expected: string, observed: string, passed: boolean | 'not run' = true): void {
   rows.push({ area, attack, expected, observed: observed.replace(/\s+/g, ' ').trim().slice(0, 160), passed });
 }
 
 function table(): string {
   const escape = (text: string) => text.replace(/\|/g, '\\|');
   const lines = ['| area | attack or fault | expected | observed | |', '| --- | --- | --- | --- | --- |'];
-  for (const row of rows) lines.push(`| ${row.area} | ${escape(row.attack)} | ${escape(row.expected)} | ${escape(row.observed)} | ${row.passed ? 'contained' : '**NOT CONTAINED**'} |`);
+  for (const row of rows) lines.push(`| ${row.area} | ${escape(row.attack)} | ${escape(row.expected)} | ${escape(row.observed)} | ${row.passed === 'not run' ? 'not run' : row.passed ? 'contained' : '**NOT CONTAINED**'} |`);
   return lines.join('\n');
 }
 
