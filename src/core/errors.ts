@@ -20,6 +20,7 @@ export type SandboxErrorReason =
   | 'permission-denied'
   | 'session-not-found'
   | 'session-dead'
+  | 'session-closed'
   | 'session-exists'
   | 'package-install-failed'
   | 'aborted'

@@ -69,6 +69,8 @@ export class SandboxService {
   /** Container id → when a call last used it (in this process). */
   private readonly lastUsed = new Map<string, number>();
   private readonly events = new EventEmitter();
+  /** Containers this service closed: a call still running in one ends with that reason, not a bare kill. */
+  private readonly closedHere = new Set<string>();
   /** sandbox_id → why its session died, so that the next call says so instead of opening a fresh one. */
   private readonly dead = new Map<string, SandboxError>();
 
@@ -130,8 +132,11 @@ export class SandboxService {
   async use<T>(sandboxId: string | undefined, operation: (sandbox: Sandbox) => Promise<T>, options: CallOptions = {}): Promise<T> {
     const sandbox = await this.sandbox(sandboxId, options);
     try {
-      return await operation(sandbox);
+      const result = await operation(sandbox);
+      if (this.closedHere.has(sandbox.info.id)) throw closedDuringCall(sandbox.info);
+      return result;
     } catch (error) {
+      if (this.closedHere.has(sandbox.info.id) && !SandboxError.is(error, 'session-closed')) throw closedDuringCall(sandbox.info);
       if (SandboxError.is(error, 'session-dead') || SandboxError.is(error, 'session-not-found')) {
         this.dead.set(sandboxIdOf(sandbox.info), error);
         this.forget(sandbox.info);
@@ -148,6 +153,7 @@ export class SandboxService {
     const wasDead = this.dead.delete(id);
     if (!info && wasDead) return { ...deadPlaceholder(id) };
     if (!info) throw new SandboxError('session-not-found', `No sandbox "${id}" is open in this workspace.`, 'Nothing to close.');
+    this.closedHere.add(info.id);
     await this.context.engine().remove(info.id, signal);
     this.forget(info);
     return info;
@@ -308,6 +314,10 @@ export class SandboxService {
     this.lastUsed.delete(info.id);
     this.events.emit('change');
   }
+}
+
+function closedDuringCall(info: SessionInfo): SandboxError {
+  return new SandboxError('session-closed', `The sandbox ${sandboxIdOf(info)} was closed while this call ran, so the call was stopped.`, 'Open a sandbox again with sandbox_open (its files are gone) and repeat the call if it is still needed.');
 }
 
 /** What close() reports for a session that had already died and disappeared. */

@@ -76,6 +76,7 @@ describe('bad input', function () {
     const took = Date.now() - started;
     assert.ok(took < 10_000, `the running call ended ${took} ms after it started`);
     assert.doesNotMatch(answer.text, /finished/);
+    assert.match(answer.text, /was closed while this call ran/);
     observe('input', 'sandbox_close while a sleep 30 runs in that session', 'the running call ends at once and says so', `${firstLine(answer.text)} after ${took} ms`);
   });
 
