@@ -37,6 +37,9 @@ Commands:
 Options for every command:
   --json                  Print one JSON object instead of text.
   --folder PATH           The workspace folder sessions belong to (default: the current directory).
+  --engine auto|docker|virtual
+                          Which engine runs sandboxes (default: AGENT_SANDBOX_ENGINE, else auto: Docker
+                          when it answers, else the embedded virtual engine, which says so on stderr).
   --engine-host URL       Docker Engine address (default: DOCKER_HOST or the default socket).
 Sandbox options (run, open):
   --memory SIZE  --cpus N  --pids N  --timeout SECONDS  --network  --env NAME=VALUE
@@ -50,6 +53,7 @@ export type Command = (typeof COMMANDS)[number];
 const OPTIONS = {
   json: { type: 'boolean' },
   folder: { type: 'string' },
+  engine: { type: 'string' },
   'engine-host': { type: 'string' },
   runtime: { type: 'string', short: 'r' },
   image: { type: 'string' },
@@ -80,6 +84,7 @@ export interface ParsedArgs {
   values: {
     json?: boolean;
     folder?: string;
+    engine?: string;
     'engine-host'?: string;
     runtime?: string;
     image?: string;

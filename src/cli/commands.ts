@@ -5,12 +5,14 @@ import { join, resolve } from 'node:path';
 import { runCompute } from '../core/compute';
 import type { ExecResult, SandboxEngine, SessionInfo } from '../core/engine';
 import { SandboxError } from '../core/errors';
+import { parseEngineChoice, probeEngine, selectEngine, type EngineChoice } from '../core/engineSelection';
 import { FileStore, defaultFileStoreFolder } from '../core/fileStore';
 import { WorkspaceLeases, defaultStateDir } from '../core/leases';
 import { removeOrphans } from '../core/orphans';
 import { resolveSpec } from '../core/resolveSpec';
 import { DEFAULT_SESSION, openSession, requireSession } from '../core/sessions';
 import { DockerEngine } from '../engines/docker/dockerEngine';
+import { VirtualEngine } from '../engines/virtual/virtualEngine';
 import { runtimeFlag, specFromFlags, usageError, type ParsedArgs } from './args';
 import type { Output } from './output';
 import { parseSize } from '../core/units';
@@ -22,9 +24,25 @@ export interface CommandContext {
   readStdin: () => Promise<string>;
 }
 
-export function createEngine(args: ParsedArgs): SandboxEngine {
+/**
+ * The engine for this command: --engine, else AGENT_SANDBOX_ENGINE, else auto. The CLI cannot ask,
+ * so auto uses the virtual engine when no Docker Engine answers, and `note` says so (on stderr).
+ */
+export async function createEngine(args: ParsedArgs, note: (message: string) => void = () => undefined, env: NodeJS.ProcessEnv = process.env): Promise<SandboxEngine> {
+  let choice: EngineChoice;
+  try {
+    choice = parseEngineChoice(args.values.engine, '--engine') ?? parseEngineChoice(env.AGENT_SANDBOX_ENGINE, 'AGENT_SANDBOX_ENGINE') ?? 'auto';
+  } catch (error) {
+    throw usageError((error as Error).message);
+  }
+  if (choice === 'virtual') return new VirtualEngine();
   const runtime = runtimeFlag(args.values.runtime) ?? 'python';
-  return new DockerEngine({ host: args.values['engine-host'], images: args.values.image ? { [runtime]: args.values.image } : undefined });
+  const docker = new DockerEngine({ host: args.values['engine-host'], env, images: args.values.image ? { [runtime]: args.values.image } : undefined });
+  const selection = await selectEngine({ choice, consent: 'granted', probeDocker: () => probeEngine(docker) });
+  if (selection.kind !== 'virtual') return docker;
+  await docker.dispose();
+  note(`${selection.dockerProblem} Using the virtual engine instead: bash and Python in this process, a lighter isolation than a container (no real processes, packages or network). Choose with --engine docker|virtual or AGENT_SANDBOX_ENGINE.`);
+  return new VirtualEngine();
 }
 
 function workspaceFolder(args: ParsedArgs): string {

@@ -41,7 +41,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (args.command === 'files') return await filesCommand({ args, output, signal: controller.signal, readStdin });
     // Checking .prompt files is pure analysis: no engine either.
     if (args.command === 'validate') return await validateCommand({ args, output, signal: controller.signal, readStdin });
-    engine = createEngine(args);
+    engine = await createEngine(args, (message) => process.stderr.write(`agent-sandbox: ${message}\n`));
     return await HANDLERS[args.command](engine, { args, output, signal: controller.signal, readStdin });
   } catch (error) {
     output.error(error);

@@ -222,8 +222,32 @@ export interface SessionFilter {
   scope?: SessionScope;
 }
 
+/** How a sandbox is kept apart from the host: a container (kernel namespaces, cgroups) or an interpreter inside this process. */
+export type IsolationModel = 'container' | 'in-process';
+
+/**
+ * What an engine can do, declared rather than discovered by failing: the tools tell the model, and
+ * the contract tests assert each side of a difference.
+ */
+export interface EngineCapabilities {
+  isolation: IsolationModel;
+  /** Real processes: background jobs, signals, pgrep/kill, native programs. */
+  processes: boolean;
+  /** Package installs (pip, npm, apt-get). */
+  packages: boolean;
+  /** Network access can be turned on for a sandbox. */
+  network: boolean;
+  /** Runtimes it runs. */
+  languages: Runtime[];
+  /** A memory limit enforced by killing what exceeds it (reported as an OOM kill). */
+  memoryLimit: boolean;
+  /** Sessions outlive the process that opened them (another process or a restarted window finds them). */
+  persistentSessions: boolean;
+}
+
 export interface SandboxEngine {
   readonly kind: EngineKind;
+  readonly capabilities: EngineCapabilities;
   info(signal?: AbortSignal): Promise<EngineInfo>;
   open(spec: SandboxSpec, options?: OpenOptions): Promise<Sandbox>;
   /** An existing session by id; throws session-not-found or session-dead. */

@@ -3,10 +3,12 @@
  * and the spec layer they contribute.
  */
 import { z } from 'zod';
+import { ENGINE_CHOICES } from './engineSelection';
 import { invalidSpecError } from './resolveSpec';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_SECONDS, RUNTIMES, memorySchema, runtimeSchema, workspaceAccessSchema, type SpecLayer } from './spec';
 
 export const settingsSchema = z.object({
+  engine: z.enum(ENGINE_CHOICES).default('auto').describe('Which engine runs sandboxes: auto (Docker when it answers, else the virtual engine once the user agrees), docker, or virtual.'),
   engineHost: z.string().optional().describe('Docker Engine endpoint, like unix:///var/run/docker.sock or tcp://host:2376. Empty uses DOCKER_HOST or the default socket.'),
   images: z.partialRecord(z.enum(RUNTIMES), z.string().min(1)).default({}).describe('Image per runtime.'),
   defaultRuntime: runtimeSchema.default('python'),

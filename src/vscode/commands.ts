@@ -6,6 +6,7 @@ import type { SandboxService } from '../core/sandboxService';
 import type { SessionInfo } from '../core/engine';
 import { errorMessage } from '../core/errors';
 import { formatExecResult } from '../core/tools/format';
+import { engineLabel } from '../core/engineCapabilities';
 import type { EngineState } from './engineState';
 import type { Housekeeping } from './housekeeping';
 import type { SandboxSecrets } from './secrets';
@@ -166,7 +167,8 @@ async function runCode(services: CommandServices, document: vscode.TextDocument,
   services.engine.reportSuccess();
   const name = vscode.workspace.asRelativePath(document.uri);
   services.runOutput.appendLine(`▶ ${name} (${runtime}) — ${new Date().toLocaleTimeString()}`);
-  services.runOutput.appendLine(services.secrets.redact(await formatExecResult(result, { engine: 'docker' })));
+  const engine = services.engine.get();
+  services.runOutput.appendLine(services.secrets.redact(await formatExecResult(result, { engine: engineLabel(engine.kind, engine.capabilities) })));
   services.runOutput.appendLine('');
   services.runOutput.show(true);
   services.log.info(`Ran ${name} (${runtime}): ${result.outcome}, exit code ${result.exitCode}, ${result.durationMs} ms.`);

@@ -13,6 +13,7 @@ import { ActivityLog } from '../core/activityLog';
 import { SandboxSecrets } from './secrets';
 import { registerCommands } from './commands';
 import { EngineState } from './engineState';
+import { virtualConsentPrompt } from './virtualConsent';
 import { SECTION, readSettings } from './settings';
 import { SandboxStatusBar } from './statusBar';
 import { registerTools } from './tools/registerTools';
@@ -23,6 +24,8 @@ export interface AgentSandboxApi {
   readonly service: SandboxService;
   readonly engine: EngineState;
   readonly housekeeping: Housekeeping;
+  /** What the status bar item shows now (the engine in use, sessions, calls running). */
+  statusText(): string;
   readonly panel: SandboxPanel;
   readonly activity: ActivityLog;
 }
@@ -30,7 +33,7 @@ export interface AgentSandboxApi {
 export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
   const log = vscode.window.createOutputChannel('Agent Sandbox', { log: true });
   const runOutput = vscode.window.createOutputChannel(vscode.l10n.t('Agent Sandbox: Runs'));
-  const engine = new EngineState(readSettings, log);
+  const engine = new EngineState(readSettings, log, virtualConsentPrompt(context.globalState, log));
   const secrets = new SandboxSecrets(readSettings);
   const service = new SandboxService({
     engine: () => engine.get(),
@@ -69,13 +72,13 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
         log.error((error as Error).message);
         void vscode.window.showErrorMessage(vscode.l10n.t('Agent Sandbox settings are invalid: {0}', (error as Error).message.split('\n').slice(1).join(' ')));
       }
-      if (event.affectsConfiguration(`${SECTION}.engineHost`) || event.affectsConfiguration(`${SECTION}.images`)) service.reset();
+      if (event.affectsConfiguration(`${SECTION}.engine`) || event.affectsConfiguration(`${SECTION}.engineHost`) || event.affectsConfiguration(`${SECTION}.images`)) service.reset();
       housekeeping.schedule();
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => service.reset()),
   );
   log.info(`Agent Sandbox ${context.extension.packageJSON.version as string} activated (${vscode.env.appName} ${vscode.version}, extension host ${process.version}).`);
-  return { log, service, engine, housekeeping, panel, activity };
+  return { log, service, engine, housekeeping, panel, activity, statusText: () => statusBar.text };
 }
 
 export function deactivate(): void {

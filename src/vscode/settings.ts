@@ -10,6 +10,7 @@ export function readSettings(): Settings {
   const images = Object.fromEntries(Object.entries(config.get<Record<string, string>>('images') ?? {}).filter(([, image]) => typeof image === 'string' && image.trim() !== ''));
   const limits = config.get<Record<string, unknown>>('limits') ?? {};
   return parseSettings({
+    engine: config.get('engine'),
     engineHost: config.get<string>('engineHost') || undefined,
     images,
     defaultRuntime: config.get('defaultRuntime'),

@@ -35,6 +35,11 @@ export class SandboxStatusBar implements vscode.Disposable {
     });
   }
 
+  /** What the item shows now (for the extension's API and its tests, which cannot read the status bar). */
+  get text(): string {
+    return this.item.text;
+  }
+
   dispose(): void {
     for (const disposable of this.disposables) disposable.dispose();
   }
@@ -51,11 +56,15 @@ export class SandboxStatusBar implements vscode.Disposable {
     const icon = this.running > 0 ? '$(sync~spin)' : status.state === 'unavailable' ? '$(warning)' : '$(vm)';
     const tooltip = new vscode.MarkdownString(undefined, true);
     switch (status.state) {
-      case 'connected':
-        this.item.text = `${icon} ${this.running > 0 ? vscode.l10n.t('Sandbox: running') : this.sessions === 0 ? vscode.l10n.t('Sandbox: ready') : this.sessions === 1 ? vscode.l10n.t('Sandbox: 1 session') : vscode.l10n.t('Sandbox: {0} sessions', this.sessions)}`;
+      case 'connected': {
+        // The engine in use is always named: "virtual" is a lighter isolation and must be visible.
+        const sandbox = vscode.l10n.t('Sandbox ({0})', status.kind);
+        this.item.text = `${icon} ${sandbox}: ${this.running > 0 ? vscode.l10n.t('running') : this.sessions === 0 ? vscode.l10n.t('ready') : this.sessions === 1 ? vscode.l10n.t('1 session') : vscode.l10n.t('{0} sessions', this.sessions)}`;
         tooltip.appendMarkdown(vscode.l10n.t('**Agent Sandbox**: {0} {1} at `{2}`, {3} live session(s).', status.info.product, status.info.version, status.endpoint, this.sessions));
+        if (status.kind === 'virtual') tooltip.appendMarkdown(`\n\n${vscode.l10n.t('The virtual engine runs bash and Python inside the extension host: a lighter isolation than a container, with no real processes, package installs or network. Sessions end when VS Code closes. Setting: agentSandbox.engine.')}`);
         this.item.backgroundColor = undefined;
         break;
+      }
       case 'unavailable':
         this.item.text = `${icon} ${vscode.l10n.t('Sandbox: no engine')}`;
         tooltip.appendMarkdown(vscode.l10n.t('**Agent Sandbox**: no engine at `{0}`.', status.endpoint));
@@ -67,7 +76,7 @@ export class SandboxStatusBar implements vscode.Disposable {
         tooltip.appendMarkdown(vscode.l10n.t('**Agent Sandbox**: connecting to `{0}`.', status.endpoint));
         break;
       default:
-        this.item.text = `${icon} ${this.running > 0 ? vscode.l10n.t('Sandbox: running') : vscode.l10n.t('Sandbox')}`;
+        this.item.text = `${icon} ${this.running > 0 ? vscode.l10n.t('Sandbox: running') : status.kind === 'virtual' ? vscode.l10n.t('Sandbox ({0})', status.kind) : vscode.l10n.t('Sandbox')}`;
         tooltip.appendMarkdown(vscode.l10n.t('**Agent Sandbox**: the engine is contacted on first use{0}.', status.endpoint ? ` (\`${status.endpoint}\`)` : ''));
     }
     if (this.running > 0) tooltip.appendMarkdown(`\n\n${vscode.l10n.t('{0} call(s) running.', this.running)}`);

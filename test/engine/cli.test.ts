@@ -103,7 +103,8 @@ describe('the agent-sandbox CLI against a real engine', function () {
   });
 
   it('explains a missing engine and bad usage', async () => {
-    const noEngine = await cli(['run', '--engine-host', 'unix:///tmp/agent-sandbox-no-such.sock', '--code', 'print(1)']);
+    // With --engine docker: auto would fall back to the virtual engine (cliVirtual.test.ts).
+    const noEngine = await cli(['run', '--engine', 'docker', '--engine-host', 'unix:///tmp/agent-sandbox-no-such.sock', '--code', 'print(1)']);
     assert.equal(noEngine.code, 125);
     assert.match(noEngine.stderr, /No Docker Engine answers at unix:\/\/\/tmp\/agent-sandbox-no-such\.sock.*\nStart Docker/);
     const usage = await cli(['run', '--runtime', 'cobol', '--code', 'x']);

@@ -5,6 +5,7 @@ import { resolveSpec } from '../../src/core/resolveSpec';
 import type { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { requireEngine, testEngine } from './harness';
 
+/** Compute mode where only a container has it: OOM, signals, capabilities, network, pids, images. The rest is in contract.test.ts, for every engine. */
 describe('compute mode against a real engine', function () {
   let engine: DockerEngine;
   before(async function () {
@@ -17,53 +18,6 @@ describe('compute mode against a real engine', function () {
     assert.equal(info.kind, 'docker');
     assert.match(info.version, /^\d+\.\d+/);
     assert.match(info.endpoint, /^(unix|tcp|ssh|npipe):\/\//);
-  });
-
-  it('runs a Python one-shot', async () => {
-    const result = await runCompute(engine, resolveSpec({ runtime: 'python' }), { code: 'print(6 * 7)' });
-    assert.equal(result.outcome, 'ok');
-    assert.equal(result.exitCode, 0);
-    assert.equal(result.stdout, '42\n');
-    assert.equal(result.stderr, '');
-    assert.ok(result.durationMs > 0);
-  });
-
-  it('runs a Node one-shot', async () => {
-    const result = await runCompute(engine, resolveSpec({ runtime: 'node' }), { code: 'console.log(6 * 7)' });
-    assert.equal(result.stdout, '42\n');
-  });
-
-  it('runs a bash one-shot', async () => {
-    const result = await runCompute(engine, resolveSpec({ runtime: 'bash' }), { code: 'echo $((6 * 7))' });
-    assert.equal(result.stdout, '42\n');
-  });
-
-  it('stages input files and passes stdin', async () => {
-    const result = await runCompute(engine, resolveSpec({ runtime: 'python' }), {
-      code: 'import sys, csv\nrows = list(csv.reader(open("data/in.csv")))\nprint(len(rows), sys.stdin.read().strip())',
-      files: [{ path: 'data/in.csv', content: 'a,b\n1,2\n3,4\n' }],
-      stdin: 'from stdin',
-    });
-    assert.equal(result.stdout, '3 from stdin\n');
-  });
-
-  it('reports a failing program with its exit code, stderr and a hint', async () => {
-    const result = await runCompute(engine, resolveSpec({ runtime: 'python' }), { code: 'import sys\nprint("oops", file=sys.stderr)\nsys.exit(3)' });
-    assert.equal(result.outcome, 'error');
-    assert.equal(result.exitCode, 3);
-    assert.equal(result.stderr, 'oops\n');
-    assert.match(result.hint!, /exited with code 3/);
-  });
-
-  it('kills a program at the timeout, within the limit plus a second', async () => {
-    const started = performance.now();
-    const result = await runCompute(engine, resolveSpec({ runtime: 'bash', timeoutSeconds: 2 }), { code: 'echo started; sleep 600; echo never' });
-    const elapsed = performance.now() - started;
-    assert.equal(result.outcome, 'timeout');
-    assert.equal(result.stdout, 'started\n');
-    assert.match(result.hint!, /killed after 2 s/);
-    assert.ok(result.durationMs < 3000, `the call took ${result.durationMs} ms`);
-    assert.ok(elapsed < 5000, `the whole run took ${elapsed} ms`);
   });
 
   it('reports running out of memory as an OOM kill', async () => {
@@ -81,18 +35,6 @@ describe('compute mode against a real engine', function () {
     assert.equal(result.exitCode, 139);
     assert.equal(result.signal, 'SIGSEGV');
     assert.match(result.hint!, /segmentation fault/);
-  });
-
-  it('caps output with a visible marker and still counts it all', async () => {
-    const result = await runCompute(engine, resolveSpec({ runtime: 'python', limits: { maxStdoutBytes: 64 * 1024 } }), {
-      code: 'import sys\nfor _ in range(3 * 1024):\n    sys.stdout.write("x" * 1023 + "\\n")',
-    });
-    assert.equal(result.outcome, 'ok');
-    assert.equal(result.stdoutTruncated, true);
-    assert.equal(result.stdoutBytes, 3 * 1024 * 1024);
-    assert.ok(result.stdout.startsWith('x'.repeat(1023)));
-    assert.match(result.stdout, /\[stdout truncated: showing the first 64 KiB of 3 MiB\./);
-    assert.match(result.hint!, /write large output to a file/);
   });
 
   it('runs as an unprivileged user with no capabilities', async () => {

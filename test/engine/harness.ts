@@ -5,6 +5,8 @@
  */
 import Docker from 'dockerode';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
+import { VirtualEngine } from '../../src/engines/virtual/virtualEngine';
+import type { SandboxEngine } from '../../src/core/engine';
 import { LABEL } from '../../src/engines/docker/labels';
 import type { Runtime } from '../../src/core/spec';
 
@@ -69,3 +71,17 @@ export async function danglingVolumes(): Promise<string[]> {
   const { Volumes } = await new Docker(testEngine().endpoint.options).listVolumes({ filters: { dangling: ['true'] } });
   return (Volumes ?? []).map((volume) => volume.Name);
 }
+
+/** The engines the contract suite (contract.test.ts) runs against: the same assertions for each. */
+export interface ContractEngine {
+  kind: 'docker' | 'virtual';
+  create(): SandboxEngine;
+  /** Like requireEngine: fails or skips when the engine cannot run here. */
+  require(context: Mocha.Context): Promise<void>;
+}
+
+export const CONTRACT_ENGINES: readonly ContractEngine[] = [
+  { kind: 'docker', create: testEngine, require: requireEngine },
+  // The virtual engine needs no daemon: it runs wherever the tests run.
+  { kind: 'virtual', create: () => new VirtualEngine(), require: async () => undefined },
+];

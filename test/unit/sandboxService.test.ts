@@ -4,10 +4,12 @@ import { SandboxError } from '../../src/core/errors';
 import { SandboxService } from '../../src/core/sandboxService';
 import { parseSettings } from '../../src/core/settings';
 import type { SandboxSpec } from '../../src/core/spec';
+import { CONTAINER_CAPABILITIES } from '../../src/core/engineCapabilities';
 
 /** An in-memory engine: enough to check the service's policy and bookkeeping, not a sandbox. */
 class FakeEngine implements SandboxEngine {
   readonly kind = 'docker' as const;
+  readonly capabilities = CONTAINER_CAPABILITIES;
   readonly sessions: SessionInfo[] = [];
   opened = 0;
   async info() {

@@ -4,7 +4,8 @@
  */
 import { sandboxIdOf } from '../sessions';
 import { z } from 'zod';
-import type { ExecResult, FileContent, FileEntry, ListResult, SessionInfo, WriteResult } from '../engine';
+import type { EngineCapabilities, ExecResult, FileContent, FileEntry, ListResult, SessionInfo, WriteResult } from '../engine';
+import { capabilitiesLine } from '../engineCapabilities';
 import { SandboxError } from '../errors';
 import type { StoredFile } from '../fileStore';
 import type { StagedFile } from '../staging';
@@ -140,12 +141,13 @@ async function measure(text: string, budget: TextBudget): Promise<{ excess: numb
 }
 
 /** A session's id and configuration, so the model knows what it is working in. */
-export function formatSession(info: SessionInfo, created: boolean): string {
+export function formatSession(info: SessionInfo, created: boolean, capabilities?: EngineCapabilities): string {
   const id = sandboxIdOf(info);
   const limits = info.spec.limits;
   return [
     `${created ? 'Opened new' : 'Using open'} sandbox "${id}": pass sandbox_id "${id}" to the other sandbox tools${id === 'default' ? ', or omit sandbox_id' : ''}.`,
     `runtime ${info.runtime} · image ${info.image} · engine ${info.engine} · ${info.state}`,
+    ...(capabilities ? [`capabilities: ${capabilitiesLine(info.engine, capabilities)}`] : []),
     `limits: ${formatSize(limits.memoryBytes)} memory (no swap), ${limits.cpus} CPU, ${limits.pids} processes, ${info.spec.timeoutSeconds} s per call, ` +
       `stdout ${formatSize(limits.maxStdoutBytes)} and stderr ${formatSize(limits.maxStderrBytes)} per call, files up to ${formatSize(limits.maxFileSizeBytes)}, ${limits.maxFiles} files per operation`,
     `workspace access: ${workspaceText(info)}`,

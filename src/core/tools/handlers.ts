@@ -1,5 +1,5 @@
 /** What each language-model tool does with its validated input, on the sandbox service. */
-import type { ExecResult, ProgressCallback } from '../engine';
+import type { EngineCapabilities, ExecResult, ProgressCallback } from '../engine';
 import { SandboxError } from '../errors';
 import type { FileStore } from '../fileStore';
 import { resolveWorkspacePath } from '../paths';
@@ -12,7 +12,10 @@ import { readWorkspaceFile, writeWorkspaceFile } from '../workspaceFiles';
 
 export interface HandlerContext {
   service: SandboxService;
+  /** The engine as results name it, e.g. "docker" or "virtual (in-process isolation, no real processes, …)". */
   engine: string;
+  /** What the engine can do, told to the model when a session opens. */
+  capabilities?: EngineCapabilities;
   signal: AbortSignal;
   budget?: TextBudget;
   /** Takes host secrets out of a result before it is formatted and shortened. */
@@ -57,7 +60,7 @@ export const TOOL_HANDLERS: { [N in ToolName]: Handler<N> } = {
       },
       { signal: context.signal, onProgress: context.onProgress },
     );
-    const text = formatSession(opened.sandbox.info, opened.created);
+    const text = formatSession(opened.sandbox.info, opened.created, context.capabilities);
     return opened.notices.length ? `${text}\n${opened.notices.join('\n')}` : text;
   },
 

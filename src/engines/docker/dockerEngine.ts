@@ -3,6 +3,7 @@ import Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
 import { SandboxError, abortError } from '../../core/errors';
 import type { EngineInfo, OpenOptions, Sandbox, SandboxEngine, SessionClient, SessionFilter, SessionInfo, SessionStats } from '../../core/engine';
+import { CONTAINER_CAPABILITIES } from '../../core/engineCapabilities';
 import { chooseImage } from '../../core/images';
 import { WORKSPACE_DIR } from '../../core/paths';
 import { describeDeath, type SessionDeath } from '../../core/sessionDeath';
@@ -27,6 +28,7 @@ export interface DockerEngineOptions {
 
 export class DockerEngine implements SandboxEngine {
   readonly kind = 'docker' as const;
+  readonly capabilities = CONTAINER_CAPABILITIES;
   readonly endpoint: Endpoint;
   readonly docker: Docker;
   private readonly images: ImageResolver;

@@ -7,6 +7,8 @@ import { TOOL_INPUT_SCHEMAS, type ToolName } from '../../core/tools/schemas';
 import { summarizeInput, type ActivityLog } from '../../core/activityLog';
 import { sandboxIdFor } from '../../core/sessions';
 import { parseToolInput, runTool } from '../../core/tools/runTool';
+import { formatError } from '../../core/tools/format';
+import { engineLabel } from '../../core/engineCapabilities';
 import { abortSignalFrom } from '../cancellation';
 import type { SandboxSecrets } from '../secrets';
 import type { EngineState } from '../engineState';
@@ -69,8 +71,12 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
         ? { tokenBudget: options.tokenizationOptions.tokenBudget, countTokens: (text: string) => options.tokenizationOptions!.countTokens(text) }
         : { maxChars: DEFAULT_RESULT_CHARS };
       const secrets = this.services.secrets;
+      // Decides the engine first (auto: Docker when it answers); without one the call fails saying what to do.
+      const engine = await this.services.engine.ready().catch((error: unknown) => {
+        throw new Error(secrets.redact(formatError(error)), { cause: error });
+      });
       const text = await this.services.track(
-        runTool(this.name, input, { service: this.services.service, engine: 'docker', signal: cancellation.signal, budget, redact: (value) => secrets.redact(value), store: this.services.store, workspaceFolder: this.services.workspaceFolder() }),
+        runTool(this.name, input, { service: this.services.service, engine: engineLabel(engine.kind, engine.capabilities), capabilities: engine.capabilities, signal: cancellation.signal, budget, redact: (value) => secrets.redact(value), store: this.services.store, workspaceFolder: this.services.workspaceFolder() }),
       );
       this.services.engine.reportSuccess();
       this.services.log.info(`${this.name} (${Math.round(performance.now() - started)} ms): ${firstLine(text)}`);

@@ -1,0 +1,55 @@
+// The virtual engine's worker and just-bash, bundled beside the extension as dist/just-bash/, laid out
+// like the package (dist/bundle/chunks + vendor/) because just-bash finds its own workers and CPython
+// relative to its code: `new URL('./worker.js', import.meta.url)` and `../../../vendor/cpython-emscripten`.
+// ESM with code splitting, so that a sandbox loads only the commands it runs; the extension and CLI
+// bundles never load any of it (they start the worker when a virtual sandbox opens).
+import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+const PACKAGE = join('node_modules', 'just-bash');
+export const VIRTUAL_OUT = join('dist', 'just-bash');
+const CHUNKS = join(VIRTUAL_OUT, 'dist', 'bundle', 'chunks');
+
+// The bundled CommonJS dependencies (undici, sql.js, ...) expect require, __filename and __dirname.
+const banner = [
+  "import { createRequire as __asCreateRequire } from 'node:module';",
+  "import { fileURLToPath as __asFileURLToPath } from 'node:url';",
+  "import { dirname as __asDirname } from 'node:path';",
+  'const require = __asCreateRequire(import.meta.url);',
+  'const __filename = __asFileURLToPath(import.meta.url);',
+  'const __dirname = __asDirname(__filename);',
+].join('\n');
+
+/** esbuild options for the worker (our code and just-bash) and just-bash's own JavaScript and SQLite workers. */
+export function virtualEngineBuild(common) {
+  return {
+    ...common,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    splitting: true,
+    entryPoints: {
+      virtualWorker: 'src/engines/virtual/virtualWorker.ts',
+      'js-exec-worker': join(PACKAGE, 'dist', 'bundle', 'chunks', 'js-exec-worker.js'),
+      'sqlite3-worker': join(PACKAGE, 'dist', 'bundle', 'chunks', 'sqlite3-worker.js'),
+    },
+    outdir: CHUNKS,
+    banner: { js: banner },
+    // Optional native compressors for tar's zstd and xz; tar says so when they are missing.
+    external: ['@mongodb-js/zstd', 'node-liblzma'],
+  };
+}
+
+/** The files just-bash loads at run time from beside its code: the CPython worker and WebAssembly. */
+export async function copyVirtualEngineAssets() {
+  // Chunk names carry content hashes: start clean so no stale chunk ships.
+  await rm(VIRTUAL_OUT, { recursive: true, force: true });
+  await mkdir(CHUNKS, { recursive: true });
+  const manifest = JSON.parse(await readFile(join(PACKAGE, 'package.json'), 'utf8'));
+  await writeFile(join(VIRTUAL_OUT, 'package.json'), `${JSON.stringify({ name: 'just-bash', version: manifest.version, license: manifest.license, type: 'module', private: true }, null, 2)}\n`);
+  await cp(join(PACKAGE, 'LICENSE'), join(VIRTUAL_OUT, 'LICENSE'));
+  await cp(join(PACKAGE, 'dist', 'bundle', 'chunks', 'worker.js'), join(CHUNKS, 'worker.js'));
+  await cp(join(PACKAGE, 'vendor', 'cpython-emscripten'), join(VIRTUAL_OUT, 'vendor', 'cpython-emscripten'), { recursive: true });
+  await cp(join('node_modules', '@jitl', 'quickjs-wasmfile-release-sync', 'dist', 'emscripten-module.wasm'), join(CHUNKS, 'emscripten-module.wasm'));
+  await cp(join('node_modules', 'sql.js', 'dist', 'sql-wasm.wasm'), join(CHUNKS, 'sql-wasm.wasm'));
+}

@@ -1,0 +1,49 @@
+/**
+ * Where the worker and just-bash are: beside the bundle (dist/just-bash/..., laid out like the
+ * package so that just-bash finds its own workers and CPython next to it), or in the source tree
+ * when running from TypeScript (tests).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Bundled layout, relative to dist/: see esbuild.mjs. */
+export const BUNDLED_WORKER = join('just-bash', 'dist', 'bundle', 'chunks', 'virtualWorker.js');
+
+export interface WorkerLocation {
+  /** The worker's entry file. */
+  entry: string;
+  /** True when it is TypeScript, run through tsx. */
+  typescript: boolean;
+  /** package.json of the just-bash in use, for its version. */
+  packageJson: string;
+}
+
+export function workerLocation(): WorkerLocation {
+  if (__filename.endsWith('.ts')) {
+    return { entry: join(__dirname, 'virtualWorker.ts'), typescript: true, packageJson: join(__dirname, '..', '..', '..', 'node_modules', 'just-bash', 'package.json') };
+  }
+  return { entry: join(__dirname, BUNDLED_WORKER), typescript: false, packageJson: join(__dirname, 'just-bash', 'package.json') };
+}
+
+let version: string | undefined;
+
+/** just-bash's version, read from its package.json; "unknown" when it cannot be read. */
+export function justBashVersion(location = workerLocation()): string {
+  if (version) return version;
+  try {
+    version = String((JSON.parse(readFileSync(location.packageJson, 'utf8')) as { version?: string }).version ?? 'unknown');
+  } catch {
+    version = 'unknown';
+  }
+  return version;
+}
+
+export function workerInstalled(location = workerLocation()): boolean {
+  return existsSync(location.entry);
+}
+
+/** js-exec imports node:module's stripTypeScriptTypes, which Node.js has from 22.6 on. */
+export function javascriptSupported(nodeVersion = process.versions.node): boolean {
+  const [major = 0, minor = 0] = nodeVersion.split('.').map(Number);
+  return major > 22 || (major === 22 && minor >= 6);
+}

@@ -1,0 +1,70 @@
+/** Messages between a virtual sandbox (main thread) and its worker thread, where just-bash runs. */
+import type { SandboxErrorReason } from '../../core/errors';
+import type { FileContent, FileEntry, ListResult, WriteResult } from '../../core/engine';
+import type { WorkspaceAccess } from '../../core/spec';
+
+/** How the worker builds its sandbox (passed as workerData). */
+export interface WorkerSetup {
+  access: WorkspaceAccess;
+  /** The host folder behind /workspace for ro and rw. */
+  folder?: string;
+  python: boolean;
+  /** js-exec (QuickJS) is usable only where Node.js has stripTypeScriptTypes (22.6+). */
+  javascript: boolean;
+  /** Most bytes of files kept in memory (the in-memory file system and the overlay's writes). */
+  maxMemoryBytes: number;
+  /** Largest workspace file a program may read through the mount. */
+  maxFileReadBytes: number;
+}
+
+export interface ExecPayload {
+  /** Shell source, run by just-bash's bash. */
+  script: string;
+  /** Run this script file's content in place of `script` (so output printed before a deadline is kept, as at top level). */
+  scriptFile?: string;
+  stdin?: string;
+  stdinKind?: 'text' | 'bytes';
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  /** Output past this stops the command (just-bash's aggregate output limit). */
+  maxOutputBytes: number;
+}
+
+export interface ExecReply {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  timedOut: boolean;
+  cancelled: boolean;
+}
+
+export interface FilePayload {
+  path: string;
+  data: Uint8Array;
+  mode?: number;
+}
+
+export type WorkerRequest =
+  | ({ id: number; type: 'exec' } & ExecPayload)
+  | { id: number; type: 'abort'; target: number }
+  /** Places files anywhere (the engine's own files, e.g. a compute-mode program); no path policy. */
+  | { id: number; type: 'place'; files: FilePayload[] }
+  | { id: number; type: 'write'; files: FilePayload[] }
+  | { id: number; type: 'read'; path: string; maxBytes: number; encoding: 'utf8' | 'base64' | 'auto' }
+  | { id: number; type: 'list'; path: string; depth: number; most: number }
+  | { id: number; type: 'delete'; path: string; recursive: boolean };
+
+export interface WireError {
+  reason: SandboxErrorReason;
+  message: string;
+  hint?: string;
+}
+
+export type WorkerMessage =
+  | { type: 'ready' }
+  | { type: 'failed'; error: WireError }
+  | { type: 'reply'; id: number; ok: true; value: unknown }
+  | { type: 'reply'; id: number; ok: false; error: WireError };
+
+export type ReplyValue = ExecReply | WriteResult | FileContent | ListResult | { path: string; deleted: boolean } | FileEntry[] | null;

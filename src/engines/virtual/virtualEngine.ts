@@ -1,0 +1,151 @@
+/**
+ * The virtual engine: sandboxes without a daemon, on just-bash (bash and its commands, CPython in
+ * WebAssembly, QuickJS where Node.js allows). Each sandbox is a worker thread of this process with
+ * its own virtual file system; sessions live as long as this process. A lighter isolation model
+ * than a container, and every session says so.
+ */
+import { randomBytes } from 'node:crypto';
+import type { EngineCapabilities, EngineInfo, OpenOptions, Sandbox, SandboxEngine, SessionFilter, SessionInfo } from '../../core/engine';
+import { missingCapabilities } from '../../core/engineCapabilities';
+import { SandboxError } from '../../core/errors';
+import { WORKSPACE_DIR } from '../../core/paths';
+import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec';
+import { MiB } from '../../core/units';
+import { javascriptSupported, justBashVersion, workerLocation, type WorkerLocation } from './location';
+import { WorkerClient } from './workerClient';
+import { VirtualSandbox } from './virtualSandbox';
+
+export interface VirtualEngineOptions {
+  /** Where the worker is; found beside the bundle or in the source tree by default. */
+  location?: WorkerLocation;
+  /** The Node.js version that decides whether JavaScript runs (tests pass another). */
+  nodeVersion?: string;
+}
+
+const DOCKER_HINT = 'Use the Docker engine for it (setting agentSandbox.engine: "docker", or --engine docker on the command line).';
+
+export class VirtualEngine implements SandboxEngine {
+  readonly kind = 'virtual' as const;
+  readonly capabilities: EngineCapabilities;
+  private readonly location: WorkerLocation;
+  private readonly nodeVersion: string;
+  private readonly sessions = new Map<string, VirtualSandbox>();
+  private readonly ephemeral = new Set<VirtualSandbox>();
+
+  constructor(options: VirtualEngineOptions = {}) {
+    this.location = options.location ?? workerLocation();
+    this.nodeVersion = options.nodeVersion ?? process.versions.node;
+    const languages: Runtime[] = javascriptSupported(this.nodeVersion) ? ['python', 'node', 'bash'] : ['python', 'bash'];
+    this.capabilities = { isolation: 'in-process', processes: false, packages: false, network: false, languages, memoryLimit: false, persistentSessions: false };
+  }
+
+  async info(): Promise<EngineInfo> {
+    return { kind: 'virtual', product: 'just-bash (embedded)', version: justBashVersion(this.location), endpoint: 'in-process (no daemon)', os: `Node.js ${this.nodeVersion}` };
+  }
+
+  async open(specInput: SandboxSpec, options: OpenOptions = {}): Promise<Sandbox> {
+    const spec = sandboxSpecSchema.parse(specInput);
+    this.refuseWhatCannotRun(spec, options);
+    const notices = this.notices(spec, options);
+    const client = await WorkerClient.start(
+      this.location,
+      {
+        access: spec.workspaceAccess,
+        folder: spec.workspaceAccess === 'none' ? undefined : options.workspaceFolder,
+        python: true,
+        javascript: this.capabilities.languages.includes('node'),
+        maxMemoryBytes: Math.floor(spec.limits.memoryBytes / 2),
+        maxFileReadBytes: spec.limits.memoryBytes,
+      },
+      Math.max(64, Math.floor(spec.limits.memoryBytes / MiB)),
+    );
+    const id = randomBytes(32).toString('hex');
+    const info: SessionInfo = {
+      id,
+      name: options.name,
+      engine: 'virtual',
+      mode: spec.mode,
+      runtime: spec.runtime,
+      image: `just-bash ${justBashVersion(this.location)}`,
+      spec,
+      workspaceAccess: spec.workspaceAccess,
+      workspaceFolder: options.workspaceFolder,
+      scope: options.scope ?? { kind: 'workspace' },
+      ...(options.client ? { client: options.client } : {}),
+      network: false,
+      createdAt: new Date().toISOString(),
+      state: 'running',
+      notices,
+    };
+    const sandbox: VirtualSandbox = new VirtualSandbox(client, info, () => {
+      this.sessions.delete(id);
+      this.ephemeral.delete(sandbox);
+    });
+    try {
+      if (options.files?.length) await client.request({ type: 'place', files: options.files.map((file) => ({ path: file.path, data: file.data, mode: file.mode })) });
+    } catch (error) {
+      await sandbox.close();
+      throw error;
+    }
+    if (spec.mode === 'code' && !options.ephemeral) this.sessions.set(id, sandbox);
+    else this.ephemeral.add(sandbox);
+    return sandbox;
+  }
+
+  async attach(id: string): Promise<Sandbox> {
+    const sandbox = this.sessions.get(id);
+    if (!sandbox) throw new SandboxError('session-not-found', `No virtual session with id ${id} exists in this process; it was closed, or it belonged to a process that has ended.`, 'Open a new session with sandbox_open. Sessions of the virtual engine live only as long as the process that opened them.');
+    const why = sandbox.deathReason;
+    if (why) throw new SandboxError('session-dead', `The session ${sandbox.info.name ?? id.slice(0, 12)} is no longer running: ${why}.`, 'Its files are gone. Close it, then open a new session.');
+    return sandbox;
+  }
+
+  async list(filter: SessionFilter = {}): Promise<SessionInfo[]> {
+    return [...this.sessions.values()]
+      .map((sandbox) => ({ ...sandbox.info, state: sandbox.deathReason ? ('stopped' as const) : ('running' as const) }))
+      .filter((info) => (!filter.name || info.name === filter.name) && (!filter.workspaceFolder || info.workspaceFolder === filter.workspaceFolder))
+      .filter((info) => !filter.scope || (info.scope.kind === filter.scope.kind && (!filter.scope.key || info.scope.key === filter.scope.key)))
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.sessions.get(id)?.close();
+  }
+
+  deathReason(id: string): string | undefined {
+    return this.sessions.get(id)?.deathReason;
+  }
+
+  async dispose(): Promise<void> {
+    await Promise.all([...this.sessions.values(), ...this.ephemeral].map((sandbox) => sandbox.close()));
+  }
+
+  /** What this engine cannot do fails up front, with the Docker engine named as the way to get it. */
+  private refuseWhatCannotRun(spec: SandboxSpec, options: OpenOptions): void {
+    if (!this.capabilities.languages.includes(spec.runtime)) {
+      if (spec.runtime === 'node') {
+        throw new SandboxError('unsupported', `The virtual engine runs JavaScript only on Node.js 22.6 or newer; this process runs Node.js ${this.nodeVersion}.`, `Run Python or bash instead, or run JavaScript in a container. ${DOCKER_HINT}`);
+      }
+      throw new SandboxError('unsupported', `The virtual engine has no runtime "${spec.runtime}": it runs ${this.capabilities.languages.join(', ')}, not a full Linux system.`, `Use runtime bash for shell commands. For a Linux userland (apt-get, native programs): ${DOCKER_HINT}`);
+    }
+    const packages = [...spec.pipPackages, ...spec.npmPackages];
+    if (packages.length) {
+      throw new SandboxError('unsupported', `The virtual engine cannot install packages (${packages.join(', ')}): it has no pip or npm and no network.`, `Use the Python standard library, or install packages in a container. ${DOCKER_HINT}`);
+    }
+    if (spec.workspaceAccess !== 'none' && !options.workspaceFolder) {
+      throw new SandboxError('invalid-input', `Workspace access "${spec.workspaceAccess}" needs a workspace folder to mount.`, 'Open a folder, or set workspace access to none.');
+    }
+    if (spec.workspaceAccess === 'ro' && options.files?.some((file) => file.path.startsWith(`${WORKSPACE_DIR}/`))) {
+      throw new SandboxError('read-only', 'Files cannot be staged into a read-only workspace.', 'Read them from the workspace instead, or ask for read-write access.');
+    }
+  }
+
+  private notices(spec: SandboxSpec, options: OpenOptions): string[] {
+    const notices = [`Virtual engine: in-process isolation, lighter than a container (${missingCapabilities(this.capabilities).join(', ')}).`];
+    if (spec.mode === 'code' && !options.ephemeral) notices.push('This session lives in this process only: it does not survive a restart of VS Code or the CLI.');
+    if (spec.network) notices.push('Network access was asked for, but the virtual engine has no network; the sandbox runs offline.');
+    if (spec.image) notices.push(`The virtual engine runs no images; "${spec.image}" was not used.`);
+    if (spec.workspaceAccess === 'ro') notices.push('The workspace folder is read-only: writes under /workspace stay in this session\'s memory and never reach the folder.');
+    return notices;
+  }
+}

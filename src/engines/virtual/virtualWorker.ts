@@ -1,0 +1,131 @@
+/**
+ * The worker thread of one virtual sandbox: loads just-bash (and through it, only when a program
+ * asks, WebAssembly CPython or QuickJS), holds the sandbox's file system, and runs commands and file
+ * operations on request. A worker keeps a runaway loop off the editor's thread, and can be ended
+ * whole when a command ignores its deadline.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { IFileSystem } from 'just-bash';
+import { SandboxError } from '../../core/errors';
+import { deletePath, listFiles, readFile, writeFiles } from './fileOps';
+import { pythonCommands } from './pythonCommand';
+import type { ExecPayload, ExecReply, WireError, WorkerMessage, WorkerRequest, WorkerSetup } from './protocol';
+import { buildFileSystem } from './workerFileSystem';
+
+type JustBash = typeof import('just-bash');
+
+const setup = workerData as WorkerSetup;
+const port = parentPort!;
+const running = new Map<number, AbortController>();
+/**
+ * The shell's own loop and command counts are lifted: its time limit (a deadline checked between
+ * statements) stops it. awk, sed and jq keep their iteration caps, since a loop inside one of them
+ * never reaches a statement boundary and would cost the whole session at the deadline.
+ */
+const UNBOUNDED = Number.MAX_SAFE_INTEGER;
+const DEADLINE = /\n?bash: (?:execution exceeded execution deadline \(\d+ms\)|.* exceeded its execution deadline)\n$/;
+const ABORTED = /\n?bash: execution aborted\n$/;
+
+function post(message: WorkerMessage): void {
+  port.postMessage(message);
+}
+
+function wireError(error: unknown): WireError {
+  if (SandboxError.is(error)) return { reason: error.reason, message: error.message, ...(error.hint ? { hint: error.hint } : {}) };
+  const message = error instanceof Error ? error.message : String(error);
+  if (/ENOSPC|byte limit exceeded/.test(message)) return { reason: 'file-too-large', message: `The sandbox's memory for files is full: ${message}`, hint: 'Delete files you no longer need, or write less.' };
+  if (/EROFS|read-only/i.test(message)) return { reason: 'read-only', message: `The workspace is read-only: ${message}`, hint: 'Ask the user for read-write workspace access (setting agentSandbox.workspaceAccess, or --workspace rw), or write under /tmp instead.' };
+  if (/EACCES|EPERM/.test(message)) return { reason: 'permission-denied', message: `Permission denied: ${message}`, hint: 'Write somewhere the sandbox owns, like a new folder in /workspace.' };
+  if (/ENOENT/.test(message)) return { reason: 'file-not-found', message, hint: 'List the directory with sandbox_fs_list to see what is there.' };
+  return { reason: 'engine-error', message: `The virtual engine failed: ${message}`, hint: 'Try again; if it persists, reopen the session.' };
+}
+
+function commands(jb: JustBash): ReturnType<JustBash['defineCommand']>[] {
+  const python = setup.python ? pythonCommands(jb) : [];
+  if (setup.javascript) {
+    // `node` is what agents type; js-exec is just-bash's (QuickJS) JavaScript runner.
+    return [...python, jb.defineCommand('node', async (args, ctx) => ctx.exec!('js-exec', { cwd: ctx.cwd, args, stdin: jb.latin1FromBytes(ctx.stdin), stdinKind: 'bytes' }))];
+  }
+  const unavailable = (name: string) =>
+    jb.defineCommand(name, async () => ({ stdout: '', stderr: `${name}: JavaScript in the virtual engine needs Node.js 22.6 or newer, and this host runs Node.js ${process.versions.node}. Use the Docker engine to run JavaScript.\n`, exitCode: 127 }));
+  return [...python, unavailable('node'), unavailable('js-exec')];
+}
+
+async function exec(jb: JustBash, fs: IFileSystem, id: number, payload: ExecPayload): Promise<ExecReply> {
+  const cwd = await fs.stat(payload.cwd).catch(() => undefined);
+  if (!cwd?.isDirectory) return { stdout: '', stderr: `The working directory ${payload.cwd} does not exist.\n`, exitCode: 1, timedOut: false, cancelled: false };
+  const controller = new AbortController();
+  running.set(id, controller);
+  try {
+    // A fresh shell per call over the session's file system: state other than files resets, as between two `sh -c`.
+    const runtimeMs = payload.timeoutMs + 1000;
+    const bash = new jb.Bash({
+      fs,
+      cwd: payload.cwd,
+      env: payload.env,
+      python: setup.python,
+      javascript: setup.javascript,
+      customCommands: commands(jb),
+      executionLimits: {
+        maxExecutionTimeMs: payload.timeoutMs,
+        maxPythonTimeoutMs: runtimeMs,
+        maxJsTimeoutMs: runtimeMs,
+        maxSqliteTimeoutMs: runtimeMs,
+        maxLoopIterations: UNBOUNDED,
+        maxCommandCount: UNBOUNDED,
+        maxWorkUnits: UNBOUNDED,
+        maxOutputSize: payload.maxOutputBytes,
+      },
+    });
+    // The braces keep what was printed before a deadline or an abort (just-bash drops it otherwise).
+    const script = payload.scriptFile ? await fs.readFile(payload.scriptFile).catch(() => payload.script) : payload.script;
+    const result = await bash.exec(`{\n${script}\n}`, { stdin: payload.stdin, stdinKind: payload.stdinKind, signal: controller.signal, rawScript: true });
+    const timedOut = result.exitCode === 124 && DEADLINE.test(result.stderr);
+    const cancelled = !timedOut && controller.signal.aborted && ABORTED.test(result.stderr);
+    const stderr = timedOut ? result.stderr.replace(DEADLINE, '') : cancelled ? result.stderr.replace(ABORTED, '') : result.stderr;
+    return { stdout: result.stdout, stderr, exitCode: result.exitCode, timedOut, cancelled };
+  } finally {
+    running.delete(id);
+  }
+}
+
+async function handle(jb: JustBash, fs: IFileSystem, request: WorkerRequest): Promise<unknown> {
+  switch (request.type) {
+    case 'exec':
+      return exec(jb, fs, request.id, request);
+    case 'abort':
+      running.get(request.target)?.abort(new Error('cancelled'));
+      return null;
+    case 'place':
+      return writeFiles(fs, request.files, false);
+    case 'write':
+      return writeFiles(fs, request.files, true);
+    case 'read':
+      return readFile(fs, request.path, request.maxBytes, request.encoding);
+    case 'list':
+      return listFiles(fs, request.path, request.depth, request.most);
+    case 'delete':
+      return deletePath(fs, request.path, request.recursive);
+  }
+}
+
+async function main(): Promise<void> {
+  let jb: JustBash;
+  let fs: IFileSystem;
+  try {
+    jb = await import('just-bash');
+    fs = await buildFileSystem(jb, setup);
+  } catch (error) {
+    post({ type: 'failed', error: wireError(error) });
+    return;
+  }
+  port.on('message', (request: WorkerRequest) => {
+    handle(jb, fs, request).then(
+      (value) => post({ type: 'reply', id: request.id, ok: true, value }),
+      (error: unknown) => post({ type: 'reply', id: request.id, ok: false, error: wireError(error) }),
+    );
+  });
+  post({ type: 'ready' });
+}
+
+void main();

@@ -1,0 +1,137 @@
+/**
+ * The main thread's handle on one sandbox's worker: requests with replies, a watchdog that ends a
+ * worker whose command ignores its deadline or a cancellation, and the reason when a worker ends.
+ */
+import { Worker } from 'node:worker_threads';
+import { SandboxError } from '../../core/errors';
+import type { WorkerLocation } from './location';
+import type { ExecPayload, ExecReply, WireError, WorkerMessage, WorkerRequest, WorkerSetup } from './protocol';
+
+/** How long past its deadline (or a cancellation) a command may take to stop before its worker is ended. */
+export const STOP_GRACE_MS = 3000;
+const START_TIMEOUT_MS = 60_000;
+
+type Pending = { resolve: (value: unknown) => void; reject: (error: unknown) => void };
+type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
+type Request = WithoutId<WorkerRequest>;
+
+/** The worker ended while a request was under way. */
+export class WorkerGone extends Error {
+  constructor(
+    readonly why: string,
+    readonly outOfMemory: boolean,
+  ) {
+    super(why);
+  }
+}
+
+export class WorkerClient {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private ended: WorkerGone | undefined;
+  private readonly exitListeners = new Set<(gone: WorkerGone) => void>();
+
+  private constructor(private readonly worker: Worker) {
+    worker.on('message', (message: WorkerMessage) => {
+      if (message.type !== 'reply') return;
+      const pending = this.pending.get(message.id);
+      if (!pending) return;
+      this.pending.delete(message.id);
+      if (message.ok) pending.resolve(message.value);
+      else pending.reject(fromWire(message.error));
+    });
+    worker.on('error', (error: Error & { code?: string }) => {
+      const oom = error.code === 'ERR_WORKER_OUT_OF_MEMORY';
+      this.end(new WorkerGone(oom ? 'it ran out of memory' : `its interpreter failed (${error.message})`, oom));
+    });
+    worker.on('exit', () => this.end(new WorkerGone('its interpreter stopped', false)));
+  }
+
+  /** Starts a worker and waits until just-bash is loaded and the file system is built. */
+  static async start(location: WorkerLocation, setup: WorkerSetup, heapLimitMb: number): Promise<WorkerClient> {
+    // Nothing a sandboxed program does reaches the host's console: the worker's own streams are drained and dropped.
+    const options = { workerData: setup, resourceLimits: { maxOldGenerationSizeMb: heapLimitMb }, stdout: true, stderr: true };
+    // From TypeScript (the tests), the worker is compiled on the fly by tsx, as the main thread is.
+    const worker = location.typescript
+      ? new Worker(`require('tsx/cjs/api').register(); require(${JSON.stringify(location.entry)});`, { ...options, eval: true })
+      : new Worker(location.entry, options);
+    worker.stdout.resume();
+    worker.stderr.resume();
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => fail(new SandboxError('engine-error', 'The virtual engine did not start within a minute.', 'Try again; if it persists, use the Docker engine.')), START_TIMEOUT_MS);
+      const fail = (error: unknown) => {
+        clearTimeout(timer);
+        void worker.terminate();
+        reject(error);
+      };
+      worker.once('message', (message: WorkerMessage) => {
+        clearTimeout(timer);
+        if (message.type === 'ready') resolve();
+        else if (message.type === 'failed') fail(fromWire(message.error));
+      });
+      worker.once('error', (error) => fail(new SandboxError('engine-error', `The virtual engine could not start: ${error.message}`, 'Reinstall the extension, or use the Docker engine.', { cause: error })));
+    });
+    return new WorkerClient(worker);
+  }
+
+  /** Why the worker is gone; undefined while it runs. */
+  get gone(): WorkerGone | undefined {
+    return this.ended;
+  }
+
+  onExit(listener: (gone: WorkerGone) => void): void {
+    this.exitListeners.add(listener);
+  }
+
+  request<T>(request: Request): Promise<T> {
+    if (this.ended) return Promise.reject(this.ended);
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      this.worker.postMessage({ ...request, id } as WorkerRequest);
+    });
+  }
+
+  /**
+   * Runs a command. Its own deadline stops it inside the worker; if it does not stop within the
+   * grace period after the deadline or a cancellation (a busy loop inside one command), the worker
+   * is ended and WorkerGone says why.
+   */
+  exec(payload: ExecPayload, signal?: AbortSignal): Promise<ExecReply> {
+    if (this.ended) return Promise.reject(this.ended);
+    const id = this.nextId;
+    const reply = this.request<ExecReply>({ type: 'exec', ...payload });
+    let watchdog = setTimeout(() => this.kill('a command ran past its time limit and could not be stopped'), payload.timeoutMs + STOP_GRACE_MS);
+    const onAbort = () => {
+      if (this.ended) return;
+      void this.request({ type: 'abort', target: id }).catch(() => undefined);
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => this.kill('a cancelled command could not be stopped'), STOP_GRACE_MS);
+    };
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    return reply.finally(() => {
+      clearTimeout(watchdog);
+      signal?.removeEventListener('abort', onAbort);
+    });
+  }
+
+  /** Ends the worker and everything it runs; pending requests fail with WorkerGone. */
+  kill(why: string): void {
+    this.end(new WorkerGone(why, false));
+    void this.worker.terminate();
+  }
+
+  private end(gone: WorkerGone): void {
+    if (this.ended) return;
+    this.ended = gone;
+    for (const pending of this.pending.values()) pending.reject(gone);
+    this.pending.clear();
+    for (const listener of this.exitListeners) listener(gone);
+    this.exitListeners.clear();
+  }
+}
+
+function fromWire(error: WireError): SandboxError {
+  return new SandboxError(error.reason, error.message, error.hint);
+}

@@ -1,0 +1,29 @@
+/**
+ * The file system a virtual sandbox sees, built from just-bash's own file systems: memory for
+ * everything, and at /workspace either memory (access none), an overlay on the workspace folder
+ * whose writes stay in memory (ro), or the folder itself, read-write and nothing else (rw). The
+ * folder-backed ones refuse symbolic links, so nothing leads out of the folder.
+ */
+import type { IFileSystem } from 'just-bash';
+import { WORKSPACE_DIR } from '../../core/paths';
+import type { WorkerSetup } from './protocol';
+
+export const SANDBOX_HOME = '/home/user';
+
+type JustBash = typeof import('just-bash');
+
+export async function buildFileSystem(jb: JustBash, setup: WorkerSetup): Promise<IFileSystem> {
+  const base = new jb.InMemoryFs(undefined, { maxTotalBytes: setup.maxMemoryBytes });
+  for (const dir of ['/tmp', SANDBOX_HOME, '/etc']) await base.mkdir(dir, { recursive: true });
+  await base.writeFile('/etc/hostname', 'sandbox\n');
+  await base.writeFile('/etc/passwd', `root:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000::${SANDBOX_HOME}:/bin/bash\n`);
+  if (setup.access === 'none' || !setup.folder) {
+    await base.mkdir(WORKSPACE_DIR, { recursive: true });
+    return base;
+  }
+  const workspace =
+    setup.access === 'ro'
+      ? new jb.OverlayFs({ root: setup.folder, mountPoint: '/', maxFileReadSize: setup.maxFileReadBytes, maxMemoryBytes: setup.maxMemoryBytes })
+      : new jb.ReadWriteFs({ root: setup.folder, maxFileReadSize: setup.maxFileReadBytes });
+  return new jb.MountableFs({ base, mounts: [{ mountPoint: WORKSPACE_DIR, filesystem: workspace }] });
+}

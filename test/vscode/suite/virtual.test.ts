@@ -1,0 +1,90 @@
+// The virtual engine in the real extension host: chosen with agentSandbox.engine, named in every
+// tool result and in the status bar (read through the extension's API, and photographed).
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+
+const EXTENSION_ID = 'agent-sandbox.agent-sandbox';
+
+interface Api {
+  statusText(): string;
+}
+
+async function invoke(name: string, input: object): Promise<string> {
+  const result = await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
+  return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
+}
+
+async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
+  for (let waited = 0; waited < ms; waited += 100) {
+    if (check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.fail(`never: ${what}`);
+}
+
+/** Asks the runner for a screenshot of the workbench (see screenshots.test.ts). */
+async function screenshot(name: string): Promise<string | undefined> {
+  const dir = process.env.AGENT_SANDBOX_VSCODE_SCREENSHOTS;
+  if (!dir) return undefined;
+  const done = path.join(dir, `${name}.done`);
+  fs.rmSync(done, { force: true });
+  fs.writeFileSync(path.join(dir, `${name}.request`), '');
+  await until(`screenshot ${name}`, () => fs.existsSync(done));
+  return path.join(dir, `${name}.png`);
+}
+
+suite('Virtual engine', () => {
+  let api: Api;
+  const config = () => vscode.workspace.getConfiguration('agentSandbox');
+
+  suiteSetup(async () => {
+    api = (await vscode.extensions.getExtension(EXTENSION_ID)!.activate()) as Api;
+    await config().update('engine', 'virtual', vscode.ConfigurationTarget.Workspace);
+  });
+
+  suiteTeardown(async () => {
+    await vscode.commands.executeCommand('agentSandbox.closeAllSessions', 'confirmed');
+    await config().update('engine', undefined, vscode.ConfigurationTarget.Workspace);
+  });
+
+  test('sandbox_run returns 42 from Python, naming the virtual engine and what it lacks', async () => {
+    const text = await invoke('sandbox_run', { runtime: 'python', code: 'print(6 * 7)' });
+    const [first] = text.split('\n');
+    assert.match(first!, /exit code 0/);
+    assert.match(first!, /virtual \(in-process isolation, no real processes, no package installs, no network, no memory kill\)/);
+    assert.match(text, /^42$/m);
+    assert.match(text, /Note: Virtual engine: in-process isolation, lighter than a container/);
+  });
+
+  test('the status bar says "virtual"', async () => {
+    await until(`the status bar names the virtual engine (it shows "${api.statusText()}")`, () => /virtual/.test(api.statusText()));
+    assert.match(api.statusText(), /Sandbox \(virtual\): (ready|\d+ sessions?)/);
+    const file = await screenshot('status-bar-virtual');
+    if (file) assert.ok(fs.statSync(file).size > 10_000);
+  });
+
+  test('sandbox_open reports the capabilities; a session keeps files between calls', async () => {
+    const opened = await invoke('sandbox_open', { session: 'virtual-suite', runtime: 'python' });
+    assert.match(opened, /engine virtual/);
+    assert.match(opened, /capabilities: engine virtual: isolation by an interpreter inside the editor's process/);
+    assert.match(opened, /does not survive a restart/);
+    await invoke('sandbox_fs_write', { sandbox_id: 'virtual-suite', files: [{ path: 'answer.py', content: 'ANSWER = 6 * 7\n' }, { path: 'main.py', content: 'from answer import ANSWER\nprint(ANSWER)\n' }] });
+    const ran = await invoke('sandbox_exec', { sandbox_id: 'virtual-suite', cmd: ['python3', 'main.py'] });
+    assert.match(ran, /^42$/m);
+    assert.match(ran.split('\n')[0]!, /virtual \(in-process isolation/);
+    await invoke('sandbox_close', { sandbox_id: 'virtual-suite' });
+  });
+
+  test('runtime node says what to do where the extension host has no JavaScript for it', async () => {
+    const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+    const supported = major > 22 || (major === 22 && minor >= 6);
+    if (supported) {
+      const text = await invoke('sandbox_run', { runtime: 'node', code: 'console.log(6 * 7)' });
+      assert.match(text, /^42$/m);
+    } else {
+      await assert.rejects(invoke('sandbox_run', { runtime: 'node', code: 'console.log(1)' }), /Node\.js 22\.6[\s\S]*Docker engine/);
+    }
+  });
+});
