@@ -3,7 +3,7 @@
  * package so that just-bash finds its own workers and CPython next to it), or in the source tree
  * when running from TypeScript (tests).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Bundled layout, relative to dist/: see esbuild.mjs. */
@@ -36,10 +36,6 @@ export function justBashVersion(location = workerLocation()): string {
     version = 'unknown';
   }
   return version;
-}
-
-export function workerInstalled(location = workerLocation()): boolean {
-  return existsSync(location.entry);
 }
 
 /** js-exec imports node:module's stripTypeScriptTypes, which Node.js has from 22.6 on. */
