@@ -73,6 +73,8 @@ export interface SessionInfo {
   state: 'running' | 'stopped' | 'starting' | 'unknown';
   /** Things the caller should know, e.g. that a local image replaced one that could not be pulled. */
   notices: string[];
+  /** Compute mode: the process that made the sandbox (it is an orphan once that process is gone), and whether it was made ahead for a warm pool. */
+  owner?: { pid: number; host: string; pooled: boolean };
 }
 
 export interface ExecRequest {
@@ -220,6 +222,8 @@ export interface SessionFilter {
   workspaceFolder?: string;
   /** Only sessions of this scope (the workspace scope matches sessions without a scope label too). */
   scope?: SessionScope;
+  /** Also compute-mode sandboxes (warm or running), for orphan cleanup; never shown as sessions. */
+  includeCompute?: boolean;
 }
 
 /** How a sandbox is kept apart from the host: a container (kernel namespaces, cgroups) or an interpreter inside this process. */

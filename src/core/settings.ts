@@ -38,6 +38,11 @@ export const settingsSchema = z.object({
     })
     .prefault({}),
   envPrefixes: z.array(z.string().min(1)).default(['AGENT_SANDBOX_ENV_', 'STN_CODE_']).describe('Host variables with these prefixes are passed into sandboxes without the prefix.'),
+  pool: z
+    .object({
+      size: z.number().int().min(0).max(8).default(2).describe('Containers started ahead of time per compute configuration, so that sandbox_run does not wait for one; 0 turns the pool off.'),
+    })
+    .prefault({}),
 });
 export type Settings = z.output<typeof settingsSchema>;
 

@@ -114,6 +114,10 @@ export class EngineState implements vscode.Disposable {
     this.changed.dispose();
   }
 
+  /** For deactivate(): waits until the engines let go of what they hold (the warm pool's containers). */
+  async shutdown(): Promise<void> {
+    await Promise.all([this.docker?.dispose(), this.virtual?.dispose()]);
+  }
 
   private async decide(): Promise<SandboxEngine> {
     const docker = this.dockerEngine(this.settings());
@@ -158,10 +162,10 @@ export class EngineState implements vscode.Disposable {
   }
 
   private dockerEngine(settings: Settings): DockerEngine {
-    const key = JSON.stringify([settings.engineHost, settings.images]);
+    const key = JSON.stringify([settings.engineHost, settings.images, settings.pool.size]);
     if (!this.docker || key !== this.dockerKey) {
       void this.docker?.dispose();
-      this.docker = new DockerEngine({ host: settings.engineHost, images: settings.images });
+      this.docker = new DockerEngine({ host: settings.engineHost, images: settings.images, poolSize: settings.pool.size });
       this.dockerKey = key;
       if (settings.engine !== 'virtual') this.set({ state: 'unknown', kind: 'docker', endpoint: this.docker.endpoint.description });
     }

@@ -77,12 +77,16 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => service.reset()),
   );
+  shutdown = () => engine.shutdown();
   log.info(`Agent Sandbox ${context.extension.packageJSON.version as string} activated (${vscode.env.appName} ${vscode.version}, extension host ${process.version}).`);
   return { log, service, engine, housekeeping, panel, activity, statusText: () => statusBar.text };
 }
 
-export function deactivate(): void {
-  // Disposables registered on the context are released by VS Code; sessions stay with the engine.
+let shutdown: (() => Promise<void>) | undefined;
+
+/** Sessions stay with the engine; the warm pool's containers are removed before the window goes. */
+export async function deactivate(): Promise<void> {
+  await shutdown?.();
 }
 
 /** The folder that owns this window's sessions: the first workspace folder, as the CLI names it. */

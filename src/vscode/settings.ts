@@ -20,5 +20,6 @@ export function readSettings(): Settings {
     limits: Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== null && value !== '')),
     sessions: config.get('sessions'),
     envPrefixes: config.get('envPrefixes'),
+    pool: config.get('pool'),
   });
 }

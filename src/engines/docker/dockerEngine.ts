@@ -9,6 +9,7 @@ import { WORKSPACE_DIR } from '../../core/paths';
 import { describeDeath, type SessionDeath } from '../../core/sessionDeath';
 import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec';
 import { connectionError, isConnectionError, resolveEndpoint, type Endpoint } from './connection';
+import { ComputeRuns, poolSizeFromEnv } from './computeRuns';
 import { SANDBOX_HOME, containerCreateOptions, sandboxUser } from './containerConfig';
 import { DockerSandbox, deadSessionError } from './dockerSandbox';
 import { ContainerDeathWatcher } from './events';
@@ -24,6 +25,10 @@ export interface DockerEngineOptions {
   env?: NodeJS.ProcessEnv;
   /** Images per runtime from settings or flags. */
   images?: Partial<Record<Runtime, string>>;
+  /** Warm containers kept per compute configuration (0: none); AGENT_SANDBOX_POOL_SIZE when not given. */
+  poolSize?: number;
+  /** How long the pool stays warm without a run (5 minutes when not given). */
+  poolIdleMs?: number;
 }
 
 export class DockerEngine implements SandboxEngine {
@@ -34,12 +39,15 @@ export class DockerEngine implements SandboxEngine {
   private readonly images: ImageResolver;
   /** Why sessions died, from the engine's event stream; it starts with the first successful call, not here. */
   readonly deaths: ContainerDeathWatcher;
+  /** Compute mode's one-shot containers and their warm pool. */
+  readonly computeRuns: ComputeRuns;
 
   constructor(private readonly options: DockerEngineOptions = {}) {
     this.endpoint = resolveEndpoint(options.host, options.env ?? process.env);
     this.docker = new Docker(this.endpoint.options);
     this.images = new ImageResolver(this.docker);
     this.deaths = new ContainerDeathWatcher(this.docker);
+    this.computeRuns = new ComputeRuns(this, { size: options.poolSize ?? poolSizeFromEnv(options.env ?? process.env), idleMs: options.poolIdleMs });
   }
 
   /** Fires when a sandbox container dies or is removed by anything but this process. */
@@ -99,6 +107,7 @@ export class DockerEngine implements SandboxEngine {
     const name = `${CONTAINER_PREFIX}${options.name ?? (options.ephemeral ? 'run' : 'session')}-${randomBytes(4).toString('hex')}`;
     const createdAt = new Date().toISOString();
     const createOptions = containerCreateOptions({ name, image: image.image, spec, sessionName: options.name, workspaceFolder: options.workspaceFolder, scope: options.scope, client: options.client, user, createdAt, notices: image.notices });
+    if (ComputeRuns.fits(spec, options)) return this.computeRuns.open({ spec, image: image.image, notices: image.notices, user, createOptions, options });
 
     const container = await this.guard(() => this.docker.createContainer({ ...createOptions, abortSignal: signal } as Docker.ContainerCreateOptions), signal);
     try {
@@ -162,7 +171,7 @@ export class DockerEngine implements SandboxEngine {
   }
 
   async list(filter: SessionFilter = {}, signal?: AbortSignal): Promise<SessionInfo[]> {
-    const label = [`${LABEL.managed}=1`, `${LABEL.mode}=code`];
+    const label = [`${LABEL.managed}=1`, ...(filter.includeCompute ? [] : [`${LABEL.mode}=code`])];
     if (filter.name) label.push(`${LABEL.session}=${filter.name}`);
     if (filter.workspaceFolder) label.push(`${LABEL.workspace}=${filter.workspaceFolder}`);
     if (filter.scope && filter.scope.kind !== 'workspace') label.push(`${LABEL.scope}=${filter.scope.kind}`);
@@ -209,6 +218,7 @@ export class DockerEngine implements SandboxEngine {
   }
 
   async dispose(): Promise<void> {
+    await this.computeRuns.dispose();
     this.deaths.dispose();
     this.images.reset();
   }
@@ -234,6 +244,7 @@ function sessionFromLabels(id: string, labels: Record<string, string>, state: Se
     createdAt: labels[LABEL.created] ?? '',
     state,
     notices: Array.isArray(notices) ? notices.map(String) : [],
+    ...(labels[LABEL.ownerPid] ? { owner: { pid: Number(labels[LABEL.ownerPid]), host: labels[LABEL.ownerHost] ?? '', pooled: labels[LABEL.pool] === '1' } } : {}),
   };
 }
 

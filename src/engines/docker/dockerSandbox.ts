@@ -179,7 +179,7 @@ export class DockerSandbox implements Sandbox {
 const GONE_HINT = 'Its processes and any files outside a mounted workspace folder are gone. Open a new session (sandbox_open, or agent-sandbox open); it starts empty.';
 const DEAD_HINT = 'Its processes and any files outside a mounted workspace folder are gone, and it is not replaced by itself. Close it (sandbox_close, or agent-sandbox close), then open a new session (sandbox_open, or agent-sandbox open).';
 
-function commandLine(request: ExecRequest): string[] {
+export function commandLine(request: ExecRequest): string[] {
   if (request.cmd && request.command !== undefined) {
     throw new SandboxError('invalid-input', 'Give either command (a shell string) or cmd (an argv array), not both.', 'Use command for shell syntax like pipes; use cmd to pass arguments exactly.');
   }

@@ -11,6 +11,11 @@ export const LABEL = {
   scope: 'org.agent-sandbox.scope',
   scopeKey: 'org.agent-sandbox.scope-key',
   client: 'org.agent-sandbox.client',
+  /** On compute-mode containers: the process that made them (pid and host), so that gc knows when they are orphans. */
+  ownerPid: 'org.agent-sandbox.owner-pid',
+  ownerHost: 'org.agent-sandbox.owner-host',
+  /** On containers made ahead of time for the warm pool. */
+  pool: 'org.agent-sandbox.pool',
 } as const;
 
 export const CONTAINER_PREFIX = 'agent-sandbox-';

@@ -1,0 +1,123 @@
+/**
+ * Compute-mode sandboxes of the Docker engine: one-shot containers (oneShot.ts), taken from the warm
+ * pool when one waits for the same configuration, else made on the spot; removed in the background
+ * after their run. Sandboxes that mount the workspace or install packages take the ordinary path.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type Docker from 'dockerode';
+import type { OpenOptions, ResolvedFile, Sandbox, SessionInfo } from '../../core/engine';
+import { WORKSPACE_DIR } from '../../core/paths';
+import type { SandboxSpec } from '../../core/spec';
+import { SANDBOX_HOME, installsPackages } from './containerConfig';
+import type { DockerEngine } from './dockerEngine';
+import { CONTAINER_PREFIX, LABEL } from './labels';
+import { oneShotCreateOptions, oneShotDirectories, startWaitingContainer, type WaitingContainer } from './oneShot';
+import { OneShotSandbox } from './oneShotSandbox';
+import { WarmPool, type PoolOptions } from './pool';
+import { PreparedImages } from './preparedImages';
+
+export const POOL_SIZE_VARIABLE = 'AGENT_SANDBOX_POOL_SIZE';
+
+/** The pool size from AGENT_SANDBOX_POOL_SIZE; none (0) when unset, since a CLI process makes one run and exits. */
+export function poolSizeFromEnv(env: NodeJS.ProcessEnv): number {
+  const value = Number(env[POOL_SIZE_VARIABLE]);
+  return Number.isInteger(value) && value > 0 ? value : 0;
+}
+
+export interface ComputePlan {
+  spec: SandboxSpec;
+  image: string;
+  notices: string[];
+  user: { uid: number; gid: number };
+  /** The ordinary create request (containerConfig.ts); its name and creation time are replaced per container. */
+  createOptions: Docker.ContainerCreateOptions;
+  options: OpenOptions;
+}
+
+export class ComputeRuns {
+  readonly pool: WarmPool<WaitingContainer>;
+  private readonly prepared: PreparedImages;
+
+  constructor(
+    private readonly engine: DockerEngine,
+    pool: PoolOptions,
+  ) {
+    this.pool = new WarmPool<WaitingContainer>(pool, { alive: (waiting) => waiting.alive, discard: (waiting) => this.discard(waiting) });
+    this.prepared = new PreparedImages(engine.docker);
+  }
+
+  /** Whether a sandbox can run in a one-shot container. */
+  static fits(spec: SandboxSpec, options: OpenOptions): boolean {
+    return spec.mode === 'compute' && options.ephemeral === true && spec.workspaceAccess === 'none' && !installsPackages(spec);
+  }
+
+  async open(plan: ComputePlan): Promise<Sandbox> {
+    const { signal } = plan.options;
+    const owner = { [LABEL.ownerPid]: String(process.pid), [LABEL.ownerHost]: hostname() };
+    const { [LABEL.created]: _created, ...labels } = plan.createOptions.Labels ?? {};
+    const directories = oneShotDirectories(plan.user, [SANDBOX_HOME, WORKSPACE_DIR]);
+    // With a prepared image the folders are already there; without one, each container gets them before start.
+    const prepared = await this.prepared.get(plan.image, directories);
+    const base = oneShotCreateOptions({ ...plan.createOptions, Labels: labels }, owner);
+    const start = (pooled: boolean, image: string | undefined, abort?: AbortSignal) => {
+      const createdAt = new Date().toISOString();
+      const name = `${CONTAINER_PREFIX}run-${randomBytes(4).toString('hex')}`;
+      const createOptions = { ...base, ...(image ? { Image: image } : {}), name, Labels: { ...base.Labels, [LABEL.created]: createdAt, ...(pooled ? { [LABEL.pool]: '1' } : {}) } };
+      return this.engine.guard(() => startWaitingContainer(this.engine.docker, createOptions, createdAt, image ? [] : directories, (id) => this.engine.remove(id), abort), abort);
+    };
+    let waiting = this.pool.take(poolKey({ ...base, ...(prepared ? { Image: prepared } : {}) }), () => start(true, prepared));
+    try {
+      waiting ??= await start(false, prepared, signal).catch((error: unknown) => {
+        if (!prepared || statusOf(error) !== 404) throw error;
+        // The prepared image is gone (removed, or a new engine): made again by the next run; this one prepares its container itself.
+        this.prepared.reset();
+        return start(false, undefined, signal);
+      });
+    } catch (error) {
+      this.pool.release();
+      throw error;
+    }
+    this.engine.deaths.markRemoving(waiting.id); // the runner exits after its run: no death to report
+    this.engine.deaths.start();
+    const info: SessionInfo = {
+      id: waiting.id,
+      engine: 'docker',
+      mode: 'compute',
+      runtime: plan.spec.runtime,
+      image: plan.image,
+      spec: plan.spec,
+      workspaceAccess: plan.spec.workspaceAccess,
+      workspaceFolder: plan.options.workspaceFolder,
+      scope: plan.options.scope ?? { kind: 'workspace' },
+      ...(plan.options.client ? { client: plan.options.client } : {}),
+      network: plan.spec.network,
+      createdAt: waiting.createdAt,
+      state: 'running',
+      notices: plan.notices,
+    };
+    const files: readonly ResolvedFile[] = plan.options.files ?? [];
+    return new OneShotSandbox(this.engine, waiting, info, plan.user, files, (used) => this.pool.retire(used));
+  }
+
+  /** Drains the pool and waits until every container it made or retired is gone. */
+  dispose(): Promise<void> {
+    return this.pool.dispose();
+  }
+
+  private async discard(waiting: WaitingContainer): Promise<void> {
+    waiting.release();
+    await this.engine.remove(waiting.id).catch(() => undefined);
+  }
+}
+
+function statusOf(error: unknown): number | undefined {
+  const failure = error as { statusCode?: number; cause?: { statusCode?: number } };
+  return failure.statusCode ?? failure.cause?.statusCode;
+}
+
+/** Containers are interchangeable when their whole create request (without name and creation time) is the same. */
+function poolKey(createOptions: Docker.ContainerCreateOptions): string {
+  const { name: _name, ...rest } = createOptions as Docker.ContainerCreateOptions & { name?: string };
+  return createHash('sha256').update(JSON.stringify(rest)).digest('hex');
+}

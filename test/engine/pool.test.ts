@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import Docker from 'dockerode';
+import { runCompute } from '../../src/core/compute';
+import { removeOrphans } from '../../src/core/orphans';
+import { resolveSpec } from '../../src/core/resolveSpec';
+import { DockerEngine } from '../../src/engines/docker/dockerEngine';
+import { LABEL } from '../../src/engines/docker/labels';
+import { PREPARED_FROM_LABEL, PREPARED_REPOSITORY } from '../../src/engines/docker/preparedImages';
+import { TEST_IMAGES, requireEngine } from './harness';
+
+const run = promisify(execFile);
+
+/** Containers of the warm pool made by this process (or by `pid`). */
+async function pooledOf(docker: Docker, pid = process.pid): Promise<Docker.ContainerInfo[]> {
+  return docker.listContainers({ all: true, filters: { label: [`${LABEL.pool}=1`, `${LABEL.ownerPid}=${pid}`] } });
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('the warm pool for compute mode against a real engine', function () {
+  const engines: DockerEngine[] = [];
+  const spec = resolveSpec({ runtime: 'python' });
+  const pooled = (size: number, idleMs?: number) => {
+    const engine = new DockerEngine({ images: TEST_IMAGES, poolSize: size, poolIdleMs: idleMs });
+    engines.push(engine);
+    return engine;
+  };
+
+  before(async function () {
+    await requireEngine(this);
+  });
+
+  afterEach(async () => {
+    await Promise.all(engines.splice(0).map((engine) => engine.dispose()));
+  });
+
+  it('gives every run a fresh container: a file one run writes is absent in the next', async () => {
+    const engine = pooled(2);
+    const code = 'import os\nprint(os.path.exists("left.txt"), open("/etc/hostname").read().strip())\nopen("left.txt", "w").write("x")';
+    const hosts = new Set<string>();
+    for (let i = 0; i < 4; i++) {
+      const result = await runCompute(engine, spec, { code });
+      assert.equal(result.outcome, 'ok', JSON.stringify(result));
+      const [exists, host] = result.stdout.trim().split(' ');
+      assert.equal(exists, 'False', `run ${i} saw a file an earlier run wrote`);
+      hosts.add(host!);
+      await engine.computeRuns.pool.settled();
+    }
+    assert.equal(hosts.size, 4, 'each run had a container of its own');
+    assert.ok(engine.computeRuns.pool.snapshot().hits >= 3, JSON.stringify(engine.computeRuns.pool.snapshot()));
+  });
+
+  it('refills after each run, up to its size, and keeps the sandbox hardened', async () => {
+    const engine = pooled(2);
+    const first = await runCompute(engine, resolveSpec({ runtime: 'bash' }), { code: 'id -u; grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; ls /sys/class/net' });
+    await engine.computeRuns.pool.settled();
+    assert.equal((await pooledOf(engine.docker)).length, 2, 'two warm containers wait');
+    assert.equal(engine.computeRuns.pool.snapshot().ready, 2);
+    const second = await runCompute(engine, resolveSpec({ runtime: 'bash' }), { code: 'id -u; grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; ls /sys/class/net' });
+    assert.equal(engine.computeRuns.pool.snapshot().hits, 1, 'the second run took a warm container');
+    for (const result of [first, second]) assert.deepEqual(result.stdout.trim().split('\n').map((line) => line.replace(/\s+/g, ' ')), ['1000', 'CapEff: 0000000000000000', 'NoNewPrivs: 1', 'lo']);
+    await engine.computeRuns.pool.settled();
+    assert.equal((await pooledOf(engine.docker)).length, 2, 'refilled to two again');
+  });
+
+  it('keeps nothing warm with size 0, and runs all the same', async () => {
+    const engine = pooled(0);
+    const result = await runCompute(engine, spec, { code: 'print(6 * 7)', files: [{ path: 'in.txt', content: 'data' }], stdin: 'x' });
+    assert.equal(result.stdout, '42\n');
+    await engine.computeRuns.pool.settled();
+    assert.deepEqual(await pooledOf(engine.docker), []);
+    assert.deepEqual(engine.computeRuns.pool.snapshot(), { ready: 0, filling: 0, keys: 0, hits: 0, misses: 0 });
+  });
+
+  it('drains on dispose and after a quiet spell, leaving no container', async () => {
+    const engine = pooled(2);
+    await runCompute(engine, spec, { code: 'print(1)' });
+    await engine.computeRuns.pool.settled();
+    assert.equal((await pooledOf(engine.docker)).length, 2);
+    await engine.dispose();
+    assert.deepEqual(await pooledOf(engine.docker), [], 'dispose removed the warm containers');
+    assert.deepEqual(await engine.list({ includeCompute: true }).then((all) => all.filter((session) => session.owner?.pid === process.pid)), [], 'and the used ones');
+
+    const idle = pooled(1, 300);
+    await runCompute(idle, spec, { code: 'print(1)' });
+    await until('the idle pool drained', async () => (await pooledOf(idle.docker)).length === 0 && idle.computeRuns.pool.snapshot().ready === 0);
+  });
+
+  it('prepares the image once, and makes it again when it was removed from outside', async () => {
+    const engine = pooled(0);
+    const bash = resolveSpec({ runtime: 'bash' });
+    assert.equal((await runCompute(engine, bash, { code: 'stat -c %u /workspace $HOME' })).stdout, '1000\n1000\n');
+    const prepared = await engine.docker.listImages({ filters: { reference: [`${PREPARED_REPOSITORY}:*`], label: [`${PREPARED_FROM_LABEL}=${TEST_IMAGES.bash}`] } });
+    assert.equal(prepared.length, 1, 'one prepared image for the bash image');
+    await engine.docker.getImage(prepared[0]!.Id).remove({ force: true });
+    assert.equal((await runCompute(engine, bash, { code: 'stat -c %u /workspace $HOME' })).stdout, '1000\n1000\n', 'the run after the removal prepares its own container');
+    assert.equal((await runCompute(engine, bash, { code: 'echo again' })).stdout, 'again\n');
+    assert.equal((await engine.docker.listImages({ filters: { label: [`${PREPARED_FROM_LABEL}=${TEST_IMAGES.bash}`] } })).length, 1, 'and the next one made the image again');
+  });
+
+  it('is an orphan once its owner process is gone: gc removes it, and leaves a live owner\'s pool alone', async () => {
+    const live = pooled(1);
+    await runCompute(live, spec, { code: 'print(1)' });
+    await live.computeRuns.pool.settled();
+
+    // Another process fills a pool and exits without cleaning up, as a crashed extension host would.
+    const script = [
+      "const { DockerEngine } = require('./src/engines/docker/dockerEngine');",
+      "const { runCompute } = require('./src/core/compute');",
+      "const { resolveSpec } = require('./src/core/resolveSpec');",
+      `const engine = new DockerEngine({ images: ${JSON.stringify(TEST_IMAGES)}, poolSize: 2 });`,
+      "runCompute(engine, resolveSpec({ runtime: 'python' }), { code: 'print(1)' }).then(() => engine.computeRuns.pool.settled()).then(() => { console.log(process.pid); process.exit(0); });",
+    ].join('\n');
+    const child = await run(process.execPath, ['--import', 'tsx', '-e', script], { cwd: process.cwd() });
+    const deadPid = Number(child.stdout.trim());
+    assert.ok(deadPid > 0, child.stdout + child.stderr);
+    const left = await pooledOf(live.docker, deadPid);
+    assert.equal(left.length, 2, 'the dead process left its warm containers');
+
+    // Every session counts as leased and its folder as present, so that only compute sandboxes are judged (other runs may share the engine).
+    const removed = await removeOrphans(live, { now: Date.now(), graceMs: 60_000, lease: (folder) => ({ folder, pid: process.pid, seen: Date.now(), released: false, keep: true }), folderExists: () => true });
+    const removedIds = new Set(removed.map((orphan) => orphan.session.id));
+    for (const container of left) assert.ok(removedIds.has(container.Id), `${container.Names[0]} was removed`);
+    assert.ok(removed.filter((orphan) => removedIds.has(orphan.session.id)).every((orphan) => /warm pool container of process \d+, which is gone/.test(orphan.reason)));
+    assert.deepEqual(await pooledOf(live.docker, deadPid), []);
+    assert.equal((await pooledOf(live.docker)).length, 1, 'the live pool is kept');
+  });
+});
