@@ -1,5 +1,5 @@
 /** The Docker Engine implementation of the sandbox engine, through dockerode. */
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
 import { SandboxError, abortError } from '../../core/errors';
 import type { EngineInfo, OpenOptions, Sandbox, SandboxEngine, SessionClient, SessionFilter, SessionInfo, SessionStats } from '../../core/engine';
@@ -44,7 +44,7 @@ export class DockerEngine implements SandboxEngine {
 
   constructor(private readonly options: DockerEngineOptions = {}) {
     this.endpoint = resolveEndpoint(options.host, options.env ?? process.env);
-    this.docker = new Docker(this.endpoint.options);
+    this.docker = new (loadDockerode())(this.endpoint.options);
     this.images = new ImageResolver(this.docker);
     this.deaths = new ContainerDeathWatcher(this.docker);
     this.computeRuns = new ComputeRuns(this, { size: options.poolSize ?? poolSizeFromEnv(options.env ?? process.env), idleMs: options.poolIdleMs });
@@ -222,6 +222,12 @@ export class DockerEngine implements SandboxEngine {
     this.deaths.dispose();
     this.images.reset();
   }
+}
+
+/** dockerode loads with the first engine, not with the extension, so that activation stays light (README, Performance). */
+function loadDockerode(): typeof Docker {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('dockerode') as typeof Docker;
 }
 
 function sessionFromLabels(id: string, labels: Record<string, string>, state: SessionInfo['state'], image: string): SessionInfo {

@@ -1,0 +1,163 @@
+/**
+ * What is measured: each tool call through the code path the language-model tools use (runTool: input
+ * validation, the handler on SandboxService, the Docker engine with its warm pool, result formatting),
+ * beside the same work done raw through dockerode and the docker CLI.
+ */
+import { randomBytes } from 'node:crypto';
+import type Docker from 'dockerode';
+import type { SandboxService } from '../../src/core/sandboxService';
+import { resolveSpec } from '../../src/core/resolveSpec';
+import { runTool, type ToolCallContext } from '../../src/core/tools/runTool';
+import type { DockerEngine } from '../../src/engines/docker/dockerEngine';
+import type { Group } from './measure';
+import { ShellChannel, cliExec, cliOneShot, rawExec, rawGet, rawOneShot, rawPut, sandboxHostConfig } from './raw';
+
+export interface BenchSetup {
+  engine: DockerEngine;
+  service: SandboxService;
+  tool: ToolCallContext;
+  pythonImage: string;
+  /** The default session's container, opened before the exec and file groups. */
+  session: () => Docker.Container;
+  iterations: number;
+  warmup: number;
+}
+
+const PYTHON_ONE_LINER = 'print(6 * 7)';
+
+function expect(text: string, wanted: string, what: string): void {
+  if (!text.includes(wanted)) throw new Error(`${what} returned ${JSON.stringify(text.slice(0, 200))}, without ${JSON.stringify(wanted)}`);
+}
+
+export function benchGroups(setup: BenchSetup): Group[] {
+  const { engine, tool } = setup;
+  const spec = resolveSpec({ runtime: 'python', mode: 'compute' });
+  const hostConfig = sandboxHostConfig(spec, setup.pythonImage);
+  const settle = () => engine.computeRuns.pool.settled();
+  const base = { iterations: setup.iterations, warmup: setup.warmup, settle };
+  const sandboxRun = async () => expect(await runTool('sandbox_run', { code: PYTHON_ONE_LINER, runtime: 'python' }, tool), '42', 'sandbox_run');
+  const apiOneShot = async () => expect(await rawOneShot(engine.docker, setup.pythonImage, hostConfig, ['python3', '-c', PYTHON_ONE_LINER]), '42', 'the API one-shot');
+
+  const groups: Group[] = [
+    {
+      id: 'run',
+      title: 'sandbox_run: Python one-liner',
+      arms: [
+        { name: 'sandbox_run (warm pool)', run: sandboxRun },
+        { name: 'API one-shot', run: apiOneShot },
+        { name: 'docker run --rm', run: async () => expect(await cliOneShot(setup.pythonImage, spec, ['python3', '-c', PYTHON_ONE_LINER]), '42', 'docker run') },
+      ],
+      comparisons: [
+        { ours: 'sandbox_run (warm pool)', baseline: 'docker run --rm', target: 0.25 },
+        { ours: 'sandbox_run (warm pool)', baseline: 'API one-shot', target: 0.5 },
+      ],
+      ...base,
+    },
+    {
+      id: 'exec',
+      title: 'sandbox_exec: echo hi in a session',
+      arms: [
+        { name: 'sandbox_exec', run: async () => expect(await runTool('sandbox_exec', { command: 'echo hi' }, tool), 'hi', 'sandbox_exec') },
+        { name: 'API exec', run: async () => expect((await rawExec(engine.docker, setup.session(), ['sh', '-c', 'echo hi'])).stdout, 'hi', 'the API exec') },
+        { name: 'docker exec', run: async () => expect(await cliExec(setup.session().id, ['sh', '-c', 'echo hi']), 'hi', 'docker exec') },
+      ],
+      comparisons: [
+        { ours: 'sandbox_exec', baseline: 'API exec', target: 1.1 },
+        { ours: 'sandbox_exec', baseline: 'docker exec' },
+      ],
+      ...base,
+    },
+  ];
+
+  let channel: ShellChannel | undefined;
+  groups.push({
+    id: 'channel',
+    title: 'design probe: a long-lived shell channel vs an exec per call (echo hi)',
+    arms: [
+      { name: 'API exec', run: async () => expect((await rawExec(engine.docker, setup.session(), ['sh', '-c', 'echo hi'])).stdout, 'hi', 'the API exec') },
+      {
+        name: 'one attached sh (prototype)',
+        run: async () => {
+          channel ??= await ShellChannel.open(engine.docker, setup.session());
+          expect(await channel.run('echo hi'), 'hi', 'the shell channel');
+        },
+      },
+    ],
+    comparisons: [{ ours: 'one attached sh (prototype)', baseline: 'API exec' }],
+    ...base,
+    done: () => channel?.close(),
+  });
+
+  for (const size of [1, 10]) {
+    const data = randomBytes(size * 1024 * 1024);
+    const content = data.toString('base64');
+    const path = `bench-${size}m.bin`;
+    groups.push({
+      id: `write-${size}m`,
+      title: `write one ${size} MiB file`,
+      arms: [
+        { name: 'sandbox_fs_write', run: async () => expect(await runTool('sandbox_fs_write', { files: [{ path, content, encoding: 'base64' }] }, tool), path, 'sandbox_fs_write') },
+        { name: 'putArchive', run: () => rawPut(setup.session(), [{ name: `raw-${path}`, data }]) },
+      ],
+      comparisons: [{ ours: 'sandbox_fs_write', baseline: 'putArchive', target: 1.2 }],
+      ...base,
+    });
+    groups.push({
+      id: `read-${size}m`,
+      title: `read one ${size} MiB file`,
+      arms: [
+        {
+          name: 'sandbox_fs_read',
+          run: async () => {
+            const text = await runTool('sandbox_fs_read', { path, encoding: 'base64', max_bytes: data.length }, tool);
+            if (!text.endsWith(content.slice(-64))) throw new Error('sandbox_fs_read returned other bytes');
+          },
+        },
+        {
+          name: 'getArchive',
+          run: async () => {
+            const read = await rawGet(setup.session(), `/workspace/raw-${path}`);
+            if (!read.equals(data)) throw new Error('getArchive returned other bytes');
+          },
+        },
+      ],
+      comparisons: [{ ours: 'sandbox_fs_read', baseline: 'getArchive', target: 1.2 }],
+      ...base,
+    });
+  }
+
+  const small = Array.from({ length: 100 }, (_, index) => ({ path: `many/f${index}.txt`, data: randomBytes(512) }));
+  groups.push({
+    id: 'write-100',
+    title: 'write 100 small files in one call',
+    arms: [
+      { name: 'sandbox_fs_write', run: async () => expect(await runTool('sandbox_fs_write', { files: small.map((file) => ({ path: file.path, content: file.data.toString('base64'), encoding: 'base64' })) }, tool), '100', 'sandbox_fs_write') },
+      { name: 'putArchive', run: () => rawPut(setup.session(), small.map((file) => ({ name: `raw-${file.path}`, data: file.data }))) },
+    ],
+    comparisons: [{ ours: 'sandbox_fs_write', baseline: 'putArchive', target: 1.2 }],
+    ...base,
+  });
+
+  const parallel = 20;
+  groups.push({
+    id: 'concurrent',
+    title: `${parallel} sandbox_run calls at once (wall time)`,
+    unit: 'wall',
+    arms: [
+      { name: `${parallel} × sandbox_run`, run: async () => void (await all(Array.from({ length: parallel }, () => sandboxRun))) },
+      { name: `${parallel} × API one-shot`, run: async () => void (await all(Array.from({ length: parallel }, () => apiOneShot))) },
+    ],
+    comparisons: [{ ours: `${parallel} × sandbox_run`, baseline: `${parallel} × API one-shot`, target: 1.0 }],
+    iterations: Math.max(3, Math.ceil(setup.iterations / 4)),
+    warmup: 1,
+    settle,
+  });
+  return groups;
+}
+
+/** Every call, failing with the first error only after all have ended (so none is left running). */
+async function all(calls: (() => Promise<void>)[]): Promise<void> {
+  const results = await Promise.allSettled(calls.map((call) => call()));
+  const failed = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failed.length) throw new Error(`${failed.length} of ${calls.length} calls failed: ${(failed[0]!.reason as Error).message}`);
+}

@@ -1,0 +1,91 @@
+/** Runs a group's arms round-robin, one call each per iteration, and keeps the times after the warm-up. */
+import { ratios, summarize, type Summary } from './stats';
+
+export interface Arm {
+  name: string;
+  /** One call; throws when the call failed or returned the wrong thing. */
+  run(): Promise<void>;
+}
+
+export interface Comparison {
+  /** The arm that is ours. */
+  ours: string;
+  baseline: string;
+  /** The most p50(ours) / p50(baseline) the issue allows, when it sets one. */
+  target?: number;
+}
+
+export interface Group {
+  id: string;
+  title: string;
+  arms: Arm[];
+  comparisons: Comparison[];
+  iterations: number;
+  warmup: number;
+  /** Untimed, after every call: lets the pool refill and removals finish, so arms never overlap. */
+  settle?(): Promise<void>;
+  /** What each sample is, when not one call's latency. */
+  unit?: string;
+  /** Untimed, after the group: releases what its arms opened. */
+  done?(): void;
+}
+
+export interface ArmResult {
+  name: string;
+  samples: number[];
+  summary: Summary;
+  errors: string[];
+}
+
+export interface ComparisonResult extends Comparison {
+  /** p50 of ours over p50 of the baseline: what the targets are about. */
+  p50Ratio: number;
+  /** Ours over the baseline within each round, for the spread. */
+  ratio: Summary;
+  met?: boolean;
+}
+
+export interface GroupResult {
+  id: string;
+  title: string;
+  unit?: string;
+  arms: ArmResult[];
+  comparisons: ComparisonResult[];
+}
+
+export async function measureGroup(group: Group, log: (line: string) => void): Promise<GroupResult> {
+  const samples = new Map<string, number[]>(group.arms.map((arm) => [arm.name, []]));
+  const errors = new Map<string, string[]>(group.arms.map((arm) => [arm.name, []]));
+  const total = group.warmup + group.iterations;
+  for (let iteration = 0; iteration < total; iteration++) {
+    // A different arm goes first each round, so that no arm always runs on a cooler (or warmer) engine.
+    const order = group.arms.map((_, index) => group.arms[(index + iteration) % group.arms.length]!);
+    for (const arm of order) {
+      const started = performance.now();
+      let failed: string | undefined;
+      try {
+        await arm.run();
+      } catch (error) {
+        failed = (error as Error).message ?? String(error);
+      }
+      const elapsed = performance.now() - started;
+      await group.settle?.();
+      if (iteration < group.warmup) continue;
+      if (failed) errors.get(arm.name)!.push(failed);
+      samples.get(arm.name)!.push(failed ? Number.NaN : elapsed);
+    }
+    log(`  ${group.id}: round ${iteration + 1}/${total}${iteration < group.warmup ? ' (warm-up)' : ''}`);
+  }
+  group.done?.();
+  const arms = group.arms.map((arm) => {
+    const values = samples.get(arm.name)!;
+    return { name: arm.name, samples: values, summary: summarize(values.filter(Number.isFinite)), errors: errors.get(arm.name)! };
+  });
+  const p50 = (name: string) => arms.find((arm) => arm.name === name)!.summary.p50;
+  const comparisons = group.comparisons.map((comparison) => {
+    const ratio = ratios(samples.get(comparison.ours)!, samples.get(comparison.baseline)!);
+    const p50Ratio = p50(comparison.ours) / p50(comparison.baseline);
+    return { ...comparison, p50Ratio, ratio, ...(comparison.target !== undefined ? { met: p50Ratio <= comparison.target && errors.get(comparison.ours)!.length === 0 } : {}) };
+  });
+  return { id: group.id, title: group.title, unit: group.unit, arms, comparisons };
+}
