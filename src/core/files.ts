@@ -1,6 +1,6 @@
 /** Turns file-tool input into checked bytes at absolute sandbox paths, enforcing caps before anything is written. */
 import { SandboxError } from './errors';
-import type { FileInput, ResolvedFile } from './engine';
+import type { FileEncoding, FileInput, ResolvedFile } from './engine';
 import { resolveWorkspacePath } from './paths';
 import type { Limits } from './spec';
 import { formatSize } from './units';
@@ -40,4 +40,16 @@ export function resolveFiles(files: readonly FileInput[], limits: Pick<Limits, '
     }
     return { path, data, mode: file.mode };
   });
+}
+
+/** A file's bytes as the file tools return them: UTF-8 text when it is (or when asked), base64 otherwise. */
+export function encodeFileContent(data: Buffer, wanted: FileEncoding | 'auto'): { content: string; encoding: FileEncoding } {
+  if (wanted !== 'base64') {
+    try {
+      return { content: new TextDecoder('utf-8', { fatal: true }).decode(data), encoding: 'utf8' };
+    } catch {
+      if (wanted === 'utf8') return { content: new TextDecoder('utf-8').decode(data), encoding: 'utf8' };
+    }
+  }
+  return { content: data.toString('base64'), encoding: 'base64' };
 }

@@ -3,7 +3,7 @@ import type Docker from 'dockerode';
 import { posix } from 'node:path';
 import { SandboxError } from '../../core/errors';
 import type { DeleteOptions, ExecRequest, ExecResult, FileContent, FileEntry, FileInput, ListOptions, ListResult, ReadOptions, Sandbox, SessionInfo, ShellOptions, ShellSession, WriteResult } from '../../core/engine';
-import { resolveFiles } from '../../core/files';
+import { encodeFileContent, resolveFiles } from '../../core/files';
 import { WORKSPACE_DIR, resolveWorkspacePath, workspaceRelative } from '../../core/paths';
 import { buildExecResult } from '../../core/results';
 import { describeDeath, type DeathReason } from '../../core/sessionDeath';
@@ -76,22 +76,8 @@ export class DockerSandbox implements Sandbox {
     const data = bytes.subarray(newline + 1);
     const truncated = size > data.length;
     const wanted = options.encoding ?? 'auto';
-    let encoding: FileContent['encoding'] = wanted === 'base64' ? 'base64' : 'utf8';
-    let content: string;
-    if (encoding === 'utf8') {
-      try {
-        content = new TextDecoder('utf-8', { fatal: true }).decode(data);
-      } catch {
-        if (wanted === 'utf8') content = new TextDecoder('utf-8').decode(data);
-        else {
-          encoding = 'base64';
-          content = data.toString('base64');
-        }
-      }
-    } else {
-      content = data.toString('base64');
-    }
-    return { path: absolute, content: content!, encoding, size, truncated };
+    const { content, encoding } = encodeFileContent(data, wanted);
+    return { path: absolute, content, encoding, size, truncated };
   }
 
   async listFiles(path: string, options: ListOptions = {}, signal?: AbortSignal): Promise<ListResult> {

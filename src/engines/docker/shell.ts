@@ -7,6 +7,7 @@ import type Docker from 'dockerode';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { ShellSession } from '../../core/engine';
+import { ShellOutput } from '../../core/shellOutput';
 import { EXEC_MARKER_VAR, exitCodeOf, killMarked } from './exec';
 
 /**
@@ -32,7 +33,6 @@ export interface ShellParams {
 /** How long the stream may stay open after the kill before it is cut. */
 const CLOSE_DRAIN_MS = 2000;
 /** Output held for a listener that has not subscribed yet; beyond this the oldest is dropped. */
-const PENDING_CAP_CHARS = 1024 * 1024;
 
 export async function openDockerShell(params: ShellParams): Promise<ShellSession> {
   const marker = randomUUID();
@@ -57,14 +57,8 @@ export async function openDockerShell(params: ShellParams): Promise<ShellSession
   return shell;
 }
 
-class DockerShell implements ShellSession {
+class DockerShell extends ShellOutput implements ShellSession {
   private readonly decoder = new TextDecoder('utf-8');
-  private readonly dataListeners = new Set<(data: string) => void>();
-  private readonly exitListeners = new Set<(exitCode: number | null) => void>();
-  private pending: string[] = [];
-  private pendingChars = 0;
-  private exited = false;
-  private exitCode: number | null = null;
   private readonly ended: Promise<void>;
   private readonly exitReported: Promise<void>;
   private closing: Promise<void> | undefined;
@@ -75,6 +69,7 @@ class DockerShell implements ShellSession {
     private readonly marker: string,
     private readonly params: ShellParams,
   ) {
+    super();
     stream.on('data', (chunk: Buffer) => this.emit(this.decoder.decode(chunk, { stream: true })));
     stream.on('error', () => undefined);
     this.ended = new Promise<void>((resolve) => {
@@ -115,26 +110,6 @@ class DockerShell implements ShellSession {
     }
   }
 
-  onData(listener: (data: string) => void): { dispose(): void } {
-    this.dataListeners.add(listener);
-    if (this.pending.length) {
-      const held = this.pending.join('');
-      this.pending = [];
-      this.pendingChars = 0;
-      listener(held);
-    }
-    return { dispose: () => this.dataListeners.delete(listener) };
-  }
-
-  onExit(listener: (exitCode: number | null) => void): { dispose(): void } {
-    if (this.exited) {
-      listener(this.exitCode);
-      return { dispose: () => undefined };
-    }
-    this.exitListeners.add(listener);
-    return { dispose: () => this.exitListeners.delete(listener) };
-  }
-
   close(): Promise<void> {
     this.closing ??= (async () => {
       if (!this.exited) {
@@ -147,25 +122,6 @@ class DockerShell implements ShellSession {
     return this.closing;
   }
 
-  private emit(text: string): void {
-    if (!text) return;
-    if (this.dataListeners.size === 0) {
-      this.pending.push(text);
-      this.pendingChars += text.length;
-      while (this.pendingChars > PENDING_CAP_CHARS && this.pending.length > 1) this.pendingChars -= this.pending.shift()!.length;
-      return;
-    }
-    for (const listener of [...this.dataListeners]) listener(text);
-  }
-
-  private finish(exitCode: number | null): void {
-    if (this.exited) return;
-    this.exited = true;
-    this.exitCode = exitCode;
-    const listeners = [...this.exitListeners];
-    this.exitListeners.clear();
-    for (const listener of listeners) listener(exitCode);
-  }
 }
 
 function validSize(cols: number, rows: number): boolean {

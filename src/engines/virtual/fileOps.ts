@@ -3,6 +3,7 @@
  * path stays under /workspace, lexically and through symbolic links (a link whose target leaves
  * /workspace is refused, whether or not the target exists).
  */
+import { encodeFileContent } from '../../core/files';
 import { posix } from 'node:path';
 import type { IFileSystem } from 'just-bash';
 import type { FileContent, FileEntry, ListResult, WriteResult } from '../../core/engine';
@@ -81,21 +82,7 @@ export async function readFile(fs: IFileSystem, path: string, maxBytes: number, 
   if (!stat.isFile) throw new SandboxError('not-a-file', `${path} is not a regular file.`, 'Read regular files only.');
   const bytes = Buffer.from(await fs.readFileBuffer(real));
   const data = bytes.subarray(0, maxBytes);
-  let encoding: FileContent['encoding'] = wanted === 'base64' ? 'base64' : 'utf8';
-  let content: string;
-  if (encoding === 'utf8') {
-    try {
-      content = new TextDecoder('utf-8', { fatal: true }).decode(data);
-    } catch {
-      if (wanted === 'utf8') content = new TextDecoder('utf-8').decode(data);
-      else {
-        encoding = 'base64';
-        content = data.toString('base64');
-      }
-    }
-  } else {
-    content = data.toString('base64');
-  }
+  const { content, encoding } = encodeFileContent(data, wanted);
   return { path, content, encoding, size: bytes.length, truncated: bytes.length > data.length };
 }
 

@@ -4,11 +4,11 @@
  * line; other shell state starts fresh each time, as in `sh -c`.
  */
 import type { Sandbox, ShellOptions, ShellSession } from '../../core/engine';
+import { ShellOutput } from '../../core/shellOutput';
 import { WORKSPACE_DIR } from '../../core/paths';
 import { shellQuote } from './shellQuote';
 
 const CWD_MARK = '\x1e';
-const PENDING_CAP_CHARS = 1024 * 1024;
 
 export async function openVirtualShell(sandbox: Sandbox, options: ShellOptions): Promise<ShellSession> {
   const shell = new VirtualShell(sandbox, options);
@@ -17,16 +17,10 @@ export async function openVirtualShell(sandbox: Sandbox, options: ShellOptions):
   return shell;
 }
 
-class VirtualShell implements ShellSession {
+class VirtualShell extends ShellOutput implements ShellSession {
   private line = '';
   private cwd: string;
   private running: AbortController | undefined;
-  private exited = false;
-  private exitCode: number | null = null;
-  private pending: string[] = [];
-  private pendingChars = 0;
-  private readonly dataListeners = new Set<(data: string) => void>();
-  private readonly exitListeners = new Set<(exitCode: number | null) => void>();
   /** Input after an escape character, until the sequence ends (arrow keys and the like are ignored). */
   private escape = '';
 
@@ -34,6 +28,7 @@ class VirtualShell implements ShellSession {
     private readonly sandbox: Sandbox,
     private readonly options: ShellOptions,
   ) {
+    super();
     this.cwd = options.cwd ? (options.cwd.startsWith('/') ? options.cwd : `${WORKSPACE_DIR}/${options.cwd}`) : WORKSPACE_DIR;
   }
 
@@ -54,26 +49,6 @@ class VirtualShell implements ShellSession {
 
   async resize(): Promise<void> {
     // Nothing inside draws to a terminal size.
-  }
-
-  onData(listener: (data: string) => void): { dispose(): void } {
-    this.dataListeners.add(listener);
-    if (this.pending.length) {
-      const held = this.pending.join('');
-      this.pending = [];
-      this.pendingChars = 0;
-      listener(held);
-    }
-    return { dispose: () => this.dataListeners.delete(listener) };
-  }
-
-  onExit(listener: (exitCode: number | null) => void): { dispose(): void } {
-    if (this.exited) {
-      listener(this.exitCode);
-      return { dispose: () => undefined };
-    }
-    this.exitListeners.add(listener);
-    return { dispose: () => this.exitListeners.delete(listener) };
   }
 
   async close(): Promise<void> {
@@ -156,25 +131,6 @@ class VirtualShell implements ShellSession {
     this.emit(`user@sandbox:${where}$ `);
   }
 
-  private emit(text: string): void {
-    if (!text) return;
-    if (this.dataListeners.size === 0) {
-      this.pending.push(text);
-      this.pendingChars += text.length;
-      while (this.pendingChars > PENDING_CAP_CHARS && this.pending.length > 1) this.pendingChars -= this.pending.shift()!.length;
-      return;
-    }
-    for (const listener of [...this.dataListeners]) listener(text);
-  }
-
-  private finish(exitCode: number | null): void {
-    if (this.exited) return;
-    this.exited = true;
-    this.exitCode = exitCode;
-    const listeners = [...this.exitListeners];
-    this.exitListeners.clear();
-    for (const listener of listeners) listener(exitCode);
-  }
 }
 
 /** Terminals need a carriage return before each line feed. */
