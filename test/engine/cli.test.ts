@@ -1,38 +1,20 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { runCliText } from './cliRunner';
 import { TEST_IMAGES, requireEngine } from './harness';
 
-const CLI = resolve(__dirname, '../../dist/cli.js');
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], options: { stdin?: string; cwd?: string } = {}): Promise<CliResult> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: options.cwd,
-      env: {
-        ...process.env,
-        AGENT_SANDBOX_IMAGE_PYTHON: TEST_IMAGES.python,
-        AGENT_SANDBOX_IMAGE_NODE: TEST_IMAGES.node,
-        AGENT_SANDBOX_IMAGE_BASH: TEST_IMAGES.bash,
-        AGENT_SANDBOX_IMAGE_LINUX: TEST_IMAGES.linux,
-      },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-    child.stdin.end(options.stdin ?? '');
+function cli(args: string[], options: { stdin?: string; cwd?: string } = {}) {
+  return runCliText(args, {
+    cwd: options.cwd,
+    stdin: options.stdin ?? '',
+    env: {
+      AGENT_SANDBOX_IMAGE_PYTHON: TEST_IMAGES.python,
+      AGENT_SANDBOX_IMAGE_NODE: TEST_IMAGES.node,
+      AGENT_SANDBOX_IMAGE_BASH: TEST_IMAGES.bash,
+      AGENT_SANDBOX_IMAGE_LINUX: TEST_IMAGES.linux,
+    },
   });
 }
 

@@ -1,32 +1,14 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { runCli, type CliRun } from './cliRunner';
 
-const CLI = resolve(__dirname, '../../dist/cli.js');
-
-interface CliResult {
-  code: number | null;
-  stdout: Buffer;
-  stderr: string;
-}
 
 /** Runs the built CLI with its file store in `store` and no engine within reach, to show none is needed. */
-function cli(args: string[], store: string, env: Record<string, string> = {}): Promise<CliResult> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { ...process.env, AGENT_SANDBOX_FILE_STORE: store, DOCKER_HOST: 'unix:///tmp/agent-sandbox-no-such.sock', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const stdout: Buffer[] = [];
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout: Buffer.concat(stdout), stderr }));
-  });
+function cli(args: string[], store: string, env: Record<string, string> = {}): Promise<CliRun> {
+  return runCli(args, { env: { AGENT_SANDBOX_FILE_STORE: store, DOCKER_HOST: 'unix:///tmp/agent-sandbox-no-such.sock', ...env } });
 }
 
 describe('agent-sandbox files: the local file store from the command line', function () {

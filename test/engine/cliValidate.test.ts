@@ -1,24 +1,15 @@
 // `agent-sandbox validate` as CI runs it: the built CLI on real files, with no engine in reach.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { runCliText } from './cliRunner';
 
-const CLI = resolve(__dirname, '../../dist/cli.js');
 const FIXTURES = resolve(__dirname, '../fixtures/prompts');
 
-function validate(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    // An engine address where nothing answers: validating must not need one.
-    const child = spawn(process.execPath, [CLI, 'validate', ...args], { cwd, env: { ...process.env, DOCKER_HOST: 'unix:///nonexistent/docker.sock' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
+function validate(args: string[], cwd: string) {
+  // An engine address where nothing answers: validating must not need one.
+  return runCliText(['validate', ...args], { cwd, env: { DOCKER_HOST: 'unix:///nonexistent/docker.sock' } });
 }
 
 describe('agent-sandbox validate (the built CLI)', () => {

@@ -1,20 +1,9 @@
 /** The main job with no container engine: the CLI falls back to the virtual engine and says so. */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { runCliText } from './cliRunner';
 
-const CLI = resolve(__dirname, '../../dist/cli.js');
-
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, AGENT_SANDBOX_ENGINE: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
+function cli(args: string[], env: NodeJS.ProcessEnv) {
+  return runCliText(args, { env: { AGENT_SANDBOX_ENGINE: '', ...env } });
 }
 
 describe('the CLI without a container engine', function () {

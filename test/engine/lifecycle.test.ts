@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { WorkspaceLeases } from '../../src/core/leases';
 import { removeOrphans } from '../../src/core/orphans';
 import { SandboxService } from '../../src/core/sandboxService';
 import { parseSettings, type Settings } from '../../src/core/settings';
+import { runCliText } from './cliRunner';
 import { TEST_IMAGES, requireEngine, testEngine } from './harness';
 
 function newService(folder: string, options: { settings?: object; clock?: { now: number } } = {}): SandboxService {
@@ -98,13 +98,7 @@ describe('session lifecycle against a real engine', function () {
     const orphanFolder = mkdtempSync(join(tmpdir(), 'agent-sandbox-orphan-'));
     const orphan = await newService(orphanFolder).open({ runtime: 'bash' });
     await new Promise((done) => setTimeout(done, 1500));
-    const output = await new Promise<string>((done, fail) => {
-      const child = spawn(process.execPath, [resolve(__dirname, '../../dist/cli.js'), 'gc', '--grace', '1', '--folder', orphanFolder, '--json'], { env: { ...process.env, AGENT_SANDBOX_STATE_DIR: stateDir } });
-      let text = '';
-      child.stdout.on('data', (chunk) => (text += chunk));
-      child.on('error', fail);
-      child.on('close', () => done(text));
-    });
+    const output = (await runCliText(['gc', '--grace', '1', '--folder', orphanFolder, '--json'], { env: { AGENT_SANDBOX_STATE_DIR: stateDir } })).stdout;
     const removed = JSON.parse(output).removed as { id: string; reason: string }[];
     assert.ok(removed.some((entry) => entry.id === orphan.sandbox.info.id && /window is gone/.test(entry.reason)), output);
     rmSync(orphanFolder, { recursive: true, force: true });

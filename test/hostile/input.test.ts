@@ -1,22 +1,15 @@
 // Bad input through the tools and the CLI: every answer names what is wrong and what to do, and nothing is lost.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { runCliText } from '../engine/cliRunner';
 import { requireEngine, TEST_IMAGES } from '../engine/harness';
 import { observe } from './report';
 import { firstLine, toolbox } from './toolbox';
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [resolve(__dirname, '../../dist/cli.js'), ...args], { env: { ...process.env, AGENT_SANDBOX_IMAGE_PYTHON: TEST_IMAGES.python, AGENT_SANDBOX_IMAGE_BASH: TEST_IMAGES.bash }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
+function cli(args: string[]) {
+  return runCliText(args, { env: { AGENT_SANDBOX_IMAGE_PYTHON: TEST_IMAGES.python, AGENT_SANDBOX_IMAGE_BASH: TEST_IMAGES.bash } });
 }
 
 describe('bad input', function () {

@@ -4,6 +4,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { screenshot } from './helpers';
 
 const EXTENSION_ID = 'agent-sandbox.agent-sandbox';
 
@@ -42,17 +43,6 @@ async function diagnostics(uri: vscode.Uri, ready: (list: vscode.Diagnostic[]) =
 }
 
 /** Asks the runner (which drives the browser) for a screenshot of the workbench, and waits for it. */
-async function screenshot(name: string): Promise<string> {
-  const dir = process.env.AGENT_SANDBOX_VSCODE_SCREENSHOTS;
-  assert.ok(dir, 'the runner sets AGENT_SANDBOX_VSCODE_SCREENSHOTS');
-  const done = path.join(dir, `${name}.done`);
-  fs.rmSync(done, { force: true });
-  fs.writeFileSync(path.join(dir, `${name}.request`), '');
-  await waitFor(`screenshot ${name}`, () => (fs.existsSync(done) ? true : undefined), 10_000);
-  assert.equal(fs.readFileSync(done, 'utf8'), 'ok');
-  return path.join(dir, `${name}.png`);
-}
-
 const BROKEN = '---\nmodel: openai/gpt-4o\nsandbox:\n  runtime: pyhton\n  alow_network: true\n  limits:\n    memory: lots\n---\n{{role "system"}}\nHello {{name}}\n';
 
 suite('Prompt files', () => {

@@ -1,26 +1,10 @@
 // Pictures of what a user sees, saved by the runner to out/screenshots/ for a person to look at.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { screenshot } from './helpers';
 
 /** Asks the runner (which drives the browser) for a screenshot of the workbench, and waits for it. */
-async function screenshot(name: string): Promise<string> {
-  const dir = process.env.AGENT_SANDBOX_VSCODE_SCREENSHOTS;
-  assert.ok(dir, 'the runner sets AGENT_SANDBOX_VSCODE_SCREENSHOTS');
-  const done = path.join(dir, `${name}.done`);
-  fs.rmSync(done, { force: true });
-  fs.writeFileSync(path.join(dir, `${name}.request`), '');
-  for (let waited = 0; waited < 10_000; waited += 100) {
-    if (fs.existsSync(done)) {
-      assert.equal(fs.readFileSync(done, 'utf8'), 'ok');
-      return path.join(dir, `${name}.png`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`no screenshot ${name} after 10 s`);
-}
-
 suite('Screenshots', () => {
   suiteSetup(async () => {
     await vscode.extensions.getExtension('agent-sandbox.agent-sandbox')!.activate();

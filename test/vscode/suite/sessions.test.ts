@@ -2,13 +2,9 @@
 // killed from outside is reported, never silently replaced.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import { invoke } from './helpers';
 
 const EXTENSION_ID = 'agent-sandbox.agent-sandbox';
-
-async function invoke(name: string, input: object): Promise<string> {
-  const result = await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
-  return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
-}
 
 interface Api {
   engine: { get(): { docker: { getContainer(id: string): { kill(options: object): Promise<unknown> } } } };

@@ -5,14 +5,10 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { invoke } from './helpers';
 
 const EXTENSION_ID = 'agent-sandbox.agent-sandbox';
 const SESSION = 'staging-test';
-
-async function invoke(name: string, input: object): Promise<string> {
-  const result = await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
-  return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
-}
 
 const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
 

@@ -3,14 +3,10 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { invoke } from './helpers';
 
 const EXTENSION_ID = 'agent-sandbox.agent-sandbox';
 const TOOLS = ['sandbox_run', 'sandbox_open', 'sandbox_exec', 'sandbox_fs_write', 'sandbox_fs_read', 'sandbox_fs_list', 'sandbox_fs_delete', 'sandbox_stage_file', 'sandbox_publish_file', 'sandbox_close'];
-
-async function invoke(name: string, input: object, token?: vscode.CancellationToken): Promise<string> {
-  const result = await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined }, token ?? new vscode.CancellationTokenSource().token);
-  return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
-}
 
 suite('Language-model tools', () => {
   suiteSetup(async () => {

@@ -1,11 +1,7 @@
 // In a workspace the user has not trusted, sandboxes never see the workspace folder.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-
-async function invoke(name: string, input: object): Promise<string> {
-  const result = await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
-  return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
-}
+import { invoke } from './helpers';
 
 suite('Untrusted workspace', () => {
   suiteSetup(async () => {

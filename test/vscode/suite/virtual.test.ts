@@ -2,18 +2,13 @@
 // tool result and in the status bar (read through the extension's API, and photographed).
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { invoke, screenshot } from './helpers';
 
 const EXTENSION_ID = 'agent-sandbox.agent-sandbox';
 
 interface Api {
   statusText(): string;
-}
-
-async function invoke(name: string, input: object): Promise<string> {
-  const result = await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
-  return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
 }
 
 async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
@@ -25,16 +20,6 @@ async function until(what: string, check: () => boolean, ms = 10_000): Promise<v
 }
 
 /** Asks the runner for a screenshot of the workbench (see screenshots.test.ts). */
-async function screenshot(name: string): Promise<string | undefined> {
-  const dir = process.env.AGENT_SANDBOX_VSCODE_SCREENSHOTS;
-  if (!dir) return undefined;
-  const done = path.join(dir, `${name}.done`);
-  fs.rmSync(done, { force: true });
-  fs.writeFileSync(path.join(dir, `${name}.request`), '');
-  await until(`screenshot ${name}`, () => fs.existsSync(done));
-  return path.join(dir, `${name}.png`);
-}
-
 suite('Virtual engine', () => {
   let api: Api;
   const config = () => vscode.workspace.getConfiguration('agentSandbox');
