@@ -52,6 +52,12 @@ export interface OpenOptions {
   files?: readonly ResolvedFile[];
   /** Images to use per runtime (from settings, flags or the environment). */
   images?: Partial<Record<Runtime, string>>;
+  /**
+   * Names at the top of the workspace folder that an rw sandbox may not create, change, rename or
+   * remove (see core/policy/protectedPaths.ts). Engines protect PROTECTED_PATHS when this is absent;
+   * an empty list means the user lifted the protection for this folder.
+   */
+  protectedPaths?: readonly string[];
   onProgress?: ProgressCallback;
   signal?: AbortSignal;
 }
