@@ -8,6 +8,7 @@ import { EventEmitter } from 'node:events';
 import { runCompute, type RunInput } from './compute';
 import type { ExecResult, ProgressCallback, Sandbox, SandboxEngine, SessionClient, SessionInfo, SessionScope } from './engine';
 import { SandboxError } from './errors';
+import { protectedPathsFor } from './policy/protectedPaths';
 import { resolveSpec } from './resolveSpec';
 import { DEFAULT_SESSION, checkSessionName, parseSandboxId, sandboxIdFor, sandboxIdOf } from './sessions';
 import { specFromSettings, type Settings } from './settings';
@@ -227,7 +228,10 @@ export class SandboxService {
     }
     const { spec, notices } = this.sessionSpec(request);
     await this.makeRoom(options.signal);
-    const sandbox = await engine.open(spec, { name, scope: request.scope, client: this.context.client, workspaceFolder: this.context.workspaceFolder() ?? NO_FOLDER, images: this.context.settings().images, ...options });
+    const folder = this.context.workspaceFolder();
+    const settings = this.context.settings();
+    const protectedPaths = protectedPathsFor(folder, settings.configWritesAllowedIn);
+    const sandbox = await engine.open(spec, { name, scope: request.scope, client: this.context.client, workspaceFolder: folder ?? NO_FOLDER, images: settings.images, protectedPaths, ...options });
     this.remember(sandbox);
     return { sandbox, created: true, notices };
   }

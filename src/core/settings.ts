@@ -37,6 +37,10 @@ export const settingsSchema = z.object({
       keepOnExit: z.boolean().default(false).describe('Keep sessions when VS Code closes.'),
     })
     .prefault({}),
+  configWritesAllowedIn: z
+    .array(z.string().min(1))
+    .default([])
+    .describe('Workspace folders (absolute paths) where a read-write sandbox may change .git, .vscode, .github and .devcontainer. Only user or machine settings count.'),
   envPrefixes: z.array(z.string().min(1)).default(['AGENT_SANDBOX_ENV_', 'STN_CODE_']).describe('Host variables with these prefixes are passed into sandboxes without the prefix.'),
   pool: z
     .object({

@@ -10,7 +10,8 @@ import { engineLabel } from '../core/engineCapabilities';
 import type { EngineState } from './engineState';
 import type { Housekeeping } from './housekeeping';
 import type { SandboxSecrets } from './secrets';
-import { SECTION } from './settings';
+import type { AccessGrant } from './accessGrant';
+import { confirmLooserAccess } from './policyDialogs';
 import { openSandboxTerminal } from './sandboxTerminal';
 
 export interface CommandServices {
@@ -22,6 +23,7 @@ export interface CommandServices {
   track<T>(work: Promise<T>): Promise<T>;
   housekeeping: Housekeeping;
   secrets: SandboxSecrets;
+  grant: AccessGrant;
 }
 
 const LANGUAGE_RUNTIMES: Record<string, Runtime> = { python: 'python', javascript: 'node', shellscript: 'bash' };
@@ -140,21 +142,26 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
     }),
 
     register('setWorkspaceAccess', async (arg?: unknown) => {
-      const access = (typeof arg === 'string' && (WORKSPACE_ACCESS as readonly string[]).includes(arg) ? arg : await pickAccess(service.allowedAccess())) as WorkspaceAccess | undefined;
+      const current = service.allowedAccess();
+      const access = (typeof arg === 'string' && (WORKSPACE_ACCESS as readonly string[]).includes(arg) ? arg : await pickAccess(current)) as WorkspaceAccess | undefined;
       if (!access) return undefined;
       if (access !== 'none' && !vscode.workspace.isTrusted) throw new Error(vscode.l10n.t('This workspace is not trusted: sandboxes cannot see it. Trust the workspace first.'));
-      const target = vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
-      await vscode.workspace.getConfiguration(SECTION).update('workspaceAccess', access, target);
-      log.info(`Workspace access set to ${access}.`);
-      const stale = (await service.list().catch(() => [])).filter((session) => session.workspaceAccess !== access);
+      // Whatever the arguments (an agent can call commands), more access than now needs the user's own click.
+      if (!(await confirmLooserAccess(current, access))) return undefined;
+      await services.grant.set(access);
+      log.info(`Workspace access set to ${access} for this workspace.`);
+      const effective = service.allowedAccess();
+      if (effective !== access) void vscode.window.showWarningMessage(vscode.l10n.t('Workspace settings lower sandbox workspace access to "{0}" (agentSandbox.workspaceAccess in .vscode/settings.json).', effective));
+      const stale = (await service.list().catch(() => [])).filter((session) => session.workspaceAccess !== effective);
+      // Asked only when a person ran the command from the palette; a caller with arguments restarts what it wants itself.
       if (stale.length > 0 && arg === undefined) {
         const restart = vscode.l10n.t('Restart Sessions');
         const choice = await vscode.window.showWarningMessage(vscode.l10n.t('{0} open session(s) still have the old access. Restart them now? Their files and processes are lost.', stale.length), { modal: true }, restart);
         if (choice === restart) {
-          for (const session of stale) if (session.name) await services.track(service.close(session.name).then(() => service.open({ session: session.name, runtime: session.runtime, workspaceAccess: access, network: session.network })));
+          for (const session of stale) if (session.name) await services.track(service.close(session.name).then(() => service.open({ session: session.name, runtime: session.runtime, workspaceAccess: effective, network: session.network })));
         }
       }
-      return access;
+      return effective;
     }),
   ];
 }

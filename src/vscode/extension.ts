@@ -15,6 +15,7 @@ import { registerCommands } from './commands';
 import { EngineState } from './engineState';
 import { virtualConsentPrompt } from './virtualConsent';
 import { SECTION, readSettings } from './settings';
+import { AccessGrant } from './accessGrant';
 import { SandboxStatusBar } from './statusBar';
 import { registerTools } from './tools/registerTools';
 import { registerPromptLanguage } from './prompt/registerPromptLanguage';
@@ -32,12 +33,24 @@ export interface AgentSandboxApi {
 
 export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
   const log = vscode.window.createOutputChannel('Agent Sandbox', { log: true });
+  const grant = new AccessGrant(SECTION, workspaceFolder);
+  const warned = new Set<string>();
+  // Policy from the user's settings and grant; a workspace value that would loosen it is ignored, and said once in the log.
+  const settings = () =>
+    readSettings({
+      accessGrant: grant.get(),
+      onIgnored: (message) => {
+        if (warned.has(message)) return;
+        warned.add(message);
+        log.warn(message);
+      },
+    });
   const runOutput = vscode.window.createOutputChannel(vscode.l10n.t('Agent Sandbox: Runs'));
-  const engine = new EngineState(readSettings, log, virtualConsentPrompt(context.globalState, log));
-  const secrets = new SandboxSecrets(readSettings);
+  const engine = new EngineState(settings, log, virtualConsentPrompt(context.globalState, log));
+  const secrets = new SandboxSecrets(settings);
   const service = new SandboxService({
     engine: () => engine.get(),
-    settings: readSettings,
+    settings,
     workspaceFolder,
     trusted: () => vscode.workspace.isTrusted,
     client: 'vscode',
@@ -47,8 +60,8 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
   const statusBar = new SandboxStatusBar(engine, service);
   const track = <T>(work: Promise<T>) => statusBar.track(work);
   const activity = new ActivityLog();
-  const panel = new SandboxPanel({ extensionUri: context.extensionUri, service, engine, activity, settings: readSettings, log, track });
-  const housekeeping = new Housekeeping(service, engine, new WorkspaceLeases(), readSettings, workspaceFolder, context.extensionPath, log);
+  const panel = new SandboxPanel({ extensionUri: context.extensionUri, service, engine, activity, settings, grant, log, track });
+  const housekeeping = new Housekeeping(service, engine, new WorkspaceLeases(), settings, workspaceFolder, context.extensionPath, log);
   const store = new FileStore(vscode.Uri.joinPath(context.globalStorageUri, 'files').fsPath);
 
   context.subscriptions.push(
@@ -56,8 +69,8 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     runOutput,
     engine,
     statusBar,
-    ...registerTools({ service, engine, settings: readSettings, log, track, store, secrets, activity, workspaceFolder: () => (vscode.workspace.isTrusted ? workspaceFolder() : undefined) }),
-    ...registerCommands({ service, engine, log, runOutput, track, housekeeping, secrets }),
+    ...registerTools({ service, engine, settings, log, track, store, secrets, activity, workspaceFolder: () => (vscode.workspace.isTrusted ? workspaceFolder() : undefined) }),
+    ...registerCommands({ service, engine, log, runOutput, track, housekeeping, secrets, grant }),
     ...registerPromptLanguage({ service, engine, log, track }),
     housekeeping,
     panel,
@@ -66,7 +79,7 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (!event.affectsConfiguration(SECTION)) return;
       try {
-        readSettings();
+        settings();
         log.info('Settings changed; new sandboxes use them.');
       } catch (error) {
         log.error((error as Error).message);

@@ -11,6 +11,8 @@ import type { Settings } from '../../core/settings';
 import { parseSize } from '../../core/units';
 import { webviewToHostSchema, type DefaultsEdit, type HostToWebview, type WebviewToHost } from '../../shared/protocol';
 import type { EngineState } from '../engineState';
+import type { AccessGrant } from '../accessGrant';
+import { confirmLooserAccess, confirmNetwork } from '../policyDialogs';
 import { SECTION } from '../settings';
 import { panelHtml } from './panelHtml';
 import { activityView, defaultsView, engineView, sessionView } from './panelViews';
@@ -21,13 +23,10 @@ export interface PanelServices {
   engine: EngineState;
   activity: ActivityLog;
   settings(): Settings;
+  /** The workspace access the user granted this workspace. */
+  grant: AccessGrant;
   log: vscode.LogOutputChannel;
   track<T>(work: Promise<T>): Promise<T>;
-}
-
-export interface ReceiveOptions {
-  /** Tests answer the confirmation dialogs this way; people click. */
-  confirmed?: boolean;
 }
 
 export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -59,7 +58,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
   }
 
   /** Handles one message from the webview; anything that is not a valid message is refused. */
-  async receive(raw: unknown, options: ReceiveOptions = {}): Promise<void> {
+  async receive(raw: unknown): Promise<void> {
     const parsed = webviewToHostSchema.safeParse(raw);
     if (!parsed.success) {
       this.services.log.warn(`Sandbox panel sent an invalid message: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
@@ -67,7 +66,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
     }
     const message = parsed.data;
     try {
-      const result = await this.act(message, options);
+      const result = await this.act(message);
       if (result) this.post({ type: 'result', action: message.type, ok: true, message: result });
     } catch (error) {
       this.services.engine.reportFailure(error);
@@ -80,7 +79,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
     this.stopLive();
   }
 
-  private async act(message: WebviewToHost, options: ReceiveOptions): Promise<string | undefined> {
+  private async act(message: WebviewToHost): Promise<string | undefined> {
     const { service, track } = this.services;
     switch (message.type) {
       case 'ready':
@@ -104,7 +103,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
         await track(service.close(message.sandboxId));
         return vscode.l10n.t('Closed session {0}.', message.sandboxId);
       case 'restartSession':
-        if (!(await this.confirm(options, vscode.l10n.t('Restart session {0}? Its files, installed packages and processes are lost.', message.sandboxId), vscode.l10n.t('Restart')))) return undefined;
+        if (!(await this.confirm(vscode.l10n.t('Restart session {0}? Its files, installed packages and processes are lost.', message.sandboxId), vscode.l10n.t('Restart')))) return undefined;
         await track(service.restart(message.sandboxId, { byUser: true }));
         return vscode.l10n.t('Restarted session {0}.', message.sandboxId);
       case 'openTerminal':
@@ -113,7 +112,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
       case 'setAccess': {
         if (message.access !== 'none' && !vscode.workspace.isTrusted) throw new Error(vscode.l10n.t('This workspace is not trusted: sandboxes cannot see it.'));
         const question = vscode.l10n.t('Recreate session {0} with workspace access "{1}"? The container is replaced: its files outside the workspace folder, installed packages and processes are lost.', message.sandboxId, message.access);
-        if (!(await this.confirm(options, question, vscode.l10n.t('Recreate')))) {
+        if (!(await this.confirm(question, vscode.l10n.t('Recreate')))) {
           await this.sendSessions();
           return undefined;
         }
@@ -126,8 +125,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
     }
   }
 
-  private async confirm(options: ReceiveOptions, question: string, action: string): Promise<boolean> {
-    if (options.confirmed !== undefined) return options.confirmed;
+  private async confirm(question: string, action: string): Promise<boolean> {
     return (await vscode.window.showWarningMessage(question, { modal: true }, action)) === action;
   }
 
@@ -135,6 +133,10 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
     if (parseSize(defaults.memory) === undefined) throw new Error(vscode.l10n.t('Memory must be a size like 512m or 1g.'));
     const target = defaults.target === 'workspace' && vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
     const config = vscode.workspace.getConfiguration(SECTION);
+    const current = this.services.settings();
+    // Looser access or network is the user's own decision, asked in a modal dialog; workspace settings could not loosen them anyway.
+    if (!(await confirmLooserAccess(this.services.service.allowedAccess(), defaults.workspaceAccess))) return;
+    if (!(await confirmNetwork(current.network, defaults.network))) return;
     const values: [string, unknown][] = [
       ['limits.memory', defaults.memory],
       ['limits.cpus', defaults.cpus],
@@ -142,10 +144,10 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
       ['timeoutSeconds', defaults.timeoutSeconds],
       ['limits.maxStdoutBytes', defaults.maxStdoutBytes],
       ['limits.maxStderrBytes', defaults.maxStderrBytes],
-      ['workspaceAccess', defaults.workspaceAccess],
-      ['network', defaults.network],
     ];
     for (const [key, value] of values) await config.update(key, value, target);
+    await this.services.grant.set(defaults.workspaceAccess);
+    await config.update('network', defaults.network, defaults.network ? vscode.ConfigurationTarget.Global : target);
     this.services.settings(); // throws, with the setting named, if the result is not valid
   }
 
