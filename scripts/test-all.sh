@@ -57,10 +57,12 @@ npx mocha --config test/engine/.mocharc.json
 log "webview tier (the built panel in Chromium)"
 npx mocha --config test/webview/.mocharc.json
 
-log "vscode tier (real extension host in code-server, against the engine)"
-node test/vscode/runInCodeServer.mjs
+log "vscode tier (the packaged VSIX installed in a real extension host in code-server, against the engine)"
+mkdir -p out
+npm run --silent package -- --out out/agent-sandbox.vsix
+node test/vscode/runInCodeServer.mjs --vsix out/agent-sandbox.vsix
 log "vscode tier, untrusted workspace"
-node test/vscode/runInCodeServer.mjs --untrusted
+node test/vscode/runInCodeServer.mjs --vsix out/agent-sandbox.vsix --untrusted
 echo "screenshots of the workbench: out/screenshots/" >&2
 
 log "hostile tier (attacks, bad input, faults, short soak) against the engine"

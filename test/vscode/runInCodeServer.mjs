@@ -4,7 +4,10 @@
 // through playwright-core, because @vscode/test-electron cannot download VS Code here.
 // Prerequisites: bash scripts/provision-vscode.sh. Usage:
 //   node test/vscode/runInCodeServer.mjs [--extension DIR] [--workspace DIR] [--grep RE]
-//                                        [--timeout SECONDS] [--keep] [--untrusted]
+//                                        [--timeout SECONDS] [--keep] [--untrusted] [--vsix FILE]
+// The extension under test is the packaged VSIX (--vsix, or packaged from --extension with
+// npm run package), installed into the host as users install it; the suite runs from the test
+// driver extension (test/vscode/driver), so VS Code shows its dialogs and tests click them.
 // --untrusted: workspace trust stays on and the folder is not trusted; runs only untrusted.test.
 // Env overrides: AGENT_SANDBOX_VSCODE_EXTENSION (extension folder, default: the repo),
 //   AGENT_SANDBOX_VSCODE_CACHE (default: .cache/vscode-host), AGENT_SANDBOX_VSCODE_TIMEOUT (s),
@@ -12,7 +15,7 @@
 // The whole environment of this process reaches the extension host (DOCKER_HOST, AGENT_SANDBOX_*).
 // Exit code: 0 when every test passed, non-zero otherwise; the last line is the summary
 // "vscode: N passed, N failed, N skipped".
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -28,6 +31,7 @@ const SUITE_SRC = path.join(ROOT, 'test/vscode/suite');
 /** Must match OUTPUT_MARK in suite/index.ts. */
 const OUTPUT_MARK = '\u2063[vscode-suite]';
 const PROVISION_HINT = 'run: bash scripts/provision-vscode.sh';
+const DRIVER = path.join(ROOT, 'test/vscode/driver');
 
 // ------------------------------------------------------------------ shared with runWithTestElectron.mjs
 
@@ -99,6 +103,36 @@ function fail(message, code = 2) {
  */
 function serveScreenshots(page, dir) {
   const timer = setInterval(async () => {
+    // While the suite is calling tools (auto-accept exists), a person approving each tool confirmation:
+    // click the dialog's primary button, and note its message in accepted.log for the suite to read.
+    if (fs.existsSync(path.join(dir, 'auto-accept'))) {
+      try {
+        const dialog = page.locator('.monaco-dialog-box');
+        if (await dialog.count()) {
+          const message = await dialog.locator('.dialog-message-container').first().textContent({ timeout: 1000 });
+          await dialog.locator('.monaco-button:not(.secondary)').first().click({ timeout: 2000 });
+          fs.appendFileSync(path.join(dir, 'accepted.log'), `${JSON.stringify(message)}\n`);
+        }
+      } catch {}
+    }
+    // A click on a modal dialog's button, as a person would: NAME.click holds the button's label.
+    for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.click'))) {
+      const name = file.slice(0, -'.click'.length);
+      const label = fs.readFileSync(path.join(dir, file), 'utf8');
+      fs.rmSync(path.join(dir, file), { force: true });
+      try {
+        const button = page.locator('.monaco-dialog-box .monaco-button', { hasText: label }).first();
+        await button.waitFor({ state: 'visible', timeout: 20_000 });
+        const message = await page.locator('.monaco-dialog-box .dialog-message-container').first().textContent().catch(() => '');
+        await button.click();
+        fs.writeFileSync(path.join(dir, `${name}.clicked`), `ok\n${message ?? ''}`);
+      } catch (err) {
+        await page.screenshot({ path: path.join(dir, `${name}-failed.png`) }).catch(() => undefined);
+        const buttons = await page.locator('[role="dialog"] a, [role="dialog"] button, .monaco-dialog-box a').allTextContents().catch(() => []);
+        const html = await page.locator('[role="dialog"]').first().innerHTML({ timeout: 1000 }).catch(() => 'no [role=dialog]');
+        fs.writeFileSync(path.join(dir, `${name}.clicked`), `failed: ${err?.message ?? err}\nbuttons: ${JSON.stringify(buttons)}\n${html.slice(0, 3000)}`);
+      }
+    }
     for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.request'))) {
       const name = file.slice(0, -'.request'.length);
       fs.rmSync(path.join(dir, file), { force: true });
@@ -114,6 +148,48 @@ function serveScreenshots(page, dir) {
   timer.unref();
 }
 
+/** Packages the extension as users get it (npm run package) into `dir`; returns the VSIX's path. */
+function packageVsix(extension, dir) {
+  const out = path.join(dir, 'agent-sandbox.vsix');
+  const started = Date.now();
+  const result = spawnSync('npm', ['run', '--silent', 'package', '--', '--out', out], { cwd: extension, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (result.status !== 0 || !fs.existsSync(out)) fail(`packaging the VSIX failed (exit ${result.status}):\n${result.stdout}\n${result.stderr}`);
+  console.log(`vscode tests: packaged ${path.basename(out)} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return out;
+}
+
+/** Installs the VSIX into the run's own extensions folder with code-server's CLI, as a user would. */
+function installVsix(node24, codeServer, vsix, tmp) {
+  const result = spawnSync(node24, [codeServer, '--user-data-dir', path.join(tmp, 'user-data'), '--extensions-dir', path.join(tmp, 'extensions'), '--install-extension', vsix, '--force'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_CONFIG_HOME: path.join(tmp, 'xdg-config'), XDG_DATA_HOME: path.join(tmp, 'xdg-data') } });
+  if (result.status !== 0 || !/successfully installed/i.test(`${result.stdout}${result.stderr}`)) fail(`installing ${vsix} failed (exit ${result.status}):\n${result.stdout}\n${result.stderr}`);
+}
+
+/** Prints the suite's output as it grows, and resolves `done` with the exit code once the driver writes it. */
+function followOutput(outputFile, exitFile, done) {
+  let printed = 0;
+  const flush = () => {
+    let text = '';
+    try {
+      text = fs.readFileSync(outputFile, 'utf8');
+    } catch {
+      return;
+    }
+    if (text.length > printed) process.stdout.write(text.slice(printed));
+    printed = text.length;
+  };
+  const timer = setInterval(() => {
+    flush();
+    if (!fs.existsSync(exitFile)) return;
+    clearInterval(timer);
+    flush();
+    try {
+      process.stderr.write(fs.readFileSync(`${exitFile}.log`, 'utf8'));
+    } catch {}
+    done(Number(fs.readFileSync(exitFile, 'utf8')));
+  }, 200);
+  timer.unref();
+}
+
 function parseArgs(argv) {
   const opts = {
     extension: process.env.AGENT_SANDBOX_VSCODE_EXTENSION || ROOT,
@@ -122,6 +198,7 @@ function parseArgs(argv) {
     timeoutS: Number(process.env.AGENT_SANDBOX_VSCODE_TIMEOUT || 300),
     keep: false,
     untrusted: false,
+    vsix: process.env.AGENT_SANDBOX_VSCODE_VSIX || undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -135,6 +212,7 @@ function parseArgs(argv) {
     else if (a === '--grep') opts.grep = value();
     else if (a === '--timeout') opts.timeoutS = Number(value());
     else if (a === '--keep') opts.keep = true;
+    else if (a === '--vsix') opts.vsix = value();
     else if (a === '--untrusted') opts.untrusted = true; // workspace trust on, folder not trusted: runs untrusted.test only
     else if (a === '-h' || a === '--help') {
       console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split("\n").slice(1, 15).join('\n'));
@@ -144,6 +222,7 @@ function parseArgs(argv) {
   if (!(opts.timeoutS > 0)) fail('--timeout must be a positive number of seconds');
   opts.extension = path.resolve(opts.extension);
   if (opts.workspace) opts.workspace = path.resolve(opts.workspace);
+  if (opts.vsix) opts.vsix = path.resolve(opts.vsix);
   return opts;
 }
 
@@ -214,6 +293,8 @@ async function cli() {
   const serverLog = path.join(tmp, 'code-server.log');
   const workbenchLog = path.join(tmp, 'workbench.log');
   const resultsFile = path.join(tmp, 'results.json');
+  const exitFile = path.join(tmp, 'exit-code');
+  const outputFile = path.join(tmp, 'suite-output.txt');
   let server;
   let browser;
   let cleaning;
@@ -246,6 +327,11 @@ async function cli() {
       fs.mkdirSync(path.join(tmp, d), { recursive: true, mode: 0o700 });
     }
 
+    // What users install: the packaged VSIX, installed into this host's extensions folder, so a
+    // .vscodeignore or bundling mistake fails here. Only the test driver is a development extension.
+    const vsix = opts.vsix ?? packageVsix(opts.extension, tmp);
+    installVsix(node24, codeServer, vsix, tmp);
+
     const port = await freePort();
     const origin = `127.0.0.1:${port}`;
     const env = {
@@ -256,19 +342,28 @@ async function cli() {
       XDG_RUNTIME_DIR: path.join(tmp, 'xdg-runtime'), // the git extension's IPC socket lands here, not in /tmp
       EXTENSIONS_GALLERY: '{}', // no marketplace: the workbench would query open-vsx.org
       AGENT_SANDBOX_VSCODE_RESULTS: resultsFile,
+      // The test driver extension (test/vscode/driver) runs the suite and answers through these files.
+      AGENT_SANDBOX_VSCODE_SUITE: suiteIndex,
+      AGENT_SANDBOX_VSCODE_EXIT: exitFile,
+      AGENT_SANDBOX_VSCODE_OUTPUT: outputFile,
       AGENT_SANDBOX_VSCODE_WORKSPACE: workspace,
+      AGENT_SANDBOX_VSCODE_ROOT: ROOT,
     };
     if (opts.grep) env.AGENT_SANDBOX_VSCODE_GREP = opts.grep;
     const screenshotDir = path.join(ROOT, 'out', 'screenshots');
     fs.mkdirSync(screenshotDir, { recursive: true });
+    for (const stale of fs.readdirSync(screenshotDir).filter((f) => /^(auto-accept|accepted\.log)$|\.(click|clicked|request|done)$|^dialog-.*\.png$/.test(f))) fs.rmSync(path.join(screenshotDir, stale), { force: true });
     env.AGENT_SANDBOX_VSCODE_SCREENSHOTS = screenshotDir;
+    // An ordinary window (see the payload below) sends telemetry unless told not to; this machine has no network for it.
+    const userSettings = { 'telemetry.telemetryLevel': 'off', 'workbench.startupEditor': 'none', 'extensions.autoCheckUpdates': false, 'extensions.autoUpdate': false, 'update.mode': 'none' };
     if (opts.untrusted) {
       env.AGENT_SANDBOX_VSCODE_UNTRUSTED = '1';
       // Trust stays on, the folder stays untrusted (restricted mode), and no startup prompt waits for a click.
-      const userDir = path.join(tmp, 'user-data', 'User');
-      fs.mkdirSync(userDir, { recursive: true });
-      fs.writeFileSync(path.join(userDir, 'settings.json'), JSON.stringify({ 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.untrustedFiles': 'open' }, null, 2));
+      Object.assign(userSettings, { 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.untrustedFiles': 'open' });
     }
+    const userDir = path.join(tmp, 'user-data', 'User');
+    fs.mkdirSync(userDir, { recursive: true });
+    fs.writeFileSync(path.join(userDir, 'settings.json'), JSON.stringify(userSettings, null, 2));
     delete env.VSCODE_IPC_HOOK_CLI; // never talk to an enclosing VS Code
     const logFd = fs.openSync(serverLog, 'a');
     server = spawn(
@@ -331,11 +426,13 @@ async function cli() {
     page.on('pageerror', (e) => fs.appendFileSync(workbenchLog, `[pageerror] ${e}\n`));
 
     const remote = (p) => `vscode-remote://${origin}${p}`;
+    // No extensionTestsPath: in a window opened with it, VS Code refuses every modal dialog. The test
+    // driver extension runs the suite instead, so confirmations appear and tests click them for real.
     const payload = [
-      ['extensionDevelopmentPath', remote(opts.extension)],
-      ['extensionTestsPath', remote(suiteIndex)],
+      ['extensionDevelopmentPath', remote(DRIVER)],
       ['skipWelcome', 'true'],
     ];
+    followOutput(outputFile, exitFile, hostExited);
     await page.goto(
       `http://${origin}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`,
       { waitUntil: 'domcontentloaded' },

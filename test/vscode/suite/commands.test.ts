@@ -1,6 +1,7 @@
 // The "Sandbox" commands, run the way a keybinding or another extension would: executeCommand with arguments.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import { clickDialogButton, setWorkspaceAccess } from './helpers';
 
 const EXTENSION_ID = 'agent-sandbox.agent-sandbox';
 
@@ -17,8 +18,9 @@ suite('Sandbox commands', () => {
   });
 
   suiteTeardown(async () => {
-    await vscode.workspace.getConfiguration('agentSandbox').update('workspaceAccess', undefined, vscode.ConfigurationTarget.Workspace);
-    await vscode.commands.executeCommand('agentSandbox.closeAllSessions', 'confirmed');
+    const config = vscode.workspace.getConfiguration('agentSandbox');
+    for (const key of ['workspaceAccess', 'network', 'limits.memory']) await config.update(key, undefined, vscode.ConfigurationTarget.Workspace);
+    await setWorkspaceAccess('none');
   });
 
   test('every command is contributed with the Sandbox category and registered', async () => {
@@ -50,7 +52,7 @@ suite('Sandbox commands', () => {
     assert.equal(selection?.stdout, '42\n');
     const file = await vscode.commands.executeCommand<{ stdout: string }>('agentSandbox.runFile');
     assert.equal(file?.stdout, '42\nsecond line\n');
-    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
   });
 
   test('Open Terminal in Sandbox opens a terminal backed by the session', async () => {
@@ -74,13 +76,42 @@ suite('Sandbox commands', () => {
     await vscode.commands.executeCommand('agentSandbox.closeSession', 'term-test');
   });
 
-  test('Set Workspace Access changes what new sessions see', async () => {
-    await vscode.commands.executeCommand('agentSandbox.setWorkspaceAccess', 'ro');
-    assert.equal(vscode.workspace.getConfiguration('agentSandbox').get('workspaceAccess'), 'ro');
+  test('Set Workspace Access gives more access only after the user confirms, whatever its arguments', async () => {
+    await vscode.commands.executeCommand('agentSandbox.closeAllSessions', 'confirmed');
+    // An agent can call commands with arguments: the dialog still stands in the way, and Cancel changes nothing.
+    const declined = vscode.commands.executeCommand('agentSandbox.setWorkspaceAccess', 'rw');
+    assert.match(await clickDialogButton('Cancel'), /"rw" access/);
+    assert.equal(await declined, undefined);
+    const still = await vscode.commands.executeCommand<SessionInfo>('agentSandbox.openSession', { session: 'access-test', runtime: 'bash' });
+    assert.equal(still?.workspaceAccess, 'none');
+    await vscode.commands.executeCommand('agentSandbox.closeSession', 'access-test');
+
+    const allowed = vscode.commands.executeCommand('agentSandbox.setWorkspaceAccess', 'ro');
+    await clickDialogButton('Allow Read-Only');
+    assert.equal(await allowed, 'ro');
     const opened = await vscode.commands.executeCommand<SessionInfo>('agentSandbox.openSession', { session: 'ro-test', runtime: 'bash' });
     assert.equal(opened?.workspaceAccess, 'ro');
     await vscode.commands.executeCommand('agentSandbox.closeSession', 'ro-test');
-    await vscode.commands.executeCommand('agentSandbox.setWorkspaceAccess', 'none');
+    // Less access needs no confirmation.
+    assert.equal(await vscode.commands.executeCommand('agentSandbox.setWorkspaceAccess', 'none'), 'none');
+  });
+
+  test('workspace settings cannot loosen the policy: more access, network or higher limits there are ignored', async () => {
+    const config = vscode.workspace.getConfiguration('agentSandbox');
+    await config.update('workspaceAccess', 'rw', vscode.ConfigurationTarget.Workspace);
+    await config.update('network', true, vscode.ConfigurationTarget.Workspace);
+    await config.update('limits.memory', '4g', vscode.ConfigurationTarget.Workspace);
+    const opened = await vscode.commands.executeCommand<SessionInfo & { network: boolean; spec: { limits: { memoryBytes: number } } }>('agentSandbox.openSession', { session: 'policy-test', runtime: 'bash' });
+    assert.equal(opened?.workspaceAccess, 'none');
+    assert.equal(opened?.network, false);
+    assert.equal(opened?.spec.limits.memoryBytes, 512 * 1024 * 1024);
+    await vscode.commands.executeCommand('agentSandbox.closeSession', 'policy-test');
+    // Lower limits from the workspace do apply.
+    await config.update('limits.memory', '256m', vscode.ConfigurationTarget.Workspace);
+    const lowered = await vscode.commands.executeCommand<SessionInfo & { spec: { limits: { memoryBytes: number } } }>('agentSandbox.openSession', { session: 'policy-test', runtime: 'bash' });
+    assert.equal(lowered?.spec.limits.memoryBytes, 256 * 1024 * 1024);
+    await vscode.commands.executeCommand('agentSandbox.closeSession', 'policy-test');
+    for (const key of ['workspaceAccess', 'network', 'limits.memory']) await config.update(key, undefined, vscode.ConfigurationTarget.Workspace);
   });
 
   test('Close All Sessions closes every session of the workspace', async () => {

@@ -4,10 +4,34 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 
-/** Calls a language-model tool through VS Code and returns the text the model would read. */
+let accepting = 0;
+
+/**
+ * Calls a language-model tool through VS Code and returns the text the model would read. Outside a
+ * chat, VS Code asks for a tool's confirmation in a modal dialog; meanwhile the runner approves each
+ * one as a person would (and notes it, see acceptedConfirmations).
+ */
 export async function invoke(name: string, input: object, token?: vscode.CancellationToken): Promise<string> {
-  const result = await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined }, token ?? new vscode.CancellationTokenSource().token);
-  return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
+  const flag = path.join(screenshotDir(), 'auto-accept');
+  if (accepting++ === 0) fs.writeFileSync(flag, '');
+  try {
+    const result = await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined }, token ?? new vscode.CancellationTokenSource().token);
+    return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
+  } finally {
+    if (--accepting === 0) fs.rmSync(flag, { force: true });
+  }
+}
+
+/** The messages of the tool confirmations approved so far, oldest first. */
+export function acceptedConfirmations(): string[] {
+  const log = path.join(screenshotDir(), 'accepted.log');
+  return fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as string) : [];
+}
+
+function screenshotDir(): string {
+  const dir = process.env.AGENT_SANDBOX_VSCODE_SCREENSHOTS;
+  assert.ok(dir, 'the runner sets AGENT_SANDBOX_VSCODE_SCREENSHOTS');
+  return dir;
 }
 
 /**
@@ -28,4 +52,47 @@ export async function screenshot(name: string): Promise<string> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`no screenshot ${name} after 10 s`);
+}
+
+/**
+ * Asks the runner to click a button of the modal dialog on screen, as a person would, and returns the
+ * dialog's message. Start the command first (without awaiting it), then call this.
+ */
+export async function clickDialogButton(label: string): Promise<string> {
+  const dir = process.env.AGENT_SANDBOX_VSCODE_SCREENSHOTS;
+  assert.ok(dir, 'the runner sets AGENT_SANDBOX_VSCODE_SCREENSHOTS');
+  const name = `dialog-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  const done = path.join(dir, `${name}.clicked`);
+  fs.writeFileSync(path.join(dir, `${name}.click`), label);
+  for (let waited = 0; waited < 30_000; waited += 100) {
+    if (fs.existsSync(done)) {
+      const answer = fs.readFileSync(done, 'utf8');
+      fs.rmSync(done, { force: true });
+      assert.ok(answer.startsWith('ok'), `clicking "${label}": ${answer}`);
+      return answer.slice(3);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no dialog button "${label}" was clicked within 30 s`);
+}
+
+const ACCESS_ORDER = ['none', 'ro', 'rw'];
+
+/**
+ * Sets the workspace access through Sandbox: Set Workspace Access, clicking the dialog that more
+ * access brings up, as the user would. Open sessions keep the access they have.
+ */
+export async function setWorkspaceAccess(access: 'none' | 'ro' | 'rw'): Promise<void> {
+  const api = (await vscode.extensions.getExtension('agent-sandbox.agent-sandbox')!.activate()) as { service: { allowedAccess(): string } };
+  const looser = ACCESS_ORDER.indexOf(access) > ACCESS_ORDER.indexOf(api.service.allowedAccess());
+  const running = vscode.commands.executeCommand<string>('agentSandbox.setWorkspaceAccess', access);
+  if (looser) await clickDialogButton(access === 'rw' ? 'Allow Read-Write' : 'Allow Read-Only');
+  assert.equal(await running, access);
+}
+
+/** Closes every editor, discarding unsaved changes (closing a changed editor would ask to save it). */
+export async function closeAllEditors(): Promise<void> {
+  for (let i = 0; i < 100 && vscode.window.tabGroups.all.some((group) => group.tabs.length > 0); i++) {
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+  }
 }

@@ -3,6 +3,7 @@
 // over every compiled *.test.js beside this file. Mocha is bundled into this file.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { format } from 'node:util';
 import Mocha from 'mocha';
 
 interface Results {
@@ -20,7 +21,9 @@ const OUTPUT_MARK = '\u2063[vscode-suite]';
 
 function markReporterOutput(): () => void {
   const original = Mocha.reporters.Base.consoleLog;
-  Mocha.reporters.Base.consoleLog = (...args: unknown[]) => console.log(OUTPUT_MARK, ...args);
+  // Run by the test driver extension, the reporter's lines go to a file the runner prints as they come.
+  const outputFile = process.env.AGENT_SANDBOX_VSCODE_OUTPUT;
+  Mocha.reporters.Base.consoleLog = outputFile ? (...args: unknown[]) => fs.appendFileSync(outputFile, `${format(...args)}\n`) : (...args: unknown[]) => console.log(OUTPUT_MARK, ...args);
   return () => {
     Mocha.reporters.Base.consoleLog = original;
   };

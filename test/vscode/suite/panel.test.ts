@@ -3,6 +3,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
+import { clickDialogButton, setWorkspaceAccess } from './helpers';
 
 interface Posted {
   type: string;
@@ -14,7 +15,7 @@ interface Posted {
 }
 
 interface Api {
-  panel: { posted(): readonly Posted[]; receive(message: unknown, options?: { confirmed?: boolean }): Promise<void> };
+  panel: { posted(): readonly Posted[]; receive(message: unknown): Promise<void> };
   service: { list(): Promise<{ id: string; name?: string; workspaceAccess: string }[]>; sandbox(id: string): Promise<{ exec(request: object): Promise<{ stdout: string }> }> };
 }
 
@@ -34,12 +35,11 @@ suite('Sandbox panel', () => {
     api = (await vscode.extensions.getExtension('agent-sandbox.agent-sandbox')!.activate()) as Api;
   });
   suiteTeardown(async () => {
-    await vscode.workspace.getConfiguration('agentSandbox').update('workspaceAccess', undefined, vscode.ConfigurationTarget.Workspace);
-    await vscode.commands.executeCommand('agentSandbox.closeAllSessions', 'confirmed');
+    await setWorkspaceAccess('none');
   });
 
   test('opens from its command and shows a real session with live stats', async () => {
-    await vscode.workspace.getConfiguration('agentSandbox').update('workspaceAccess', 'ro', vscode.ConfigurationTarget.Workspace);
+    await setWorkspaceAccess('ro');
     await vscode.commands.executeCommand('agentSandbox.openSession', { session: 'panel-test', runtime: 'bash' });
     await vscode.commands.executeCommand('agentSandbox.showPanel');
     const withSession = await until(() => [...api.panel.posted()].reverse().find((message) => (message.type === 'state' || message.type === 'sessions') && message.sessions?.some((session) => session.sandboxId === 'panel-test')), 'the panel to show the session');
@@ -50,10 +50,13 @@ suite('Sandbox panel', () => {
     assert.ok(stats.stats!.memoryBytes > 0);
   });
 
-  test('changing workspace access from ro to rw recreates the container with a read-write mount', async () => {
+  test('changing workspace access from ro to rw recreates the container with a read-write mount', async function () {
+    this.timeout(90_000);
     const before = (await api.service.list()).find((session) => session.name === 'panel-test')!;
     assert.equal(before.workspaceAccess, 'ro');
-    await api.panel.receive({ type: 'setAccess', sandboxId: 'panel-test', access: 'rw' }, { confirmed: true });
+    const received = api.panel.receive({ type: 'setAccess', sandboxId: 'panel-test', access: 'rw' });
+    assert.match(await clickDialogButton('Recreate'), /workspace access "rw"/);
+    await received;
     const result = [...api.panel.posted()].reverse().find((message) => message.type === 'result');
     assert.equal(result?.ok, true, result?.message);
     const after = (await api.service.list()).find((session) => session.name === 'panel-test')!;

@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { screenshot } from './helpers';
+import { closeAllEditors, screenshot } from './helpers';
 
 const EXTENSION_ID = 'agent-sandbox.agent-sandbox';
 
@@ -50,7 +50,7 @@ suite('Prompt files', () => {
     await vscode.extensions.getExtension(EXTENSION_ID)!.activate();
   });
   suiteTeardown(async () => {
-    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await closeAllEditors();
   });
 
   test('a broken .prompt file is underlined at the right ranges, and again as you type', async () => {
@@ -128,7 +128,8 @@ suite('Prompt files', () => {
   });
 
   test('real-world .prompt files (the design\'s examples, Station\'s agents) show no error', async () => {
-    const fixtures = path.join(vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath, 'test/fixtures/prompts');
+    // The installed VSIX carries no tests: the fixtures come from the checkout (the runner names it).
+    const fixtures = path.join(process.env.AGENT_SANDBOX_VSCODE_ROOT ?? vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath, 'test/fixtures/prompts');
     const names = ['seed-examples/full-configuration.prompt', 'seed-examples/code-mode-limits.prompt', 'station-prompts/environments__default__agents__incident-investigator.prompt', 'station-prompts/environments__default__agents__harness-test.prompt'];
     const documents: vscode.TextDocument[] = [];
     for (const name of names) documents.push(await openPrompt(`corpus/${path.basename(name)}`, fs.readFileSync(path.join(fixtures, name), 'utf8')));
@@ -170,7 +171,7 @@ suite('Prompt files', () => {
   });
 
   test('Validate Prompt Files checks every .prompt file of the workspace into the Problems view', async () => {
-    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await closeAllEditors();
     const closed = path.join(folder(), 'agents/never-opened.prompt');
     fs.writeFileSync(closed, '---\nsandbox: linux\n---\n');
     const summary = await vscode.commands.executeCommand<{ files: number; errors: number; warnings: number }>('agentSandbox.validatePromptFiles');

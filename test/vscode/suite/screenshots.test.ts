@@ -2,7 +2,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import { screenshot } from './helpers';
+import { invoke, screenshot } from './helpers';
 
 /** Asks the runner (which drives the browser) for a screenshot of the workbench, and waits for it. */
 suite('Screenshots', () => {
@@ -19,7 +19,7 @@ suite('Screenshots', () => {
   });
 
   test('the status bar during a run', async () => {
-    const run = vscode.lm.invokeTool('sandbox_run', { input: { runtime: 'bash', code: 'sleep 3; echo done' }, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
+    const run = invoke('sandbox_run', { runtime: 'bash', code: 'sleep 3; echo done' });
     await new Promise((resolve) => setTimeout(resolve, 1200));
     const file = await screenshot('status-bar-running');
     await run;

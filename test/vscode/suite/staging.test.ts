@@ -5,15 +5,15 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { invoke } from './helpers';
+import { invoke, setWorkspaceAccess } from './helpers';
 
 const EXTENSION_ID = 'agent-sandbox.agent-sandbox';
 const SESSION = 'staging-test';
 
 const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
 
-async function setAccess(value: string | undefined): Promise<void> {
-  await vscode.workspace.getConfiguration('agentSandbox').update('workspaceAccess', value, vscode.ConfigurationTarget.Workspace);
+async function setAccess(value: 'none' | 'ro' | 'rw' | undefined): Promise<void> {
+  await setWorkspaceAccess(value ?? 'none');
 }
 
 suite('File staging', () => {

@@ -26,12 +26,12 @@ suite('Virtual engine', () => {
 
   suiteSetup(async () => {
     api = (await vscode.extensions.getExtension(EXTENSION_ID)!.activate()) as Api;
-    await config().update('engine', 'virtual', vscode.ConfigurationTarget.Workspace);
+    await config().update('engine', 'virtual', vscode.ConfigurationTarget.Global);
   });
 
   suiteTeardown(async () => {
     await vscode.commands.executeCommand('agentSandbox.closeAllSessions', 'confirmed');
-    await config().update('engine', undefined, vscode.ConfigurationTarget.Workspace);
+    await config().update('engine', undefined, vscode.ConfigurationTarget.Global);
   });
 
   test('sandbox_run returns 42 from Python, naming the virtual engine and what it lacks', async () => {
