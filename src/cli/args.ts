@@ -29,6 +29,12 @@ Commands:
          download writes to standard output without --output. The store's folder is
          AGENT_SANDBOX_FILE_STORE, or $XDG_DATA_HOME/agent-sandbox/files (~/.local/share/...);
          AGENT_SANDBOX_FILE_STORE_MAX_SIZE sets its size limit per file (default 100m).
+  tool   NAME 'JSON' | NAME - | --list
+         Call a language-model tool (sandbox_run, sandbox_exec, ...) with its JSON input, as Copilot
+         does; - reads the JSON from standard input. The policy is what the flags allow, asked of
+         no one: --workspace none|ro|rw (most access; default none), --network, and
+         --allow-config-writes (let an rw sandbox change .git, .vscode, .github, .devcontainer).
+         Prints the tool's text (--json: {"parts": [...]}); exit 1 when the tool failed.
   validate FILE|FOLDER|GLOB...
          Check .prompt files (frontmatter YAML and the sandbox block) as the editor does; prints
          file:line:col: severity: message (--json: a JSON array). Exit 1 on errors, 0 with only
@@ -43,11 +49,13 @@ Options for every command:
   --engine-host URL       Docker Engine address (default: DOCKER_HOST or the default socket).
 Sandbox options (run, open):
   --memory SIZE  --cpus N  --pids N  --timeout SECONDS  --network  --env NAME=VALUE
+  --allow-config-writes   With --workspace rw: let the sandbox change .git, .vscode, .github and
+                          .devcontainer at the top of the folder (protected otherwise).
 Images: --image, or AGENT_SANDBOX_IMAGE_PYTHON / _NODE / _BASH / _LINUX.
 
 Exit codes: the sandboxed program's own; 124 when it timed out; 125 when the sandbox itself failed; 2 for bad usage.`;
 
-export const COMMANDS = ['run', 'open', 'exec', 'ls', 'close', 'engine', 'gc', 'files', 'validate', 'help'] as const;
+export const COMMANDS = ['run', 'open', 'exec', 'ls', 'close', 'engine', 'gc', 'files', 'validate', 'tool', 'help'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 const OPTIONS = {
@@ -77,6 +85,8 @@ const OPTIONS = {
   name: { type: 'string' },
   output: { type: 'string', short: 'o' },
   help: { type: 'boolean', short: 'h' },
+  list: { type: 'boolean' },
+  'allow-config-writes': { type: 'boolean' },
 } as const;
 
 export interface ParsedArgs {
@@ -108,6 +118,8 @@ export interface ParsedArgs {
     name?: string;
     output?: string;
     help?: boolean;
+    list?: boolean;
+    'allow-config-writes'?: boolean;
   };
   positionals: string[];
 }

@@ -9,6 +9,7 @@ import { parseEngineChoice, probeEngine, selectEngine, type EngineChoice } from 
 import { FileStore, defaultFileStoreFolder } from '../core/fileStore';
 import { WorkspaceLeases, defaultStateDir } from '../core/leases';
 import { removeOrphans } from '../core/orphans';
+import { PROTECTED_PATHS } from '../core/policy/protectedPaths';
 import { resolveSpec } from '../core/resolveSpec';
 import { DEFAULT_SESSION, openSession, requireSession } from '../core/sessions';
 import { DockerEngine } from '../engines/docker/dockerEngine';
@@ -45,13 +46,18 @@ export async function createEngine(args: ParsedArgs, note: (message: string) => 
   return new VirtualEngine();
 }
 
-function workspaceFolder(args: ParsedArgs): string {
+export function workspaceFolder(args: ParsedArgs): string {
   const folder = resolve(args.values.folder ?? process.cwd());
   try {
     return realpathSync(folder);
   } catch {
     throw usageError(`The folder ${folder} does not exist.`);
   }
+}
+
+/** The protected paths (.git, .vscode, ...) an rw sandbox may not change; --allow-config-writes lifts them for this call. */
+function protectedPathsFlag(args: ParsedArgs): readonly string[] {
+  return args.values['allow-config-writes'] ? [] : PROTECTED_PATHS;
 }
 
 /** Exit code of the CLI for a sandboxed call: the program's own, 124 on timeout, like coreutils' timeout. */
@@ -82,7 +88,7 @@ export async function runCommand(engine: SandboxEngine, context: CommandContext)
   }) : await context.readStdin());
   const spec = resolveSpec({ mode: 'compute' }, specFromFlags(values), values.workspace ? { workspaceAccess: values.workspace as 'none' } : undefined);
   const folder = spec.workspaceAccess === 'none' ? undefined : workspaceFolder(args);
-  const result = await runCompute(engine, spec, { code }, { signal, workspaceFolder: folder, onProgress: (progress) => output.progress(progress.message) });
+  const result = await runCompute(engine, spec, { code }, { signal, workspaceFolder: folder, protectedPaths: protectedPathsFlag(args), onProgress: (progress) => output.progress(progress.message) });
   output.execResult(result, { runtime: spec.runtime, engine: engine.kind });
   return exitCodeFor(result);
 }
@@ -92,7 +98,7 @@ export async function openCommand(engine: SandboxEngine, context: CommandContext
   if (args.positionals.length) throw usageError(`open takes no arguments (got "${args.positionals.join(' ')}").`);
   const spec = resolveSpec({ mode: 'code' }, specFromFlags(args.values));
   const name = args.values.session ?? DEFAULT_SESSION;
-  const { sandbox, created } = await openSession(engine, spec, { name, client: 'cli', workspaceFolder: workspaceFolder(args), signal, onProgress: (progress) => output.progress(progress.message) });
+  const { sandbox, created } = await openSession(engine, spec, { name, client: 'cli', workspaceFolder: workspaceFolder(args), protectedPaths: protectedPathsFlag(args), signal, onProgress: (progress) => output.progress(progress.message) });
   output.session(sandbox.info, created);
   return 0;
 }

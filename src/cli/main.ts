@@ -1,12 +1,13 @@
 /** The agent-sandbox command line. */
 import { SandboxError } from '../core/errors';
 import { USAGE, UsageError, parseCommandLine, type Command } from './args';
-import { closeCommand, createEngine, engineCommand, execCommand, gcCommand, lsCommand, openCommand, runCommand, filesCommand, type CommandContext } from './commands';
+import { closeCommand, createEngine, workspaceFolder, engineCommand, execCommand, gcCommand, lsCommand, openCommand, runCommand, filesCommand, type CommandContext } from './commands';
 import { Output } from './output';
 import { validateCommand } from './validateCommand';
+import { toolCommand, toolList } from './toolCommand';
 import type { SandboxEngine } from '../core/engine';
 
-const HANDLERS: Record<Exclude<Command, 'help' | 'files' | 'validate'>, (engine: SandboxEngine, context: CommandContext) => Promise<number>> = {
+const HANDLERS: Record<Exclude<Command, 'help' | 'files' | 'validate' | 'tool'>, (engine: SandboxEngine, context: CommandContext) => Promise<number>> = {
   run: runCommand,
   open: openCommand,
   exec: execCommand,
@@ -41,8 +42,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (args.command === 'files') return await filesCommand({ args, output, signal: controller.signal, readStdin });
     // Checking .prompt files is pure analysis: no engine either.
     if (args.command === 'validate') return await validateCommand({ args, output, signal: controller.signal, readStdin });
+    const context = { args, output, signal: controller.signal, readStdin };
+    if (args.command === 'tool' && args.values.list) return toolList(context);
     engine = await createEngine(args, (message) => process.stderr.write(`agent-sandbox: ${message}\n`));
-    return await HANDLERS[args.command](engine, { args, output, signal: controller.signal, readStdin });
+    if (args.command === 'tool') return await toolCommand(engine, context, workspaceFolder(args));
+    return await HANDLERS[args.command](engine, context);
   } catch (error) {
     output.error(error);
     if (error instanceof UsageError) return 2;
@@ -54,6 +58,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     await engine?.dispose();
   }
 }
+
+// A reader that stops early (agent-sandbox tool --list | head) is no error of ours.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
 
 main(process.argv.slice(2)).then(
   (code) => {

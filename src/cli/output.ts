@@ -6,6 +6,8 @@ import type { RemovedOrphan } from '../core/orphans';
 import type { PromptProblem } from '../core/prompt/problems';
 import { formatSize } from '../core/units';
 
+export type ToolResultPart = { type: 'text'; text: string } | { type: 'image'; mime: string; bytes: number };
+
 export class Output {
   constructor(
     private readonly json: boolean,
@@ -109,6 +111,19 @@ export class Output {
     for (const row of rows) this.stdout.write(`${row.file}:${row.line}:${row.column}: ${row.severity}: ${row.message}\n`);
     const errors = rows.filter((row) => row.severity === 'error').length;
     this.note(`checked ${files.length} file(s): ${errors} error(s), ${rows.length - errors} warning(s)`);
+  }
+
+  /** A tool's result: its text parts as they are (an error's text on stderr), or {"parts": [...]} with --json. */
+  toolResult(parts: ToolResultPart[], failed = false): void {
+    if (this.json) return this.print(failed ? { error: true, parts } : { parts });
+    const text = parts.map((part) => (part.type === 'text' ? part.text : `[image ${part.mime}, ${formatSize(part.bytes)}]`)).join('\n');
+    (failed ? this.stderr : this.stdout).write(text.endsWith('\n') ? text : `${text}\n`);
+  }
+
+  /** The tools: name, description and input schema each. */
+  toolList(tools: { name: string; description: string; inputSchema: unknown }[]): void {
+    if (this.json) return this.print({ tools });
+    for (const tool of tools) this.stdout.write(`${tool.name}\n  ${tool.description.replace(/\n/g, '\n  ')}\n  input: ${JSON.stringify(tool.inputSchema)}\n\n`);
   }
 
   usage(text: string): void {

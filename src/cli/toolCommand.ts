@@ -1,0 +1,68 @@
+/**
+ * `agent-sandbox tool NAME 'JSON'`: any language-model tool from the command line, through the same
+ * handler, schema and redaction as in VS Code. Instead of a confirmation dialog, the policy is what
+ * this command's flags allow: no workspace access, no network and the protected paths kept unless
+ * a flag says otherwise (--workspace, --network, --allow-config-writes).
+ */
+import { z } from 'zod';
+import { FileStore, defaultFileStoreFolder } from '../core/fileStore';
+import type { SandboxEngine } from '../core/engine';
+import { engineLabel } from '../core/engineCapabilities';
+import { Redactor } from '../core/redaction';
+import { SandboxService } from '../core/sandboxService';
+import { collectSecrets } from '../core/secrets';
+import { parseSettings } from '../core/settings';
+import { TOOL_DEFINITIONS } from '../core/tools/definitions';
+import { ToolInputError, runTool } from '../core/tools/runTool';
+import { TOOL_INPUT_SCHEMAS, type ToolName } from '../core/tools/schemas';
+import { usageError, type ParsedArgs } from './args';
+import type { CommandContext } from './commands';
+
+const DEFAULT_RESULT_CHARS = 48_000;
+
+/** `tool --list`: each tool's name, description and input schema; needs no engine. */
+export function toolList(context: CommandContext): number {
+  context.output.toolList(TOOL_DEFINITIONS.map((tool) => ({ name: tool.name, description: tool.modelDescription, inputSchema: z.toJSONSchema(tool.schema, { io: 'input' }) })));
+  return 0;
+}
+
+/** The tool's name and its JSON input, from the positionals (JSON from standard input when it is "-"). */
+export async function toolCall(args: ParsedArgs, readStdin: () => Promise<string>): Promise<{ name: ToolName; input: unknown }> {
+  const [name, json, ...extra] = args.positionals;
+  if (name === undefined) throw usageError('tool needs a tool name and its JSON input, like: agent-sandbox tool sandbox_run \'{"code":"print(1)"}\' (tool --list shows the tools).');
+  if (!(name in TOOL_INPUT_SCHEMAS)) throw usageError(`Unknown tool "${name}". Tools: ${Object.keys(TOOL_INPUT_SCHEMAS).join(', ')}.`);
+  if (extra.length) throw usageError(`tool takes one JSON argument; got ${extra.length + 1}. Quote the JSON as one argument, or pass - and send it on standard input.`);
+  const text = json === undefined || json === '-' ? await readStdin() : json;
+  let input: unknown;
+  try {
+    input = JSON.parse(text.trim() === '' ? '{}' : text);
+  } catch (error) {
+    throw usageError(`The input of ${name} is not valid JSON: ${(error as Error).message}. Give one JSON object, like '{"code":"print(1)"}'.`);
+  }
+  return { name: name as ToolName, input };
+}
+
+export async function toolCommand(engine: SandboxEngine, context: CommandContext, folder: string): Promise<number> {
+  const { args, output, signal } = context;
+  const { name, input } = await toolCall(args, context.readStdin);
+  const { values } = args;
+  const settings = parseSettings({
+    workspaceAccess: values.workspace ?? 'none',
+    network: values.network ?? false,
+    configWritesAllowedIn: values['allow-config-writes'] ? [folder] : [],
+    images: values.image ? { [values.runtime ?? 'python']: values.image } : {},
+  });
+  const secrets = collectSecrets(process.env, settings.envPrefixes);
+  const redactor = new Redactor(secrets);
+  const service = new SandboxService({ engine: () => engine, settings: () => settings, workspaceFolder: () => folder, trusted: () => true, client: 'cli', injectedEnv: () => secrets });
+  const store = new FileStore(defaultFileStoreFolder());
+  try {
+    const text = await runTool(name, input, { service, engine: engineLabel(engine.kind, engine.capabilities), capabilities: engine.capabilities, signal, budget: { maxChars: DEFAULT_RESULT_CHARS }, redact: (value) => (redactor.isEmpty ? value : redactor.redact(value)), store, workspaceFolder: folder, onProgress: (progress) => output.progress(progress.message) });
+    output.toolResult([{ type: 'text', text }]);
+    return 0;
+  } catch (error) {
+    if (error instanceof ToolInputError) throw usageError(error.message);
+    output.toolResult([{ type: 'text', text: (error as Error).message }], true);
+    return 1;
+  }
+}
