@@ -3,6 +3,7 @@
  * Purely lexical; the sandbox's own user permissions guard what symlinks point at.
  */
 import { posix } from 'node:path';
+import { displayName, quotedName } from './displayName';
 import { SandboxError } from './errors';
 
 export const WORKSPACE_DIR = '/workspace';
@@ -25,7 +26,7 @@ export function resolveWorkspacePath(input: string): string {
   if (resolved !== WORKSPACE_DIR && !resolved.startsWith(`${WORKSPACE_DIR}/`)) {
     throw new SandboxError(
       'path-outside-workspace',
-      `The path "${input}" resolves to ${resolved}, outside ${WORKSPACE_DIR}.`,
+      `The path ${quotedName(input)} resolves to ${displayName(resolved)}, outside ${WORKSPACE_DIR}.`,
       `File tools only reach ${WORKSPACE_DIR}. Use a path inside it, like "${posix.basename(resolved) || 'file.txt'}"; to move other files, run a command with sandbox_exec.`,
     );
   }

@@ -6,6 +6,7 @@ import { sandboxIdOf } from '../sessions';
 import { z } from 'zod';
 import type { EngineCapabilities, ExecResult, FileContent, FileEntry, ListResult, SessionInfo, WriteResult } from '../engine';
 import { capabilitiesLine } from '../engineCapabilities';
+import { displayName, quotedName } from '../displayName';
 import { SandboxError } from '../errors';
 import type { StoredFile } from '../fileStore';
 import type { StagedFile } from '../staging';
@@ -173,14 +174,14 @@ const MAX_LISTED = 100;
 export function formatWrite(result: WriteResult): string {
   const total = result.files.reduce((sum, file) => sum + file.bytes, 0);
   const lines = [`Wrote ${plural(result.files.length, 'file')} (${formatSize(total)}):`];
-  for (const file of result.files.slice(0, MAX_LISTED)) lines.push(`${file.path}  ${formatSize(file.bytes)}`);
+  for (const file of result.files.slice(0, MAX_LISTED)) lines.push(`${displayName(file.path)}  ${formatSize(file.bytes)}`);
   if (result.files.length > MAX_LISTED) lines.push(`… and ${count(result.files.length - MAX_LISTED)} more`);
   return lines.join('\n');
 }
 
 export function formatRead(file: FileContent): string {
   const shown = file.encoding === 'base64' ? Math.floor((file.content.length * 3) / 4) : byteLength(file.content);
-  const lines = [`${file.path} · ${formatSize(file.size)} · ${file.encoding === 'base64' ? 'binary, base64' : 'utf8'}`];
+  const lines = [`${displayName(file.path)} · ${formatSize(file.size)} · ${file.encoding === 'base64' ? 'binary, base64' : 'utf8'}`];
   if (file.truncated) {
     lines.push(`Only the first ${formatSize(Math.min(shown, file.size))} of ${formatSize(file.size)} is shown. Read the part you need with sandbox_exec (head, tail, sed -n, grep), or pass a larger max_bytes.`);
   }
@@ -191,10 +192,10 @@ export function formatRead(file: FileContent): string {
 /** One line per entry: type, size, modification time (UTC) and the path relative to `dir`. */
 export function formatList(result: ListResult, dir = '/workspace'): string {
   const base = dir.replace(/\/+$/, '') || '/';
-  if (!result.entries.length) return `${base} is empty.`;
+  if (!result.entries.length) return `${displayName(base)} is empty.`;
   const rows = result.entries.map((entry) => [TYPE_LABELS[entry.type], entry.type === 'directory' ? '-' : formatSize(entry.size), formatTime(entry.mtime), relativePath(entry, base)]);
   const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
-  const lines = [`${base}: ${plural(result.entries.length, 'entry', 'entries')} (type, size, modified UTC, path)`];
+  const lines = [`${displayName(base)}: ${plural(result.entries.length, 'entry', 'entries')} (type, size, modified UTC, path)`];
   for (const row of rows) lines.push(row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell)).join('  '));
   if (result.truncated) lines.push('The listing stopped at the file count cap. List a subdirectory or use a smaller depth.');
   return lines.join('\n');
@@ -205,7 +206,7 @@ const TYPE_LABELS: Record<FileEntry['type'], string> = { file: 'file', directory
 function relativePath(entry: FileEntry, base: string): string {
   const prefix = base === '/' ? '/' : `${base}/`;
   const relative = entry.path === base ? '.' : entry.path.startsWith(prefix) ? entry.path.slice(prefix.length) : entry.path;
-  return entry.type === 'directory' && relative !== '.' ? `${relative}/` : relative;
+  return displayName(entry.type === 'directory' && relative !== '.' ? `${relative}/` : relative);
 }
 
 function formatTime(iso: string): string {
@@ -214,7 +215,7 @@ function formatTime(iso: string): string {
 }
 
 export function formatDelete(result: { path: string; deleted: boolean }): string {
-  return result.deleted ? `Deleted ${result.path}.` : `Nothing to delete: ${result.path} does not exist.`;
+  return result.deleted ? `Deleted ${displayName(result.path)}.` : `Nothing to delete: ${displayName(result.path)} does not exist.`;
 }
 
 export function formatClose(sandboxId: string, closed = true): string {
@@ -225,7 +226,7 @@ export function formatClose(sandboxId: string, closed = true): string {
 
 export function formatStaged(staged: StagedFile, sandboxId?: string): string {
   return [
-    `Staged ${staged.source} into ${sandboxId ? `sandbox "${sandboxId}"` : 'the sandbox'} at ${staged.path} · ${formatSize(staged.size)} · sha256 ${staged.sha256}`,
+    `Staged ${staged.source} into ${sandboxId ? `sandbox "${sandboxId}"` : 'the sandbox'} at ${displayName(staged.path)} · ${formatSize(staged.size)} · sha256 ${staged.sha256}`,
     'The file is in the sandbox now: use it with sandbox_exec.',
   ].join('\n');
 }
@@ -233,10 +234,10 @@ export function formatStaged(staged: StagedFile, sandboxId?: string): string {
 export function formatPublished(published: { file: StoredFile; path: string; savedTo?: string }): string {
   const { file } = published;
   const lines = [
-    `Published ${published.path} to the file store as ${file.key} · "${file.name}" · ${formatSize(file.size)} · sha256 ${file.sha256}`,
+    `Published ${displayName(published.path)} to the file store as ${file.key} · ${quotedName(file.name)} · ${formatSize(file.size)} · sha256 ${file.sha256}`,
     `Pass key "${file.key}" to sandbox_stage_file to place it in a sandbox.`,
   ];
-  if (published.savedTo !== undefined) lines.push(`Saved it to the workspace at ${published.savedTo}.`);
+  if (published.savedTo !== undefined) lines.push(`Saved it to the workspace at ${displayName(published.savedTo)}.`);
   return lines.join('\n');
 }
 

@@ -3,6 +3,7 @@
  * permissions and the read-only mount apply, and a symlink can never lead a file tool outside
  * /workspace. Exit codes name the failure; `fileErrorFor` turns them into errors.
  */
+import { displayName } from '../../core/displayName';
 import { SandboxError } from '../../core/errors';
 
 /** Exit codes the scripts use for their own findings, apart from what tar, find or rm may return. */
@@ -49,7 +50,8 @@ export const DELETE_SCRIPT = [
 ].join('\n');
 
 /** Maps a file script's exit code and stderr to a precise error. */
-export function fileErrorFor(path: string, exitCode: number | null, stderr: string, action: string): SandboxError {
+export function fileErrorFor(rawPath: string, exitCode: number | null, stderr: string, action: string): SandboxError {
+  const path = displayName(rawPath);
   switch (exitCode) {
     case FILE_EXIT.notFound:
       return new SandboxError('file-not-found', `${path} does not exist.`, 'List the directory with sandbox_fs_list to see what is there.');

@@ -7,6 +7,7 @@ import { encodeFileContent } from '../../core/files';
 import { posix } from 'node:path';
 import type { IFileSystem } from 'just-bash';
 import type { FileContent, FileEntry, ListResult, WriteResult } from '../../core/engine';
+import { displayName } from '../../core/displayName';
 import { SandboxError } from '../../core/errors';
 import { WORKSPACE_DIR } from '../../core/paths';
 import type { FilePayload } from './protocol';
@@ -14,11 +15,11 @@ import type { FilePayload } from './protocol';
 const MAX_LINK_HOPS = 40;
 
 export function notFound(path: string): SandboxError {
-  return new SandboxError('file-not-found', `${path} does not exist.`, 'List the directory with sandbox_fs_list to see what is there.');
+  return new SandboxError('file-not-found', `${displayName(path)} does not exist.`, 'List the directory with sandbox_fs_list to see what is there.');
 }
 
 function outside(path: string): SandboxError {
-  return new SandboxError('path-outside-workspace', `${path} leads outside /workspace (through a symbolic link).`, 'File tools only reach /workspace. Use the link\'s target inside /workspace, or a command with sandbox_exec.');
+  return new SandboxError('path-outside-workspace', `${displayName(path)} leads outside /workspace (through a symbolic link).`, 'File tools only reach /workspace. Use the link\'s target inside /workspace, or a command with sandbox_exec.');
 }
 
 function insideWorkspace(path: string): boolean {
@@ -78,8 +79,8 @@ export async function readFile(fs: IFileSystem, path: string, maxBytes: number, 
   const real = await resolveInWorkspace(fs, path, path);
   const stat = await lstatOrUndefined(fs, real);
   if (!stat) throw notFound(path);
-  if (stat.isDirectory) throw new SandboxError('is-a-directory', `${path} is a directory.`, 'List it with sandbox_fs_list, or give a file path.');
-  if (!stat.isFile) throw new SandboxError('not-a-file', `${path} is not a regular file.`, 'Read regular files only.');
+  if (stat.isDirectory) throw new SandboxError('is-a-directory', `${displayName(path)} is a directory.`, 'List it with sandbox_fs_list, or give a file path.');
+  if (!stat.isFile) throw new SandboxError('not-a-file', `${displayName(path)} is not a regular file.`, 'Read regular files only.');
   const bytes = Buffer.from(await fs.readFileBuffer(real));
   const data = bytes.subarray(0, maxBytes);
   const { content, encoding } = encodeFileContent(data, wanted);
@@ -90,7 +91,7 @@ export async function listFiles(fs: IFileSystem, path: string, depth: number, mo
   const real = await resolveInWorkspace(fs, path, path);
   const stat = await lstatOrUndefined(fs, real);
   if (!stat) throw notFound(path);
-  if (!stat.isDirectory) throw new SandboxError('invalid-input', `${path} is not a directory.`, 'Read it with sandbox_fs_read, or list its parent directory.');
+  if (!stat.isDirectory) throw new SandboxError('invalid-input', `${displayName(path)} is not a directory.`, 'Read it with sandbox_fs_read, or list its parent directory.');
   const entries: FileEntry[] = [];
   // One more than the cap tells whether the listing was cut.
   const walk = async (dir: string, level: number): Promise<void> => {
@@ -117,7 +118,7 @@ export async function deletePath(fs: IFileSystem, path: string, recursive: boole
   const stat = await lstatOrUndefined(fs, target);
   if (!stat) throw notFound(path);
   if (stat.isDirectory && !stat.isSymbolicLink) {
-    if (!recursive) throw new SandboxError('is-a-directory', `${path} is a directory.`, 'Pass recursive: true to delete a directory and everything in it.');
+    if (!recursive) throw new SandboxError('is-a-directory', `${displayName(path)} is a directory.`, 'Pass recursive: true to delete a directory and everything in it.');
     await fs.rm(target, { recursive: true, force: true });
   } else {
     await fs.rm(target, { force: true });

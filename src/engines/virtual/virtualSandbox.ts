@@ -1,6 +1,7 @@
 /** A live virtual sandbox: commands and file operations run in its worker, with the Docker engine's result and error shapes. */
 import { posix } from 'node:path';
 import type { DeleteOptions, ExecRequest, ExecResult, FileContent, FileInput, ListOptions, ListResult, ReadOptions, Sandbox, SessionInfo, ShellOptions, ShellSession, WriteResult } from '../../core/engine';
+import { displayName } from '../../core/displayName';
 import { SandboxError } from '../../core/errors';
 import { resolveFiles } from '../../core/files';
 import { CappedOutput } from '../../core/output';
@@ -130,7 +131,7 @@ export class VirtualSandbox implements Sandbox {
 }
 
 function readOnly(path: string, action: string): SandboxError {
-  return new SandboxError('read-only', `Cannot ${action} ${path}: the workspace is read-only for file tools (the session's own writes under /workspace stay in its memory).`, 'Ask the user for read-write workspace access (setting agentSandbox.workspaceAccess, or --workspace rw), or write under /tmp instead.');
+  return new SandboxError('read-only', `Cannot ${action} ${displayName(path)}: the workspace is read-only for file tools (the session's own writes under /workspace stay in its memory).`, 'Ask the user for read-write workspace access (setting agentSandbox.workspaceAccess, or --workspace rw), or write under /tmp instead.');
 }
 
 /**
