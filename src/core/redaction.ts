@@ -5,7 +5,10 @@
  *
  * Caught, each also with line breaks (\n or \r\n) between any two characters, as `fold`, `base64`
  * (76 columns) or a PEM writer put them:
- * - the value itself, and its JSON-escaped and percent-encoded (URL) forms;
+ * - the value itself, and its JSON-escaped and percent-encoded (URL) forms, including every character
+ *   percent-encoded or any mix of encoded and plain characters;
+ * - any of these with ANSI escape sequences, carriage returns, backspaces or zero-width characters
+ *   between its characters (what a terminal shows as the value);
  * - its UTF-8 bytes in hex, either case, bytes optionally separated by a space, ":", ".", "-", "\x"
  *   or "%", or by a line break with indentation (`od -An -tx1`, `xxd -p`, `\x41\x42`, `41:42`);
  * - its UTF-8 bytes in base64, standard or url-safe, padded or not, at each of the three offsets
@@ -19,6 +22,7 @@
  */
 import type { ExecResult, FileContent } from './engine';
 import { byteForms, cutStart, formRegex, matchEnd, textForms, REGEX_UNITS, type Form } from './redactionForms';
+import { originalRange, visibleView } from './redactionView';
 
 /**
  * Values shorter than this are left alone: a 1-3 character value is guessed in a moment anyway, and
@@ -67,9 +71,13 @@ export class Redactor {
   /** `cut`: the text was cut at a size cap, so a value may be only partly there at its very end. */
   redact(text: string, options: { cut?: boolean } = {}): string {
     if (this.isEmpty || text === '') return text;
+    const matches = this.find(text, 'text', options.cut ?? false);
+    // A value with escape sequences, carriage returns or zero-width characters between its letters.
+    const view = visibleView(text);
+    if (view) for (const match of this.find(view.text, 'text', options.cut ?? false)) matches.push({ ...originalRange(view, match.start, match.end), names: match.names });
     let result = '';
     let at = 0;
-    for (const match of merge(this.find(text, 'text', options.cut ?? false))) {
+    for (const match of merge(matches)) {
       result += `${text.slice(at, match.start)}[redacted:${match.names.join(',')}]`;
       at = match.end;
     }

@@ -33,7 +33,18 @@ export function textForms(value: string): Form[] {
   if (json !== value) forms.push(literal([...json]));
   const url = encodeURIComponent(value);
   if (url !== value) forms.push(percentForm(url));
+  forms.push(anyPercentForm(value));
   return [...forms, ...encodedForms(Buffer.from(value, 'utf8'))];
+}
+
+/** Each character either plain or percent-encoded (every byte as %XX, either case), as URL encoders that encode more than needed write it. */
+function anyPercentForm(value: string, plain: (char: string) => string = (char) => char): Form {
+  return {
+    units: [...value].map((char) => {
+      const encoded = [...Buffer.from(char, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+      return [...new Set([plain(char), encoded.toLowerCase(), encoded.toUpperCase()])];
+    }),
+  };
 }
 
 /** The same forms over raw bytes, read as latin1 so that one character is one byte. */
@@ -44,6 +55,7 @@ export function byteForms(value: string): Form[] {
   if (json !== value) forms.push(literal(latin1(json)));
   const url = encodeURIComponent(value);
   if (url !== value) forms.push(percentForm(url));
+  forms.push(anyPercentForm(value, (char) => Buffer.from(char, 'utf8').toString('latin1')));
   return [...forms, ...encodedForms(Buffer.from(value, 'utf8'))];
 }
 

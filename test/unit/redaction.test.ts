@@ -188,3 +188,43 @@ describe('redaction', () => {
     assert.equal(redactFileContent(clean, redactor), clean);
   });
 });
+
+describe('redaction of a value hidden between invisible characters or encoded differently', () => {
+  const SECRET = 'hunter2-Pa55word';
+  const redactor = new Redactor({ API_KEY: SECRET });
+  const interleave = (value: string, junk: string) => [...value].join(junk);
+
+  for (const [label, junk] of [
+    ['ANSI colour escapes', '\x1b[31m'],
+    ['ANSI escapes with parameters', '\x1b[1;38;5;208m'],
+    ['carriage returns', '\r'],
+    ['zero-width spaces', '\u200b'],
+    ['zero-width joiners and BOMs', '\u200d\ufeff'],
+    ['OSC title sequences', '\x1b]0;x\x07'],
+    ['backspaces', '\b'],
+  ] as const) {
+    it(`finds it with ${label} between its characters`, () => {
+      const text = `token: ${interleave(SECRET, junk)} done`;
+      const redacted = redactor.redact(text);
+      assert.match(redacted, /^token: \[redacted:API_KEY\] done$/, JSON.stringify(redacted));
+    });
+  }
+
+  it('finds its hex form with escapes between the bytes', () => {
+    const hex = Buffer.from(SECRET).toString('hex');
+    const text = `hex ${interleave(hex, '\x1b[0m')} end`;
+    assert.equal(redactor.redact(text), 'hex [redacted:API_KEY] end');
+  });
+
+  it('finds it fully percent-encoded, and with a mix of encoded and plain characters', () => {
+    const all = [...Buffer.from(SECRET)].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+    assert.equal(redactor.redact(`q=${all}&x=1`), 'q=[redacted:API_KEY]&x=1');
+    const mixed = [...SECRET].map((char, i) => (i % 2 ? `%${char.charCodeAt(0).toString(16)}` : char)).join('');
+    assert.equal(redactor.redact(`q=${mixed}`), 'q=[redacted:API_KEY]');
+  });
+
+  it('leaves text with escapes but no secret exactly as it was', () => {
+    const text = '\x1b[32mok\x1b[0m\r\nnext\u200b line';
+    assert.equal(redactor.redact(text), text);
+  });
+});
