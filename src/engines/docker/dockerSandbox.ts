@@ -40,6 +40,9 @@ export class DockerSandbox implements Sandbox {
       signal,
     });
     const notices: string[] = [];
+    // The tree under the command (tini as subreaper) minus the init itself and the shell that started it.
+    const stopped = (outcome.killed ?? []).filter((name) => name !== 'docker-init');
+    if (stopped.length) notices.push(`Stopped with the call: ${describeProcesses(stopped)}, everything it had started (background processes and those that left its session or cleared their environment included).`);
     if (outcome.unkillable) {
       // Processes that cannot be stopped from inside (a fork bomb at the pids limit) end with their container.
       this.engine.deaths.markStopping(this.info.id, 'its processes could not be stopped inside it (a fork bomb, or processes stuck in the kernel)');
@@ -199,4 +202,12 @@ export function deadSessionError(inspected: Docker.ContainerInspectInfo, reason?
   else if (state.ExitCode === 139) why = `it crashed with a segmentation fault (SIGSEGV) at ${at}`;
   else why = `it stopped with exit code ${state.ExitCode}${state.Error ? ` (${state.Error})` : ''} at ${at}`;
   return new SandboxError('session-dead', `The session ${name} is no longer running: ${why}.`, DEAD_HINT);
+}
+
+/** "3 processes (python3, sleep ×2)". */
+function describeProcesses(names: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
+  const list = [...counts].map(([name, count]) => (count > 1 ? `${name} ×${count}` : name)).join(', ');
+  return `${names.length} process${names.length === 1 ? '' : 'es'} (${list})`;
 }

@@ -1,7 +1,10 @@
 /**
  * One process in a running container, through the exec API: stdin, cwd and env in; capped stdout and
  * stderr, exit code and duration out. A timeout or an abort kills the process and everything it
- * started (found by a marker in their environment), then says so.
+ * started, then says so. "Everything it started" is its process tree: the command runs under the
+ * container's init (tini) as a child subreaper, so a process that leaves the tree's session
+ * (setsid, a double fork) is still reparented inside it, and one that clears its environment
+ * (env -i) is found all the same; the environment marker only finds the tree's root.
  */
 import type Docker from 'dockerode';
 import { randomUUID } from 'node:crypto';
@@ -30,6 +33,8 @@ export interface ExecOutcome {
   cancelled: boolean;
   /** The processes could not be stopped from inside; the caller should kill the container. */
   unkillable: boolean;
+  /** After a timeout or a cancel: the names of the processes of the call's tree that were killed. */
+  killed?: string[];
   startedAt: number;
   durationMs: number;
   stdout: CappedOutput;
@@ -42,7 +47,7 @@ const DRAIN_AFTER_KILL_MS = 2000;
 export async function execInContainer(params: ExecParams): Promise<ExecOutcome> {
   const marker = randomUUID();
   const exec = await params.container.exec({
-    Cmd: [...params.argv],
+    Cmd: underSubreaper(params.argv),
     AttachStdin: params.stdin !== undefined,
     AttachStdout: true,
     AttachStderr: true,
@@ -73,6 +78,7 @@ export async function execInContainer(params: ExecParams): Promise<ExecOutcome> 
   let timedOut = false;
   let cancelled = false;
   let unkillable = false;
+  let killed: string[] | undefined;
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   const interrupted = new Promise<'timeout' | 'abort'>((resolve) => {
@@ -92,28 +98,72 @@ export async function execInContainer(params: ExecParams): Promise<ExecOutcome> 
     timedOut = first === 'timeout';
     cancelled = first === 'abort';
     durationMs = performance.now() - t0;
-    const killed = await killMarked(params, marker).catch(() => false);
+    killed = await killTree(params, marker).catch(() => undefined);
     const drained = await Promise.race([ended.then(() => true), delay(DRAIN_AFTER_KILL_MS).then(() => false)]);
     if (!drained) stream.destroy();
     unkillable = !killed || !drained;
   }
 
   const exitCode = unkillable ? null : await exitCodeOf(exec);
-  return { exitCode, timedOut, cancelled, unkillable, startedAt, durationMs, stdout, stderr };
+  return { exitCode, timedOut, cancelled, unkillable, startedAt, durationMs, stdout, stderr, ...(killed ? { killed } : {}) };
 }
 
-/** Kills every process carrying this exec's marker (the command and all it started). */
+/** The container's init (Docker's tini), when it is there, as a child subreaper above the command. */
+const INIT = '/sbin/docker-init';
+
+/** argv run under the init as a subreaper (-s) where the image has it, else as it is. */
+export function underSubreaper(argv: readonly string[]): string[] {
+  return ['sh', '-c', `if [ -x ${INIT} ]; then exec ${INIT} -s -- "$@"; fi; exec "$@"`, 'sh', ...argv];
+}
+
+/**
+ * Kills the process tree of the exec with this marker: the processes carrying the marker (the
+ * tree's root and whatever kept its environment) and every descendant of them, found by parent ids
+ * in /proc. Stops the tree first (SIGSTOP) so that nothing forks meanwhile, then kills it. Prints
+ * the names of what it killed.
+ */
+const KILL_TREE_SCRIPT = [
+  `roots=$(for f in $(grep -lzxF "${EXEC_MARKER_VAR}=$1" /proc/[0-9]*/environ 2>/dev/null); do p=\${f#/proc/}; echo "\${p%/environ}"; done)`,
+  '[ -n "$roots" ] || exit 0',
+  // pid ppid for every process; the name field may hold spaces and parentheses, so split after the last ")".
+  'table=$(for s in /proc/[0-9]*/stat; do IFS= read -r l < "$s" 2>/dev/null || continue; p=${s#/proc/}; r=${l##*) }; set -- $r; echo "${p%/stat} $2"; done)',
+  'tree=" $(echo $roots) "; grew=1',
+  'while [ $grew = 1 ]; do grew=0; for row in $(echo "$table" | tr " " ":"); do p=${row%%:*}; pp=${row#*:}; case "$tree" in *" $pp "*) case "$tree" in *" $p "*) ;; *) tree="$tree$p "; grew=1;; esac;; esac; done; done',
+  'for p in $tree; do kill -STOP "$p" 2>/dev/null; done',
+  'for p in $tree; do cat "/proc/$p/comm" 2>/dev/null; done',
+  'for p in $tree; do kill -KILL "$p" 2>/dev/null; done',
+  'exit 0',
+].join('\n');
+
+/** Kills the exec's process tree (see KILL_TREE_SCRIPT); true when the kill ran. */
 export async function killMarked(params: Pick<ExecParams, 'container' | 'user'>, marker: string): Promise<boolean> {
-  const script = `for f in $(grep -lzxF "${EXEC_MARKER_VAR}=$1" /proc/[0-9]*/environ 2>/dev/null); do p=\${f#/proc/}; kill -KILL "\${p%/environ}" 2>/dev/null; done; exit 0`;
-  const exec = await params.container.exec({ Cmd: ['sh', '-c', script, 'sh', marker], User: params.user, AttachStdout: true, AttachStderr: true, Tty: false });
+  return (await killTree(params, marker)) !== undefined;
+}
+
+/** Kills the exec's process tree; the names of the processes it killed, or undefined when it could not run. */
+export async function killTree(params: Pick<ExecParams, 'container' | 'user'>, marker: string): Promise<string[] | undefined> {
+  const exec = await params.container.exec({ Cmd: ['sh', '-c', KILL_TREE_SCRIPT, 'sh', marker], User: params.user, AttachStdout: true, AttachStderr: true, Tty: false });
   const stream = (await exec.start({ hijack: true, stdin: false })) as Duplex;
-  stream.resume();
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
   await new Promise<void>((resolve) => {
     stream.once('end', resolve);
     stream.once('close', resolve);
     stream.once('error', () => resolve());
   });
-  return (await exitCodeOf(exec)) === 0;
+  if ((await exitCodeOf(exec)) !== 0) return undefined;
+  return stdoutOf(Buffer.concat(chunks)).split('\n').filter((name) => name !== '');
+}
+
+/** The stdout frames of a multiplexed exec stream (each frame: stream id, 3 zero bytes, a 32-bit length, the payload). */
+function stdoutOf(data: Buffer): string {
+  let text = '';
+  for (let at = 0; at + 8 <= data.length; ) {
+    const size = data.readUInt32BE(at + 4);
+    if (data[at] === 1) text += data.subarray(at + 8, at + 8 + size).toString('utf8');
+    at += 8 + size;
+  }
+  return text;
 }
 
 /** The exit code; the engine may report the process as running for a moment after its output closed. */
