@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { invalidSpecError } from './resolveSpec';
-import { MODES, RUNTIMES, limitsSchema, memorySchema, packageListSchema, sandboxSpecSchema, type SpecLayer } from './spec';
+import { MODES, RUNTIMES, limitsSchema, memorySchema, npmPackageListSchema, pipPackageListSchema, sandboxSpecSchema, type SpecLayer } from './spec';
 
 export const SESSION_SCOPES = ['workflow', 'agent'] as const;
 /** `sandbox.mode` values of Station's agent harness, a different dialect of the same block. */
@@ -38,8 +38,8 @@ export const frontmatterSandboxObjectSchema = z
     timeout_seconds: timeoutSeconds.optional().describe('Seconds a call may run before it is killed (default 120).'),
     max_stdout_bytes: maxStdoutBytes.optional().describe('Bytes of standard output kept per call; the rest is dropped with a marker (default 1 MiB).'),
     allow_network: z.boolean().optional().describe('Ask for network access (off by default). The user\'s settings decide whether it is granted.'),
-    pip_packages: packageListSchema.optional().describe('Python packages installed with pip when the sandbox is created (needs the python runtime or an image with pip).'),
-    npm_packages: packageListSchema.optional().describe('npm packages installed when the sandbox is created (needs the node runtime or an image with npm).'),
+    pip_packages: pipPackageListSchema.optional().describe('Python packages installed with pip when the sandbox is created (needs the python runtime or an image with pip).'),
+    npm_packages: npmPackageListSchema.optional().describe('npm packages installed when the sandbox is created (needs the node runtime or an image with npm).'),
     limits: frontmatterLimitsSchema.optional(),
   })
   .loose()

@@ -76,7 +76,19 @@ const envSchema = z.record(z.string(), z.string().max(32 * 1024)).superRefine((e
   }
 });
 
-export const packageListSchema = z.array(z.string().min(1).max(200).regex(/^[^\s;&|`$]+$/, 'a package name has no spaces or shell characters')).max(100);
+/**
+ * Packages come from the package index by name, with an optional version: never a path, a URL or a
+ * repository, which would install whatever those hold (a folder the agent wrote, a server it chose).
+ */
+const PIP_REQUIREMENT = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\[[A-Za-z0-9._-]+(?:,[A-Za-z0-9._-]+)*\])?(?:(?:===|~=|==|!=|<=|>=|<|>)[A-Za-z0-9.*+!_-]+(?:,(?:===|~=|==|!=|<=|>=|<|>)[A-Za-z0-9.*+!_-]+)*)?$/;
+const NPM_PACKAGE = /^(?:@[A-Za-z0-9][A-Za-z0-9._-]*\/)?[A-Za-z0-9][A-Za-z0-9._-]*(?:@[A-Za-z0-9.^~<>=*|_+-]+)?$/;
+
+export const pipPackageListSchema = z
+  .array(z.string().min(1).max(200).regex(PIP_REQUIREMENT, 'a pip package is a name from the package index with an optional version, like pandas or numpy==2.1 or requests[socks]>=2.31; not a path, URL or git repository'))
+  .max(100);
+export const npmPackageListSchema = z
+  .array(z.string().min(1).max(214).regex(NPM_PACKAGE, 'an npm package is a name from the registry with an optional version, like lodash, lodash@4 or @types/node@^22; not a path, URL, tarball or git repository'))
+  .max(100);
 
 export const sandboxSpecSchema = z
   .object({
@@ -86,8 +98,8 @@ export const sandboxSpecSchema = z
     timeoutSeconds: z.number().positive().max(24 * 3600).default(DEFAULT_TIMEOUT_SECONDS).describe('Seconds a call may run before it is killed.'),
     network: z.boolean().default(false).describe('Allow network access (off by default).'),
     workspaceAccess: workspaceAccessSchema.default('none'),
-    pipPackages: packageListSchema.default([]).describe('Python packages to install when the sandbox is created.'),
-    npmPackages: packageListSchema.default([]).describe('npm packages to install when the sandbox is created.'),
+    pipPackages: pipPackageListSchema.default([]).describe('Python packages to install when the sandbox is created.'),
+    npmPackages: npmPackageListSchema.default([]).describe('npm packages to install when the sandbox is created.'),
     limits: limitsSchema.default(limitsSchema.parse({})),
     env: envSchema.default({}).describe('Environment variables set in the sandbox.'),
   })

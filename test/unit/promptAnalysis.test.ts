@@ -88,7 +88,7 @@ describe('.prompt analysis: the sandbox block', () => {
   it('reports values out of bounds, memory sizes, and bad package names', () => {
     assert.deepEqual(problems('---\nsandbox:\n  timeout_seconds: 0\n  pip_packages: [ok, "rm -rf"]\n  limits:\n    memory: 512\n    cpu: 100\n    max_files: 0\n---\n'), [
       { at: 'error invalid-value 2:19-2:20', message: 'sandbox.timeout_seconds must be more than 0' },
-      { at: 'error invalid-value 3:21-3:29', message: 'sandbox.pip_packages[1]: a package name has no spaces or shell characters' },
+      { at: 'error invalid-value 3:21-3:29', message: 'sandbox.pip_packages[1]: a pip package is a name from the package index with an optional version, like pandas or numpy==2.1 or requests[socks]>=2.31; not a path, URL or git repository' },
       { at: 'error invalid-value 5:12-5:15', message: 'sandbox.limits.memory must be at least 32 MiB; a plain number is bytes: did you mean 512m?' },
       { at: 'error invalid-value 6:9-6:12', message: 'sandbox.limits.cpu must be at most 64' },
       { at: 'error invalid-value 7:15-7:16', message: 'sandbox.limits.max_files must be at least 1' },

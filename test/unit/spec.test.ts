@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { sandboxSpecSchema } from '../../src/core/spec';
 import { SandboxError } from '../../src/core/errors';
 import { specFromFrontmatter } from '../../src/core/frontmatterSpec';
 import { resolveSpec } from '../../src/core/resolveSpec';
@@ -119,4 +120,24 @@ describe('settings', () => {
   it('rejects a bad setting with its name', () => {
     assert.throws(() => parseSettings({ workspaceAccess: 'everything' }), /workspaceAccess/);
   });
+});
+
+describe('package names', () => {
+  it('takes names from the index, with versions and extras', () => {
+    const spec = sandboxSpecSchema.parse({ pipPackages: ['pandas', 'numpy==2.1.0', 'requests[socks]>=2.31,<3', 'scikit-learn~=1.5'], npmPackages: ['lodash', 'lodash@4', '@types/node@^22.1.0', 'left-pad@1.3.0'] });
+    assert.equal(spec.pipPackages.length, 4);
+    assert.equal(spec.npmPackages.length, 4);
+  });
+
+  for (const name of ['./evil', '/tmp/pkg', '~/pkg', '../x', 'git+https://example.invalid/x.git', 'https://example.invalid/x.whl', 'file:///tmp/x', 'pkg@https://example.invalid/x.tgz', 'x @ file:///tmp/x', '-e.', '--index-url=http://example.invalid']) {
+    it(`refuses the pip package "${name}"`, () => {
+      assert.throws(() => sandboxSpecSchema.parse({ pipPackages: [name] }), /not a path, URL or git repository/);
+    });
+  }
+
+  for (const name of ['./evil', '/tmp/pkg', 'user/repo', 'github:user/repo', 'git+ssh://git@example.invalid/x.git', 'https://example.invalid/x.tgz', 'file:../x', 'npm:lodash', 'x@npm:lodash', 'x@file:../y', 'x@git+https://example.invalid/r', '@scope/name/../x', '--registry=http://example.invalid']) {
+    it(`refuses the npm package "${name}"`, () => {
+      assert.throws(() => sandboxSpecSchema.parse({ npmPackages: [name] }), /not a path, URL, tarball or git repository/);
+    });
+  }
 });
