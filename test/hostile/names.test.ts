@@ -37,3 +37,25 @@ describe('names chosen by the sandbox', function () {
     assert.ok(passed, JSON.stringify(answer.text));
   });
 });
+
+describe('names that carry a secret', function () {
+  const SECRET = 'sk-hostile-3f9a7c2e11';
+  let box: ReturnType<typeof toolbox>;
+  before(async function () {
+    await requireEngine(this);
+    box = toolbox({ secrets: { API_KEY: SECRET } });
+    await box.call('sandbox_open', { session: 'secret-names', runtime: 'bash' });
+  });
+  after(async () => box?.dispose());
+
+  it('the file store keeps no secret in a published file name', async () => {
+    await box.call('sandbox_exec', { sandbox_id: 'secret-names', command: 'echo data > "/workspace/report-$API_KEY.csv"' });
+    const answer = await box.call('sandbox_publish_file', { sandbox_id: 'secret-names', path: `report-${SECRET}.csv`, name: `copy-of-${SECRET}.csv` });
+    const stored = JSON.stringify(await box.store.list());
+    const passed = answer.ok && !stored.includes(SECRET) && !answer.text.includes(SECRET);
+    observe('names', 'publish a file whose path and name carry a host secret', 'the store metadata and the answer show [redacted:API_KEY]', stored.slice(0, 140), passed);
+    assert.ok(answer.ok, answer.text);
+    assert.ok(!stored.includes(SECRET), stored);
+    assert.match(stored, /copy-of-\[redacted:API_KEY\]\.csv/);
+  });
+});

@@ -2,6 +2,7 @@
 import type { EngineCapabilities, ExecResult, ProgressCallback } from '../engine';
 import { SandboxError } from '../errors';
 import type { FileStore } from '../fileStore';
+import { posix } from 'node:path';
 import { resolveWorkspacePath } from '../paths';
 import { sandboxIdOf } from '../sessions';
 import type { SandboxService } from '../sandboxService';
@@ -20,6 +21,8 @@ export interface HandlerContext {
   budget?: TextBudget;
   /** Takes host secrets out of a result before it is formatted and shortened. */
   redactResult?: (result: ExecResult) => ExecResult;
+  /** Takes host secrets out of a text that is kept (a stored file's name). */
+  redactText?: (text: string) => string;
   onProgress?: ProgressCallback;
   /** The local file store that sandbox_stage_file reads and sandbox_publish_file writes. */
   store: FileStore;
@@ -125,7 +128,9 @@ export const TOOL_HANDLERS: { [N in ToolName]: Handler<N> } = {
     if (input.save_to_workspace !== undefined && context.service.allowedAccess() !== 'rw') {
       throw new SandboxError('permission-denied', `Saving into the workspace needs read-write workspace access; the user allows "${context.service.allowedAccess()}".`, 'Publish without save_to_workspace and tell the user the key (they can save it with agent-sandbox files download), or ask them to allow read-write access (Sandbox: Set Workspace Access).');
     }
-    const published = await context.service.use(input.sandbox_id, (sandbox) => publishFile(sandbox, context.store, input.path, { name: input.name, signal: context.signal }), { signal: context.signal });
+    // The store keeps the name on disk, where no later redaction reaches it: a secret in it is taken out first.
+    const name = (context.redactText ?? ((text: string) => text))(input.name ?? posix.basename(resolveWorkspacePath(input.path)));
+    const published = await context.service.use(input.sandbox_id, (sandbox) => publishFile(sandbox, context.store, input.path, { name, signal: context.signal }), { signal: context.signal });
     // The user confirmed this write in prepareInvocation (see confirmations.ts).
     if (input.save_to_workspace !== undefined) {
       await writeWorkspaceFile(folder!, input.save_to_workspace, published.data, { overwrite: input.overwrite }).catch((error: unknown) => {

@@ -35,7 +35,7 @@ export async function runTool(name: ToolName, input: unknown, context: ToolCallC
   const redactResult = (result: ExecResult): ExecResult => ({ ...result, stdout: context.redact(result.stdout), stderr: context.redact(result.stderr) });
   const handler = TOOL_HANDLERS[name] as (input: unknown, context: HandlerContext) => Promise<string>;
   try {
-    return context.redact(await handler(parsed, { ...context, redactResult }));
+    return context.redact(await handler(parsed, { ...context, redactResult, redactText: context.redact }));
   } catch (error) {
     throw new Error(context.redact(SandboxError.is(error) ? formatError(error) : errorMessage(error)), { cause: error });
   }
