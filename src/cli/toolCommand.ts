@@ -46,9 +46,17 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
   const { args, output, signal } = context;
   const { name, input } = await toolCall(args, context.readStdin);
   const { values } = args;
+  const number = (flag: string, value: string | undefined) => {
+    if (value === undefined) return undefined;
+    const parsed = Number(value);
+    if (!(parsed > 0)) throw usageError(`--${flag} must be a positive number, not "${value}".`);
+    return parsed;
+  };
   const settings = parseSettings({
     workspaceAccess: values.workspace ?? 'none',
     network: values.network ?? false,
+    timeoutSeconds: number('timeout', values.timeout),
+    limits: Object.fromEntries(Object.entries({ memory: values.memory, cpus: number('cpus', values.cpus), pids: number('pids', values.pids) }).filter(([, value]) => value !== undefined)),
     configWritesAllowedIn: values['allow-config-writes'] ? [folder] : [],
     images: values.image ? { [values.runtime ?? 'python']: values.image } : {},
   });

@@ -4,16 +4,16 @@
 import assert from 'node:assert/strict';
 import { requireEngine } from '../engine/harness';
 import { observe } from './report';
-import { toolbox } from './toolbox';
+import { toolbox, type ToolPath } from './toolbox';
 
 /** Command lines of the session's processes, read from /proc (the images have no ps). */
 const PROCESSES = 'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f" 2>/dev/null; echo; done';
 
-describe('processes that try to outlive a timed-out call', function () {
+for (const via of ['tools', 'cli'] as ToolPath[]) describe(`processes that try to outlive a timed-out call (${via})`, function () {
   let box: ReturnType<typeof toolbox>;
   before(async function () {
     await requireEngine(this);
-    box = toolbox();
+    box = toolbox({ via });
     await box.call('sandbox_open', { session: 'escapes', runtime: 'bash' });
   });
   after(async () => box?.dispose());
@@ -32,7 +32,7 @@ describe('processes that try to outlive a timed-out call', function () {
     assert.ok(left.ok && /exit code 0/.test(left.text), `the session is still usable: ${left.text}`);
     const survivors = ['3002', '3003', '3004', '3005'].filter((n) => new RegExp(`sleep ${n}\\b`).test(left.text));
     const serverKept = /sleep 3001\b/.test(left.text);
-    observe('processes', 'a timed-out call whose children escape with env -i, setsid and a double fork', 'all of them killed; a background process from an earlier call kept', survivors.length ? `still running: sleep ${survivors.join(', sleep ')}` : `none left; earlier server ${serverKept ? 'kept' : 'gone'}`, survivors.length === 0 && serverKept);
+    observe(`processes (${via})`, 'a timed-out call whose children escape with env -i, setsid and a double fork', 'all of them killed; a background process from an earlier call kept', survivors.length ? `still running: sleep ${survivors.join(', sleep ')}` : `none left; earlier server ${serverKept ? 'kept' : 'gone'}`, survivors.length === 0 && serverKept);
     assert.deepEqual(survivors, [], left.text);
     assert.ok(serverKept, 'the server started by an earlier call still runs');
     assert.match(answer.text, /Stopped with the call: \d+ processes/);

@@ -1,4 +1,8 @@
-/** Calls the tools exactly as VS Code does (schema, handler, redaction), against the real engine, with no VS Code. */
+/**
+ * Calls the tools exactly as VS Code does (schema, handler, redaction), against the real engine, with
+ * no VS Code; or, with `via: 'cli'`, through `agent-sandbox tool NAME -` in a process of its own per
+ * call, with the policy given as that command's flags.
+ */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +12,7 @@ import { SandboxService } from '../../src/core/sandboxService';
 import { parseSettings } from '../../src/core/settings';
 import { runTool } from '../../src/core/tools/runTool';
 import type { ToolName } from '../../src/core/tools/schemas';
+import { runCliText } from '../engine/cliRunner';
 import { TEST_IMAGES, testEngine } from '../engine/harness';
 
 export interface ToolAnswer {
@@ -15,7 +20,17 @@ export interface ToolAnswer {
   text: string;
 }
 
-export function toolbox(options: { settings?: object; secrets?: Record<string, string>; folder?: string } = {}) {
+export type ToolPath = 'tools' | 'cli';
+
+export interface ToolboxOptions {
+  settings?: { workspaceAccess?: string; network?: boolean; limits?: Record<string, unknown>; [key: string]: unknown };
+  secrets?: Record<string, string>;
+  folder?: string;
+  /** The language-model tools in this process (default), or the CLI's tool command. */
+  via?: ToolPath;
+}
+
+export function toolbox(options: ToolboxOptions = {}) {
   const engine = testEngine();
   const folder = options.folder ?? mkdtempSync(join(tmpdir(), 'agent-sandbox-hostile-ws-'));
   const settings = parseSettings({ images: TEST_IMAGES, ...options.settings });
@@ -28,7 +43,9 @@ export function toolbox(options: { settings?: object; secrets?: Record<string, s
     service,
     folder,
     store,
+    via: options.via ?? 'tools',
     async call(name: ToolName, input: unknown, signal?: AbortSignal): Promise<ToolAnswer> {
+      if (options.via === 'cli') return callCli(name, input, folder, store, options);
       try {
         const text = await runTool(name, input, { service, engine: 'docker', signal: signal ?? new AbortController().signal, budget: { maxChars: 48_000 }, redact: (value) => redactor.redact(value), store, workspaceFolder: folder });
         return { ok: true, text };
@@ -37,10 +54,33 @@ export function toolbox(options: { settings?: object; secrets?: Record<string, s
       }
     },
     async dispose() {
+      if (options.via === 'cli') await runCliText(['close', '--all', '--folder', folder]).catch(() => undefined);
       await service.closeAll().catch(() => undefined);
       await engine.dispose();
     },
   };
+}
+
+/** One call through `agent-sandbox tool NAME -`: the JSON on stdin, the policy as flags, secrets as the prefixed host variables. */
+async function callCli(name: ToolName, input: unknown, folder: string, store: FileStore, options: ToolboxOptions): Promise<ToolAnswer> {
+  const settings = options.settings ?? {};
+  const limits = settings.limits ?? {};
+  const flags = ['--folder', folder, '--json'];
+  if (settings.workspaceAccess) flags.push('--workspace', settings.workspaceAccess);
+  if (settings.network) flags.push('--network');
+  for (const [key, flag] of [['memory', '--memory'], ['cpus', '--cpus'], ['pids', '--pids'], ['disk', '--disk'], ['inodes', '--inodes']] as const) {
+    if (limits[key] !== undefined) flags.push(flag, String(limits[key]));
+  }
+  const env: NodeJS.ProcessEnv = { AGENT_SANDBOX_FILE_STORE: store.folder, ...Object.fromEntries(Object.entries(TEST_IMAGES).map(([runtime, image]) => [`AGENT_SANDBOX_IMAGE_${runtime.toUpperCase()}`, image])) };
+  for (const [key, value] of Object.entries(options.secrets ?? {})) env[`AGENT_SANDBOX_ENV_${key}`] = value;
+  const run = await runCliText(['tool', name, '-', ...flags], { env, stdin: JSON.stringify(input) });
+  let parts: { type: string; text?: string }[] = [];
+  try {
+    parts = (JSON.parse(run.stdout) as { parts?: typeof parts }).parts ?? [];
+  } catch {
+    return { ok: false, text: `${run.stdout}${run.stderr}`.trim() };
+  }
+  return { ok: run.code === 0, text: parts.map((part) => part.text ?? '').join('\n') };
 }
 
 export function firstLine(text: string): string {
