@@ -116,7 +116,7 @@ export class Output {
   /** A tool's result: its text parts as they are (an error's text on stderr), or {"parts": [...]} with --json. */
   toolResult(parts: ToolResultPart[], failed = false): void {
     if (this.json) return this.print(failed ? { error: true, parts } : { parts });
-    const text = parts.map((part) => (part.type === 'text' ? part.text : `[image ${part.mime}, ${formatSize(part.bytes)}]`)).join('\n');
+    const text = parts.map((part) => (part.type === 'text' ? part.text : `[image ${part.mime}, ${formatSize(part.bytes)}]`)).join('');
     (failed ? this.stderr : this.stdout).write(text.endsWith('\n') ? text : `${text}\n`);
   }
 

@@ -13,6 +13,7 @@ import { SandboxService } from '../core/sandboxService';
 import { collectSecrets } from '../core/secrets';
 import { parseSettings } from '../core/settings';
 import { TOOL_DEFINITIONS } from '../core/tools/definitions';
+import { resultParts } from '../core/tools/resultParts';
 import { ToolInputError, runTool } from '../core/tools/runTool';
 import { TOOL_INPUT_SCHEMAS, type ToolName } from '../core/tools/schemas';
 import { usageError, type ParsedArgs } from './args';
@@ -66,11 +67,11 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
   const store = new FileStore(defaultFileStoreFolder());
   try {
     const text = await runTool(name, input, { service, engine: engineLabel(engine.kind, engine.capabilities), capabilities: engine.capabilities, signal, budget: { maxChars: DEFAULT_RESULT_CHARS }, redact: (value) => (redactor.isEmpty ? value : redactor.redact(value)), store, workspaceFolder: folder, onProgress: (progress) => output.progress(progress.message) });
-    output.toolResult([{ type: 'text', text }]);
+    output.toolResult(resultParts(text).map((part) => ({ type: 'text' as const, text: part })));
     return 0;
   } catch (error) {
     if (error instanceof ToolInputError) throw usageError(error.message);
-    output.toolResult([{ type: 'text', text: (error as Error).message }], true);
+    output.toolResult(resultParts((error as Error).message).map((part) => ({ type: 'text' as const, text: part })), true);
     return 1;
   }
 }

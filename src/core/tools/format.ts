@@ -11,6 +11,7 @@ import { SandboxError } from '../errors';
 import type { StoredFile } from '../fileStore';
 import type { StagedFile } from '../staging';
 import { formatSize } from '../units';
+import { countTokensBounded } from './tokenCount';
 
 /**
  * How much text the model may get. `tokenBudget` and `countTokens` come straight from VS Code's
@@ -20,6 +21,8 @@ export interface TextBudget {
   maxChars?: number;
   tokenBudget?: number;
   countTokens?: (text: string) => PromiseLike<number>;
+  /** Stops the counting when the call is cancelled. */
+  signal?: AbortSignal;
 }
 
 export interface ExecContext {
@@ -45,16 +48,26 @@ export async function formatExecResult(result: ExecResult, context: ExecContext,
   const streamChars = trimEnd(result.stdout).length + trimEnd(result.stderr).length;
   let text = full;
   let keep = streamChars;
-  // A few rounds suffice: each one measures the text and drops the excess it saw, plus room for the cut markers.
-  for (let round = 0; round < 6; round++) {
+  // First by characters, with no tokenizer: a token is at least one character in practice and about
+  // four on average, so this bounds the text before anything is counted.
+  const charLimit = Math.min(budget.maxChars ?? Infinity, budget.tokenBudget !== undefined ? budget.tokenBudget * 4 : Infinity);
+  if (text.length > charLimit) {
+    keep = Math.max(0, keep - (text.length - charLimit) - MARKER_ROOM);
+    text = renderExec(result, context, keep);
+  }
+  // Then by tokens: each round counts the text once (in bounded time) and drops the excess it saw.
+  for (let round = 0; round < MEASURE_ROUNDS; round++) {
     const { excess, limit } = await measure(text, budget);
     if (excess <= 0) return text;
     if (keep === 0) return text; // status, hint and notices are never cut
-    keep = Math.max(0, keep - Math.ceil(excess) - MARKER_ROOM - Math.ceil(limit * 0.02));
+    keep = Math.max(0, keep - Math.ceil(excess) - MARKER_ROOM - Math.ceil(limit * 0.05));
     text = renderExec(result, context, keep);
   }
   return (await measure(text, budget)).excess <= 0 ? text : renderExec(result, context, 0);
 }
+
+/** Counting rounds before the output is dropped whole: each costs a few bounded countTokens calls. */
+const MEASURE_ROUNDS = 2;
 
 /** About the length of two cut markers. */
 const MARKER_ROOM = 320;
@@ -64,12 +77,14 @@ function renderExec(result: ExecResult, context: ExecContext, keep?: number): st
   const stderr = trimEnd(result.stderr);
   const [stdoutKeep, stderrKeep] = keep === undefined ? [stdout.length, stderr.length] : share(stdout.length, stderr.length, keep);
   const shortened = stdoutKeep < stdout.length || stderrKeep < stderr.length;
+  // The headline, notes and what to do next come before the output, so that they stay in the first
+  // part a client shows the model even when it moves long parts out of sight (Copilot does past 8,192 characters).
   const lines = [statusLine(result, context, shortened)];
+  for (const notice of result.notices) lines.push(`Note: ${notice}`);
+  if (result.hint) lines.push(`Next: ${result.hint}`);
   if (!stdout && !stderr) lines.push('(no output)');
   if (stdout) lines.push('stdout:', cut(stdout, stdoutKeep, 'stdout'));
   if (stderr) lines.push('stderr:', cut(stderr, stderrKeep, 'stderr'));
-  for (const notice of result.notices) lines.push(`Note: ${notice}`);
-  if (result.hint) lines.push(`Next: ${result.hint}`);
   return lines.join('\n');
 }
 
@@ -133,7 +148,7 @@ async function measure(text: string, budget: TextBudget): Promise<{ excess: numb
     limit = budget.maxChars;
   }
   if (budget.tokenBudget !== undefined) {
-    const tokens = budget.countTokens ? await budget.countTokens(text) : Math.ceil(text.length / 4);
+    const tokens = budget.countTokens ? await countTokensBounded(text, budget.countTokens, budget.signal) : Math.ceil(text.length / 4);
     const charsPerToken = tokens > 0 ? text.length / tokens : 4;
     excess = Math.max(excess, (tokens - budget.tokenBudget) * charsPerToken);
     limit = Math.min(limit, budget.tokenBudget * charsPerToken);

@@ -8,6 +8,7 @@ import { summarizeInput, type ActivityLog } from '../../core/activityLog';
 import { sandboxIdFor } from '../../core/sessions';
 import { parseToolInput, runTool } from '../../core/tools/runTool';
 import { formatError } from '../../core/tools/format';
+import { resultParts } from '../../core/tools/resultParts';
 import { engineLabel } from '../../core/engineCapabilities';
 import { abortSignalFrom } from '../cancellation';
 import type { SandboxSecrets } from '../secrets';
@@ -67,9 +68,11 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
     const cancellation = abortSignalFrom(token);
     try {
       // Without the caller's budget, a bound that keeps one result from flooding the model's context.
-      const budget = options.tokenizationOptions
-        ? { tokenBudget: options.tokenizationOptions.tokenBudget, countTokens: (text: string) => options.tokenizationOptions!.countTokens(text) }
-        : { maxChars: DEFAULT_RESULT_CHARS };
+      // 48k characters at most, and within the caller's token budget when it gives one (counted in bounded time, see tokenCount.ts).
+      const tokenization = options.tokenizationOptions;
+      const budget = tokenization
+        ? { maxChars: DEFAULT_RESULT_CHARS, tokenBudget: tokenization.tokenBudget, countTokens: (text: string) => tokenization.countTokens(text, token), signal: cancellation.signal }
+        : { maxChars: DEFAULT_RESULT_CHARS, signal: cancellation.signal };
       const secrets = this.services.secrets;
       // Decides the engine first (auto: Docker when it answers); without one the call fails saying what to do.
       const engine = await this.services.engine.ready().catch((error: unknown) => {
@@ -81,7 +84,7 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
       this.services.engine.reportSuccess();
       this.services.log.info(`${this.name} (${Math.round(performance.now() - started)} ms): ${firstLine(text)}`);
       this.record(input, started, true, /\bexit code (\d+)/.exec(firstLine(text))?.[1]);
-      return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
+      return new vscode.LanguageModelToolResult(resultParts(text).map((part) => new vscode.LanguageModelTextPart(part)));
     } catch (error) {
       this.services.engine.reportFailure((error as Error).cause ?? error);
       this.services.log.error(`${this.name} failed after ${Math.round(performance.now() - started)} ms: ${(error as Error).message.replace(/\n/g, ' ')}`);
