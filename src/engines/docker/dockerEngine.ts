@@ -17,6 +17,7 @@ import { ImageResolver } from './images';
 import { watchContainerStats } from './stats';
 import { CONTAINER_PREFIX, LABEL } from './labels';
 import { installPackages } from './packages';
+import { prepareProtection, releasePlaceholders, withProtection } from './protectedMounts';
 import { buildTar, type TarEntry } from './tar';
 
 export interface DockerEngineOptions {
@@ -106,10 +107,22 @@ export class DockerEngine implements SandboxEngine {
     const user = sandboxUser(spec, { uid: process.getuid?.(), gid: process.getgid?.(), platform: process.platform });
     const name = `${CONTAINER_PREFIX}${options.name ?? (options.ephemeral ? 'run' : 'session')}-${randomBytes(4).toString('hex')}`;
     const createdAt = new Date().toISOString();
-    const createOptions = containerCreateOptions({ name, image: image.image, spec, sessionName: options.name, workspaceFolder: options.workspaceFolder, scope: options.scope, client: options.client, user, createdAt, notices: image.notices });
-    if (ComputeRuns.fits(spec, options)) return this.computeRuns.open({ spec, image: image.image, notices: image.notices, user, createOptions, options });
-
-    const container = await this.guard(() => this.docker.createContainer({ ...createOptions, abortSignal: signal } as Docker.ContainerCreateOptions), signal);
+    // Read-write: the protected paths get read-only mounts, on placeholders made now where they do not exist (protectedMounts.ts).
+    const protection = spec.workspaceAccess === 'rw' ? await this.guard(() => prepareProtection(this.docker, options.workspaceFolder!, options.protectedPaths, signal), signal) : undefined;
+    const notices = [...image.notices, ...(protection?.notices ?? [])];
+    const plain = containerCreateOptions({ name, image: image.image, spec, sessionName: options.name, workspaceFolder: options.workspaceFolder, scope: options.scope, client: options.client, user, createdAt, notices });
+    const protectedOptions = protection ? withProtection(plain, options.workspaceFolder!, protection) : plain;
+    let createOptions: Docker.ContainerCreateOptions;
+    let container: Docker.Container | undefined;
+    try {
+      createOptions = protectedOptions;
+      if (!ComputeRuns.fits(spec, options)) container = await this.guard(() => this.docker.createContainer({ ...createOptions, abortSignal: signal } as Docker.ContainerCreateOptions), signal);
+    } catch (error) {
+      // Placeholders made for a container that never came to be go again at once.
+      await releasePlaceholders(this.docker, protectedOptions.Labels).catch(() => undefined);
+      throw error;
+    }
+    if (!container) return this.computeRuns.open({ spec, image: image.image, notices, user, createOptions, options });
     try {
       // Before start, the archive API writes as root into a fresh container: it makes $HOME and /workspace
       // belong to the sandbox user and places the first files, all in one round trip.
@@ -127,6 +140,7 @@ export class DockerEngine implements SandboxEngine {
     } catch (error) {
       this.deaths.markRemoving(container.id);
       await container.remove({ force: true, v: true }).catch(() => undefined);
+      await releasePlaceholders(this.docker, createOptions.Labels).catch(() => undefined);
       throw error;
     }
     this.deaths.start();
@@ -145,7 +159,7 @@ export class DockerEngine implements SandboxEngine {
       network: spec.network,
       createdAt,
       state: 'running',
-      notices: image.notices,
+      notices,
     };
     return new DockerSandbox(this, container, info, `${user.uid}:${user.gid}`);
   }
@@ -187,9 +201,12 @@ export class DockerEngine implements SandboxEngine {
 
   async remove(id: string, signal?: AbortSignal): Promise<void> {
     this.deaths.markRemoving(id); // our own removal is no death to report
+    const container = this.docker.getContainer(id);
+    // Its labels say which placeholders it made; they go after it.
+    const inspected = (await container.inspect({ abortSignal: signal } as object).catch(() => undefined)) as Docker.ContainerInspectInfo | undefined;
     await this.guard(async () => {
       try {
-        await this.docker.getContainer(id).remove({ force: true, v: true, abortSignal: signal } as object);
+        await container.remove({ force: true, v: true, abortSignal: signal } as object);
       } catch (error) {
         const status = (error as { statusCode?: number }).statusCode;
         if (status === 404 || status === 409) return; // already gone, or its removal is under way
@@ -197,6 +214,7 @@ export class DockerEngine implements SandboxEngine {
         throw error;
       }
     }, signal);
+    if (inspected) await releasePlaceholders(this.docker, inspected.Config.Labels).catch(() => undefined);
   }
 
   /** Whether the kernel's OOM killer struck this container since `sinceMs` (from the engine's event log). */
