@@ -11,7 +11,12 @@ import {
   type SeccompProfile,
   type SeccompRule,
 } from '../../scripts/generateSeccompProfile';
+import { SandboxError } from '../../src/core/errors';
 import { containerCreateOptions } from '../../src/engines/docker/containerConfig';
+import { SECCOMP_SECURITY_OPT, checkSeccompSupport, withSeccompFor, writeProfileFile } from '../../src/engines/docker/seccompProfile';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { resolveSpec } from '../../src/core/resolveSpec';
 
 const O_CREAT = 0o100;
@@ -109,5 +114,27 @@ describe('seccomp profile', () => {
     assert.throws(() => sandboxSeccompProfile({ ...base, defaultAction: 'SCMP_ACT_ALLOW' }), /default action/);
     const conditional = { ...base, syscalls: [...base.syscalls, { names: ['chmod'], action: 'SCMP_ACT_ALLOW', args: [{ index: 1, value: 1, op: 'SCMP_CMP_EQ' }] }] };
     assert.throws(() => sandboxSeccompProfile(conditional), /review it/);
+  });
+
+  it('goes to Podman as a file on this machine, since its API reads "seccomp=" as a path', async () => {
+    const options = { HostConfig: { SecurityOpt: ['no-new-privileges', SECCOMP_SECURITY_OPT] } };
+    assert.equal(await withSeccompFor(options, 'docker'), options);
+    const podman = await withSeccompFor(options, 'podman-local', async () => '/cache/seccomp-x.json');
+    assert.deepEqual(podman.HostConfig!.SecurityOpt, ['no-new-privileges', 'seccomp=/cache/seccomp-x.json']);
+    const folder = mkdtempSync(join(tmpdir(), 'agent-sandbox-seccomp-'));
+    try {
+      const path = await writeProfileFile(folder);
+      assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), profile);
+      assert.equal(await writeProfileFile(folder), path, 'written once, found again');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a read-write workspace on a remote Podman, which cannot take the profile', () => {
+    assert.throws(() => checkSeccompSupport('podman-remote', 'rw'), (error: unknown) => SandboxError.is(error, 'unsupported'));
+    for (const access of ['none', 'ro'] as const) checkSeccompSupport('podman-remote', access);
+    checkSeccompSupport('docker', 'rw');
+    checkSeccompSupport('podman-local', 'rw');
   });
 });

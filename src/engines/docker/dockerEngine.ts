@@ -18,6 +18,7 @@ import { watchContainerStats } from './stats';
 import { CONTAINER_PREFIX, LABEL } from './labels';
 import { installPackages } from './packages';
 import { prepareProtection, releasePlaceholders, withProtection } from './protectedMounts';
+import { checkSeccompSupport, engineFlavor, withSeccompFor, type EngineFlavor } from './seccompProfile';
 import { buildTar, type TarEntry } from './tar';
 
 export interface DockerEngineOptions {
@@ -42,6 +43,8 @@ export class DockerEngine implements SandboxEngine {
   readonly deaths: ContainerDeathWatcher;
   /** Compute mode's one-shot containers and their warm pool. */
   readonly computeRuns: ComputeRuns;
+  /** Docker or Podman, asked once: they take the seccomp profile differently (seccompProfile.ts). */
+  private flavor: Promise<EngineFlavor> | undefined;
 
   constructor(private readonly options: DockerEngineOptions = {}) {
     this.endpoint = resolveEndpoint(options.host, options.env ?? process.env);
@@ -107,6 +110,8 @@ export class DockerEngine implements SandboxEngine {
     const user = sandboxUser(spec, { uid: process.getuid?.(), gid: process.getgid?.(), platform: process.platform });
     const name = `${CONTAINER_PREFIX}${options.name ?? (options.ephemeral ? 'run' : 'session')}-${randomBytes(4).toString('hex')}`;
     const createdAt = new Date().toISOString();
+    const flavor = await this.engineFlavor();
+    checkSeccompSupport(flavor, spec.workspaceAccess);
     // Read-write: the protected paths get read-only mounts, on placeholders made now where they do not exist (protectedMounts.ts).
     const protection = spec.workspaceAccess === 'rw' ? await this.guard(() => prepareProtection(this.docker, options.workspaceFolder!, options.protectedPaths, signal), signal) : undefined;
     const notices = [...image.notices, ...(protection?.notices ?? [])];
@@ -115,7 +120,7 @@ export class DockerEngine implements SandboxEngine {
     let createOptions: Docker.ContainerCreateOptions;
     let container: Docker.Container | undefined;
     try {
-      createOptions = protectedOptions;
+      createOptions = await withSeccompFor(protectedOptions, flavor);
       if (!ComputeRuns.fits(spec, options)) container = await this.guard(() => this.docker.createContainer({ ...createOptions, abortSignal: signal } as Docker.ContainerCreateOptions), signal);
     } catch (error) {
       // Placeholders made for a container that never came to be go again at once.
@@ -233,6 +238,15 @@ export class DockerEngine implements SandboxEngine {
       events.on('error', reject);
     });
     return text.includes('"oom"');
+  }
+
+  /** Docker or Podman (here or remote), asked once per engine and again after a failure. */
+  private engineFlavor(): Promise<EngineFlavor> {
+    this.flavor ??= this.guard(() => engineFlavor(this.docker, this.endpoint.description.startsWith('unix://'))).catch((error: unknown) => {
+      this.flavor = undefined;
+      throw error;
+    });
+    return this.flavor;
   }
 
   async dispose(): Promise<void> {
