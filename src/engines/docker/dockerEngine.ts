@@ -2,7 +2,7 @@
 import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
 import { SandboxError, abortError } from '../../core/errors';
-import type { EngineInfo, OpenOptions, Sandbox, SandboxEngine, SessionClient, SessionFilter, SessionInfo, SessionStats } from '../../core/engine';
+import type { EngineInfo, OpenOptions, RemoveOutcome, Sandbox, SandboxEngine, SessionClient, SessionFilter, SessionInfo, SessionStats } from '../../core/engine';
 import { CONTAINER_CAPABILITIES } from '../../core/engineCapabilities';
 import { chooseImage } from '../../core/images';
 import { WORKSPACE_DIR } from '../../core/paths';
@@ -19,6 +19,7 @@ import { CONTAINER_PREFIX, LABEL } from './labels';
 import { installPackages } from './packages';
 import { prepareProtection, releasePlaceholders, withProtection } from './protectedMounts';
 import { checkSeccompSupport, engineFlavor, withSeccompFor, type EngineFlavor } from './seccompProfile';
+import { sweepBeforeRemoval } from './setuidSweep';
 import { buildTar, type TarEntry } from './tar';
 
 export interface DockerEngineOptions {
@@ -204,11 +205,12 @@ export class DockerEngine implements SandboxEngine {
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
-  async remove(id: string, signal?: AbortSignal): Promise<void> {
+  async remove(id: string, signal?: AbortSignal): Promise<RemoveOutcome> {
     this.deaths.markRemoving(id); // our own removal is no death to report
     const container = this.docker.getContainer(id);
-    // Its labels say which placeholders it made; they go after it.
+    // Before it goes: a read-write session's workspace is swept for setuid bits; afterwards its placeholders go.
     const inspected = (await container.inspect({ abortSignal: signal } as object).catch(() => undefined)) as Docker.ContainerInspectInfo | undefined;
+    const notices = inspected ? await sweepBeforeRemoval(this.docker, container, inspected).catch(() => []) : [];
     await this.guard(async () => {
       try {
         await container.remove({ force: true, v: true, abortSignal: signal } as object);
@@ -220,6 +222,7 @@ export class DockerEngine implements SandboxEngine {
       }
     }, signal);
     if (inspected) await releasePlaceholders(this.docker, inspected.Config.Labels).catch(() => undefined);
+    return { notices };
   }
 
   /** Whether the kernel's OOM killer struck this container since `sinceMs` (from the engine's event log). */
