@@ -68,6 +68,7 @@ describe('protected paths of a read-write workspace (container side)', () => {
     symlinkSync('/etc', join(folder, '.github'));
     await assert.rejects(prepareProtection(engineWith([]), folder), (error: unknown) => SandboxError.is(error, 'permission-denied') && /symbolic link/.test(error.message));
     assert.ok(lstatSync(join(folder, '.github')).isSymbolicLink(), 'the link is left as it was');
+    assert.ok(!existsSync(join(folder, '.git')) && !existsSync(join(folder, '.vscode')), 'placeholders made before the refusal are gone again');
   });
 
   it('does nothing when the protection is lifted', async () => {

@@ -66,30 +66,35 @@ export async function prepareProtection(docker: Docker, folder: string, names: r
   const shared = await claimedPlaceholders(docker, folder, signal);
   const entries: ProtectedEntry[] = [];
   const made: string[] = [];
-  for (const name of wanted) {
-    const path = join(folder, name);
-    let createdNow = false;
-    try {
-      await mkdir(path, { mode: 0o755 });
-      createdNow = true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw cannotProtect(name, folder, (error as Error).message);
-    }
-    const stat = await lstat(path);
-    if (stat.isDirectory()) {
-      // A placeholder another live session made is shared, so that the last one to go removes it.
-      const placeholder = createdNow || (shared.has(name) && (await readdir(path)).length === 0);
-      entries.push({ name, kind: 'directory', placeholder });
-      if (createdNow) made.push(name);
-    } else if (stat.isFile()) {
-      entries.push({ name, kind: 'file', placeholder: false });
-    } else {
-      throw cannotProtect(name, folder, stat.isSymbolicLink() ? 'it is a symbolic link' : 'it is not a regular file or directory');
-    }
+  try {
+    for (const name of wanted) entries.push(await protectOne(folder, name, shared, made));
+  } catch (error) {
+    // Refused: the placeholders made so far go again, so that a refusal leaves the folder as it was.
+    await Promise.all(made.map((name) => rmdir(join(folder, name)).catch(() => undefined)));
+    throw error;
   }
   const notices = [`${entries.map((entry) => entry.name).join(', ')} in the workspace are read-only in the sandbox: editor and version-control configuration runs on the host.`];
   if (made.length) notices.push(`To keep the sandbox from creating ${made.join(', ')} in ${folder}, empty folders of that name were made there; they are removed when the session closes if they are still empty.`);
   return { entries, notices };
+}
+
+async function protectOne(folder: string, name: string, shared: ReadonlySet<string>, made: string[]): Promise<ProtectedEntry> {
+  const path = join(folder, name);
+  let createdNow = false;
+  try {
+    await mkdir(path, { mode: 0o755 });
+    createdNow = true;
+    made.push(name);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw cannotProtect(name, folder, (error as Error).message);
+  }
+  const stat = await lstat(path);
+  if (stat.isDirectory()) {
+    // A placeholder another live session made is shared, so that the last one to go removes it.
+    return { name, kind: 'directory', placeholder: createdNow || (shared.has(name) && (await readdir(path)).length === 0) };
+  }
+  if (stat.isFile()) return { name, kind: 'file', placeholder: false };
+  throw cannotProtect(name, folder, stat.isSymbolicLink() ? 'it is a symbolic link' : 'it is not a regular file or directory');
 }
 
 /** Removes the placeholders a removed container recorded, unless another container of the folder still uses them; returns the names removed. */
