@@ -145,11 +145,12 @@ describe('protected paths: repositories, worktrees, links, several sessions', fu
       assert.equal(top, parent);
       assert.equal(status, '');
       assert.ok(!hook);
+      await box.dispose();
+      assert.ok(!existsSync(join(folder, '.git')), 'the placeholder is gone after the session');
     } finally {
       await box.dispose();
+      rmSync(parent, { recursive: true, force: true });
     }
-    assert.ok(!existsSync(join(folder, '.git')), 'the placeholder is gone after the session');
-    rmSync(parent, { recursive: true, force: true });
   });
 
   it('a worktree\'s .git file is mounted read-only as a file', async () => {
