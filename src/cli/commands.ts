@@ -135,8 +135,10 @@ export async function closeCommand(engine: SandboxEngine, context: CommandContex
     targets = await engine.list({ name, workspaceFolder: folder }, signal);
     if (targets.length === 0) throw new SandboxError('session-not-found', `No session named "${name}" is open for ${folder}.`, 'List sessions with agent-sandbox ls.');
   }
-  for (const session of targets) await engine.remove(session.id, signal);
-  output.closed(targets);
+  const closed: SessionInfo[] = [];
+  // A closed session's notices are what its removal found (a setuid bit stripped, say).
+  for (const session of targets) closed.push({ ...session, notices: (await engine.remove(session.id, signal))?.notices ?? [] });
+  output.closed(closed);
   return 0;
 }
 

@@ -49,8 +49,9 @@ export class Output {
   }
 
   closed(sessions: SessionInfo[]): void {
-    if (this.json) return this.print({ closed: sessions.map((s) => ({ id: s.id, name: s.name })) });
+    if (this.json) return this.print({ closed: sessions.map((s) => ({ id: s.id, name: s.name, ...(s.notices.length ? { notices: s.notices } : {}) })) });
     this.stdout.write(sessions.length ? `Closed ${sessions.map((s) => s.name ?? s.id.slice(0, 12)).join(', ')}.\n` : 'No sessions to close.\n');
+    for (const session of sessions) for (const notice of session.notices) this.note(notice);
   }
 
   orphans(removed: RemovedOrphan[]): void {

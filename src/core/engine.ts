@@ -214,6 +214,11 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
+/** What removing a sandbox did besides: host changes undone or found (a stripped setuid bit, a placeholder folder removed). */
+export interface RemoveOutcome {
+  notices: string[];
+}
+
 /** Live resource use of a sandbox. */
 export interface SessionStats {
   id: string;
@@ -264,8 +269,8 @@ export interface SandboxEngine {
   attach(id: string, signal?: AbortSignal): Promise<Sandbox>;
   /** Code-mode sessions this engine holds, by their labels. */
   list(filter?: SessionFilter, signal?: AbortSignal): Promise<SessionInfo[]>;
-  /** Removes a sandbox whatever its state (running, dead, already gone). */
-  remove(id: string, signal?: AbortSignal): Promise<void>;
+  /** Removes a sandbox whatever its state (running, dead, already gone); says what it changed on the host, when anything. */
+  remove(id: string, signal?: AbortSignal): Promise<RemoveOutcome | void>;
   /** Fires when a sandbox dies or is removed by anything but this process; engines that can tell provide it. */
   onSessionDeath?(listener: (death: SessionDeath) => void): { dispose(): void };
   /** Live CPU and memory of a sandbox, about once a second, while watched; engines that can measure offer it. */

@@ -155,14 +155,15 @@ export class SandboxService {
     if (!info && wasDead) return { ...deadPlaceholder(id) };
     if (!info) throw new SandboxError('session-not-found', `No sandbox "${id}" is open in this workspace.`, 'Nothing to close.');
     this.closedHere.add(info.id);
-    await this.context.engine().remove(info.id, signal);
+    const notices = await this.removeContainer(info.id, signal);
     this.forget(info);
-    return info;
+    // The notices of a closed session are what its removal found, e.g. a setuid bit it stripped.
+    return { ...info, notices };
   }
 
   async closeAll(signal?: AbortSignal): Promise<SessionInfo[]> {
     const sessions = await this.list(signal);
-    await Promise.all(sessions.map((session) => this.context.engine().remove(session.id, signal)));
+    await Promise.all(sessions.map((session) => this.removeContainer(session.id, signal)));
     this.sandboxes.clear();
     this.lastUsed.clear();
     this.dead.clear();
@@ -196,7 +197,7 @@ export class SandboxService {
       if (lifecycle.maxLifetimeMinutes > 0 && age > lifecycle.maxLifetimeMinutes * 60_000) reason = 'lifetime';
       else if (lifecycle.idleTimeoutMinutes > 0 && now - lastUsed > lifecycle.idleTimeoutMinutes * 60_000) reason = 'idle';
       if (!reason) continue;
-      await this.context.engine().remove(session.id, signal);
+      await this.removeContainer(session.id, signal);
       this.forget(session);
       this.context.log?.('info', `Closed session ${sandboxIdOf(session)}: ${reason === 'idle' ? `unused for ${lifecycle.idleTimeoutMinutes} min` : `open for ${lifecycle.maxLifetimeMinutes} min, its maximum lifetime`} (settings agentSandbox.sessions.*).`);
       collected.push({ session, reason });
@@ -244,10 +245,17 @@ export class SandboxService {
     live.sort((a, b) => (this.lastUsed.get(a.id) ?? this.adopt(a, now)) - (this.lastUsed.get(b.id) ?? this.adopt(b, now)));
     while (live.length >= maxSessions) {
       const oldest = live.shift()!;
-      await this.context.engine().remove(oldest.id, signal);
+      await this.removeContainer(oldest.id, signal);
       this.forget(oldest);
       this.context.log?.('warn', `Closed session ${sandboxIdOf(oldest)}, the least recently used, to make room: at most ${maxSessions} sessions may be open (setting agentSandbox.sessions.maxSessions).`);
     }
+  }
+
+  /** Removes a container; what the removal found on the host (a stripped setuid bit, say) goes to the log and back to the caller. */
+  private async removeContainer(id: string, signal?: AbortSignal): Promise<string[]> {
+    const notices = (await this.context.engine().remove(id, signal))?.notices ?? [];
+    for (const notice of notices) this.context.log?.('warn', notice);
+    return notices;
   }
 
   /** The sessions this client manages in this workspace. */

@@ -5,7 +5,7 @@
  * nothing ever runs on the host. Engines are built without any engine call; the first use decides.
  */
 import * as vscode from 'vscode';
-import type { EngineCapabilities, EngineInfo, EngineKind, OpenOptions, Sandbox, SandboxEngine, SessionFilter, SessionInfo } from '../core/engine';
+import type { EngineCapabilities, EngineInfo, EngineKind, OpenOptions, Sandbox, SandboxEngine, RemoveOutcome, SessionFilter, SessionInfo } from '../core/engine';
 import { CONTAINER_CAPABILITIES } from '../core/engineCapabilities';
 import { probeEngine, selectEngine, type VirtualConsent } from '../core/engineSelection';
 import { SandboxError, errorMessage } from '../core/errors';
@@ -210,7 +210,7 @@ class PendingEngine implements SandboxEngine {
     return (await this.ready()).list(filter, signal);
   }
 
-  async remove(id: string, signal?: AbortSignal): Promise<void> {
+  async remove(id: string, signal?: AbortSignal): Promise<RemoveOutcome | void> {
     return (await this.ready()).remove(id, signal);
   }
 

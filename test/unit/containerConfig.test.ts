@@ -18,7 +18,7 @@ describe('hardened container', () => {
     const host = options.HostConfig!;
     assert.equal(options.User, '1000:1000');
     assert.deepEqual(host.CapDrop, ['ALL']);
-    assert.deepEqual(host.SecurityOpt, ['no-new-privileges']);
+    assert.deepEqual(host.SecurityOpt?.map((opt: string) => opt.split('=')[0]), ['no-new-privileges', 'seccomp'], 'no new privileges, and our seccomp profile (seccompProfile.test.ts)');
     assert.equal(host.Init, true);
     assert.equal(host.Privileged, false);
     assert.equal(host.Memory, 512 * MiB);

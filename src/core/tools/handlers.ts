@@ -143,6 +143,6 @@ export const TOOL_HANDLERS: { [N in ToolName]: Handler<N> } = {
 
   async sandbox_close(input, context) {
     const closed = await context.service.close(input.sandbox_id, context.signal);
-    return formatClose(closed.name ?? closed.id);
+    return [formatClose(closed.name ?? closed.id), ...closed.notices].join('\n');
   },
 };

@@ -64,7 +64,7 @@ export class ComputeRuns {
       const createdAt = new Date().toISOString();
       const name = `${CONTAINER_PREFIX}run-${randomBytes(4).toString('hex')}`;
       const createOptions = { ...base, ...(image ? { Image: image } : {}), name, Labels: { ...base.Labels, [LABEL.created]: createdAt, ...(pooled ? { [LABEL.pool]: '1' } : {}) } };
-      return this.engine.guard(() => startWaitingContainer(this.engine.docker, createOptions, createdAt, image ? [] : directories, (id) => this.engine.remove(id), abort), abort);
+      return this.engine.guard(() => startWaitingContainer(this.engine.docker, createOptions, createdAt, image ? [] : directories, (id) => this.engine.remove(id).then(() => undefined), abort), abort);
     };
     let waiting = this.pool.take(poolKey({ ...base, ...(prepared ? { Image: prepared } : {}) }), () => start(true, prepared));
     try {

@@ -7,6 +7,7 @@ import { WORKSPACE_DIR } from '../../core/paths';
 import type { SessionClient, SessionScope } from '../../core/engine';
 import type { SandboxSpec } from '../../core/spec';
 import { LABEL } from './labels';
+import { SECCOMP_SECURITY_OPT } from './seccompProfile';
 
 export const SANDBOX_HOME = '/home/sandbox';
 /** The unprivileged user code runs as when the workspace is not shared read-write. */
@@ -103,7 +104,8 @@ export function containerCreateOptions(plan: ContainerPlan): Docker.ContainerCre
     HostConfig: {
       Init: true,
       CapDrop: ['ALL'],
-      SecurityOpt: ['no-new-privileges'],
+      // The engine's default seccomp profile, minus setuid/setgid modes (seccompProfile.ts).
+      SecurityOpt: ['no-new-privileges', SECCOMP_SECURITY_OPT],
       Privileged: false,
       Memory: spec.limits.memoryBytes,
       MemorySwap: spec.limits.memoryBytes,

@@ -2,7 +2,7 @@
 import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
 import { SandboxError, abortError } from '../../core/errors';
-import type { EngineInfo, OpenOptions, Sandbox, SandboxEngine, SessionClient, SessionFilter, SessionInfo, SessionStats } from '../../core/engine';
+import type { EngineInfo, OpenOptions, RemoveOutcome, Sandbox, SandboxEngine, SessionClient, SessionFilter, SessionInfo, SessionStats } from '../../core/engine';
 import { CONTAINER_CAPABILITIES } from '../../core/engineCapabilities';
 import { chooseImage } from '../../core/images';
 import { WORKSPACE_DIR } from '../../core/paths';
@@ -17,6 +17,9 @@ import { ImageResolver } from './images';
 import { watchContainerStats } from './stats';
 import { CONTAINER_PREFIX, LABEL } from './labels';
 import { installPackages } from './packages';
+import { prepareProtection, releasePlaceholders, withProtection } from './protectedMounts';
+import { checkSeccompSupport, engineFlavor, withSeccompFor, type EngineFlavor } from './seccompProfile';
+import { sweepBeforeRemoval } from './setuidSweep';
 import { buildTar, type TarEntry } from './tar';
 
 export interface DockerEngineOptions {
@@ -41,6 +44,8 @@ export class DockerEngine implements SandboxEngine {
   readonly deaths: ContainerDeathWatcher;
   /** Compute mode's one-shot containers and their warm pool. */
   readonly computeRuns: ComputeRuns;
+  /** Docker or Podman, asked once: they take the seccomp profile differently (seccompProfile.ts). */
+  private flavor: Promise<EngineFlavor> | undefined;
 
   constructor(private readonly options: DockerEngineOptions = {}) {
     this.endpoint = resolveEndpoint(options.host, options.env ?? process.env);
@@ -106,10 +111,24 @@ export class DockerEngine implements SandboxEngine {
     const user = sandboxUser(spec, { uid: process.getuid?.(), gid: process.getgid?.(), platform: process.platform });
     const name = `${CONTAINER_PREFIX}${options.name ?? (options.ephemeral ? 'run' : 'session')}-${randomBytes(4).toString('hex')}`;
     const createdAt = new Date().toISOString();
-    const createOptions = containerCreateOptions({ name, image: image.image, spec, sessionName: options.name, workspaceFolder: options.workspaceFolder, scope: options.scope, client: options.client, user, createdAt, notices: image.notices });
-    if (ComputeRuns.fits(spec, options)) return this.computeRuns.open({ spec, image: image.image, notices: image.notices, user, createOptions, options });
-
-    const container = await this.guard(() => this.docker.createContainer({ ...createOptions, abortSignal: signal } as Docker.ContainerCreateOptions), signal);
+    const flavor = await this.engineFlavor();
+    checkSeccompSupport(flavor, spec.workspaceAccess);
+    // Read-write: the protected paths get read-only mounts, on placeholders made now where they do not exist (protectedMounts.ts).
+    const protection = spec.workspaceAccess === 'rw' ? await this.guard(() => prepareProtection(this.docker, options.workspaceFolder!, options.protectedPaths, signal), signal) : undefined;
+    const notices = [...image.notices, ...(protection?.notices ?? [])];
+    const plain = containerCreateOptions({ name, image: image.image, spec, sessionName: options.name, workspaceFolder: options.workspaceFolder, scope: options.scope, client: options.client, user, createdAt, notices });
+    const protectedOptions = protection ? withProtection(plain, options.workspaceFolder!, protection) : plain;
+    let createOptions: Docker.ContainerCreateOptions;
+    let container: Docker.Container | undefined;
+    try {
+      createOptions = await withSeccompFor(protectedOptions, flavor);
+      if (!ComputeRuns.fits(spec, options)) container = await this.guard(() => this.docker.createContainer({ ...createOptions, abortSignal: signal } as Docker.ContainerCreateOptions), signal);
+    } catch (error) {
+      // Placeholders made for a container that never came to be go again at once.
+      await releasePlaceholders(this.docker, protectedOptions.Labels).catch(() => undefined);
+      throw error;
+    }
+    if (!container) return this.computeRuns.open({ spec, image: image.image, notices, user, createOptions, options });
     try {
       // Before start, the archive API writes as root into a fresh container: it makes $HOME and /workspace
       // belong to the sandbox user and places the first files, all in one round trip.
@@ -127,6 +146,7 @@ export class DockerEngine implements SandboxEngine {
     } catch (error) {
       this.deaths.markRemoving(container.id);
       await container.remove({ force: true, v: true }).catch(() => undefined);
+      await releasePlaceholders(this.docker, createOptions.Labels).catch(() => undefined);
       throw error;
     }
     this.deaths.start();
@@ -145,7 +165,7 @@ export class DockerEngine implements SandboxEngine {
       network: spec.network,
       createdAt,
       state: 'running',
-      notices: image.notices,
+      notices,
     };
     return new DockerSandbox(this, container, info, `${user.uid}:${user.gid}`);
   }
@@ -185,11 +205,15 @@ export class DockerEngine implements SandboxEngine {
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
-  async remove(id: string, signal?: AbortSignal): Promise<void> {
+  async remove(id: string, signal?: AbortSignal): Promise<RemoveOutcome> {
     this.deaths.markRemoving(id); // our own removal is no death to report
+    const container = this.docker.getContainer(id);
+    // Before it goes: a read-write session's workspace is swept for setuid bits; afterwards its placeholders go.
+    const inspected = (await container.inspect({ abortSignal: signal } as object).catch(() => undefined)) as Docker.ContainerInspectInfo | undefined;
+    const notices = inspected ? await sweepBeforeRemoval(this.docker, container, inspected).catch(() => []) : [];
     await this.guard(async () => {
       try {
-        await this.docker.getContainer(id).remove({ force: true, v: true, abortSignal: signal } as object);
+        await container.remove({ force: true, v: true, abortSignal: signal } as object);
       } catch (error) {
         const status = (error as { statusCode?: number }).statusCode;
         if (status === 404 || status === 409) return; // already gone, or its removal is under way
@@ -197,6 +221,8 @@ export class DockerEngine implements SandboxEngine {
         throw error;
       }
     }, signal);
+    if (inspected) await releasePlaceholders(this.docker, inspected.Config.Labels).catch(() => undefined);
+    return { notices };
   }
 
   /** Whether the kernel's OOM killer struck this container since `sinceMs` (from the engine's event log). */
@@ -215,6 +241,15 @@ export class DockerEngine implements SandboxEngine {
       events.on('error', reject);
     });
     return text.includes('"oom"');
+  }
+
+  /** Docker or Podman (here or remote), asked once per engine and again after a failure. */
+  private engineFlavor(): Promise<EngineFlavor> {
+    this.flavor ??= this.guard(() => engineFlavor(this.docker, this.endpoint.description.startsWith('unix://'))).catch((error: unknown) => {
+      this.flavor = undefined;
+      throw error;
+    });
+    return this.flavor;
   }
 
   async dispose(): Promise<void> {

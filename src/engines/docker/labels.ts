@@ -16,6 +16,8 @@ export const LABEL = {
   ownerHost: 'org.agent-sandbox.owner-host',
   /** On containers made ahead of time for the warm pool. */
   pool: 'org.agent-sandbox.pool',
+  /** Protected names whose empty placeholder folders this container made or shares (protectedMounts.ts). */
+  placeholders: 'org.agent-sandbox.placeholders',
 } as const;
 
 export const CONTAINER_PREFIX = 'agent-sandbox-';
