@@ -46,7 +46,7 @@ function usageOf(dir: string): Usage {
 async function layerOf(box: Box, sandboxId: string): Promise<Usage> {
   const id = box.service.known(sandboxId)!.id;
   const container = box.engine.docker.getContainer(id);
-  const upper = (await container.inspect()).GraphDriver?.Data?.UpperDir;
+  const upper = ((await container.inspect()).GraphDriver?.Data as Record<string, string> | undefined)?.UpperDir;
   try {
     if (upper) return usageOf(upper);
   } catch {

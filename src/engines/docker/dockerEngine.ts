@@ -10,14 +10,14 @@ import { describeDeath, type SessionDeath } from '../../core/sessionDeath';
 import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec';
 import { connectionError, isConnectionError, resolveEndpoint, type Endpoint } from './connection';
 import { ComputeRuns, poolSizeFromEnv } from './computeRuns';
-import { SANDBOX_HOME, containerCreateOptions, sandboxUser } from './containerConfig';
+import { containerCreateOptions, sandboxUser } from './containerConfig';
 import { DockerSandbox, deadSessionError } from './dockerSandbox';
 import { ContainerDeathWatcher } from './events';
 import { ImageResolver } from './images';
 import { watchContainerStats } from './stats';
 import { CONTAINER_PREFIX, LABEL } from './labels';
 import { installPackages } from './packages';
-import { buildTar, type TarEntry } from './tar';
+import { placeFiles } from './placeFiles';
 
 export interface DockerEngineOptions {
   /** Engine address; empty uses DOCKER_HOST or the default socket. */
@@ -111,17 +111,9 @@ export class DockerEngine implements SandboxEngine {
 
     const container = await this.guard(() => this.docker.createContainer({ ...createOptions, abortSignal: signal } as Docker.ContainerCreateOptions), signal);
     try {
-      // Before start, the archive API writes as root into a fresh container: it makes $HOME and /workspace
-      // belong to the sandbox user and places the first files, all in one round trip.
-      const owner = { uid: user.uid, gid: user.gid };
-      const entries: TarEntry[] = [{ name: SANDBOX_HOME.slice(1), type: 'directory', mode: 0o755, ...owner }];
-      if (!bindsWorkspace) entries.push({ name: WORKSPACE_DIR.slice(1), type: 'directory', mode: 0o755, ...owner });
-      for (const file of options.files ?? []) {
-        entries.push({ name: file.path.slice(1), type: 'file', data: file.data, mode: file.mode ?? 0o644, ...owner });
-      }
-      const archive = await buildTar(entries);
-      await this.guard(() => container.putArchive(archive, { path: '/', abortSignal: signal } as object), signal);
       await this.guard(() => container.start({ abortSignal: signal } as object), signal);
+      // $HOME and a private /workspace are the sandbox user's tmpfs from the start; the first files go in as that user.
+      await this.guard(() => placeFiles({ docker: this.docker, container, user: `${user.uid}:${user.gid}`, files: options.files ?? [], limits: spec.limits, signal }), signal);
       // Before the caller gets the sandbox, so no code of theirs runs while the network is on for the install.
       await this.guard(() => installPackages({ docker: this.docker, container, spec, user: `${user.uid}:${user.gid}`, onProgress: options.onProgress, signal }), signal);
     } catch (error) {

@@ -60,7 +60,7 @@ export class DockerSandbox implements Sandbox {
     if (outcome.exitCode !== 0) {
       const stderr = outcome.stderr.text('stderr');
       const culprit = resolved.length === 1 ? resolved[0]!.path : `${resolved.length} files`;
-      throw fileErrorFor(culprit, outcome.exitCode, stderr, 'write');
+      throw fileErrorFor(culprit, outcome.exitCode, stderr, 'write', this.info.spec.limits);
     }
     return { files: resolved.map((file) => ({ path: file.path, bytes: file.data.length })) };
   }
@@ -98,7 +98,7 @@ export class DockerSandbox implements Sandbox {
     if (absolute === WORKSPACE_DIR) throw fileErrorFor(absolute, FILE_EXIT.isWorkspace, '', 'delete');
     if (this.info.workspaceAccess === 'ro') throw fileErrorFor(absolute, null, 'Read-only file system', 'delete');
     const outcome = await this.fileOp(['sh', '-c', DELETE_SCRIPT, 'sh', absolute, options.recursive ? '1' : '0'], undefined, 64 * 1024, signal);
-    if (outcome.exitCode !== 0) throw fileErrorFor(absolute, outcome.exitCode, outcome.stderr.text('stderr'), 'delete');
+    if (outcome.exitCode !== 0) throw fileErrorFor(absolute, outcome.exitCode, outcome.stderr.text('stderr'), 'delete', this.info.spec.limits);
     return { path: absolute, deleted: true };
   }
 
