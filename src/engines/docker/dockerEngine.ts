@@ -13,6 +13,7 @@ import { ComputeRuns, poolSizeFromEnv } from './computeRuns';
 import { containerCreateOptions, sandboxUser } from './containerConfig';
 import { DockerSandbox, deadSessionError } from './dockerSandbox';
 import { ContainerDeathWatcher } from './events';
+import { FolderWatches } from './folderWatches';
 import { ImageResolver } from './images';
 import { watchContainerStats } from './stats';
 import { CONTAINER_PREFIX, LABEL } from './labels';
@@ -41,12 +42,15 @@ export class DockerEngine implements SandboxEngine {
   readonly deaths: ContainerDeathWatcher;
   /** Compute mode's one-shot containers and their warm pool. */
   readonly computeRuns: ComputeRuns;
+  /** The read-write workspace folders of sessions held here, stopped when they grow past the disk limit. */
+  readonly folderWatches: FolderWatches;
 
   constructor(private readonly options: DockerEngineOptions = {}) {
     this.endpoint = resolveEndpoint(options.host, options.env ?? process.env);
     this.docker = new (loadDockerode())(this.endpoint.options);
     this.images = new ImageResolver(this.docker);
     this.deaths = new ContainerDeathWatcher(this.docker);
+    this.folderWatches = new FolderWatches(this.deaths);
     this.computeRuns = new ComputeRuns(this, { size: options.poolSize ?? poolSizeFromEnv(options.env ?? process.env), idleMs: options.poolIdleMs });
   }
 
@@ -139,6 +143,7 @@ export class DockerEngine implements SandboxEngine {
       state: 'running',
       notices: image.notices,
     };
+    this.folderWatches.watch(info, container);
     return new DockerSandbox(this, container, info, `${user.uid}:${user.gid}`);
   }
 
@@ -159,7 +164,9 @@ export class DockerEngine implements SandboxEngine {
     }
     this.deaths.start();
     if (!inspected.State.Running) throw deadSessionError(inspected, this.deaths.explain(inspected.Id, inspected.State.FinishedAt));
-    return new DockerSandbox(this, container, sessionFromLabels(inspected.Id, labels, 'running', inspected.Config.Image), labels[LABEL.user] ?? '1000:1000');
+    const info = sessionFromLabels(inspected.Id, labels, 'running', inspected.Config.Image);
+    this.folderWatches.watch(info, container);
+    return new DockerSandbox(this, container, info, labels[LABEL.user] ?? '1000:1000');
   }
 
   async list(filter: SessionFilter = {}, signal?: AbortSignal): Promise<SessionInfo[]> {
@@ -179,6 +186,7 @@ export class DockerEngine implements SandboxEngine {
 
   async remove(id: string, signal?: AbortSignal): Promise<void> {
     this.deaths.markRemoving(id); // our own removal is no death to report
+    this.folderWatches.stop(id);
     await this.guard(async () => {
       try {
         await this.docker.getContainer(id).remove({ force: true, v: true, abortSignal: signal } as object);
@@ -211,6 +219,7 @@ export class DockerEngine implements SandboxEngine {
 
   async dispose(): Promise<void> {
     await this.computeRuns.dispose();
+    this.folderWatches.dispose();
     this.deaths.dispose();
     this.images.reset();
   }

@@ -47,7 +47,9 @@ export class DockerSandbox implements Sandbox {
       notices.push('The processes could not be stopped inside the sandbox, so the sandbox was stopped; open a new session to continue.');
     }
     const oomKilled = outcome.exitCode === 137 && !outcome.timedOut && !outcome.cancelled && (await this.engine.oomSince(this.container.id, outcome.startedAt).catch(() => false));
-    return buildExecResult({ ...outcome, oomKilled, timeoutSeconds, notices }, this.info.spec);
+    const result = buildExecResult({ ...outcome, oomKilled, timeoutSeconds, notices }, this.info.spec);
+    const stopped = this.engine.folderWatches.stoppedWhy(this.info.id);
+    return stopped ? { ...result, diskLimitReached: true, hint: `Agent Sandbox stopped the session: ${stopped}. ${DEAD_HINT}` } : result;
   }
 
   async writeFiles(files: readonly FileInput[], signal?: AbortSignal): Promise<WriteResult> {
@@ -192,8 +194,9 @@ export function deadSessionError(inspected: Docker.ContainerInspectInfo, reason?
   const state = inspected.State;
   const at = state.FinishedAt;
   let why: string;
-  if (state.Status === 'paused') why = 'it is paused';
-  else if (reason && reason.kind !== 'removed' && reason.kind !== 'closed') why = describeDeath(reason);
+  // A recorded death first: a container killed while paused (the folder watch pauses it) shows paused until it is gone.
+  if (reason && reason.kind !== 'removed' && reason.kind !== 'closed') why = describeDeath(reason);
+  else if (state.Status === 'paused') why = 'it is paused';
   else if (state.OOMKilled) why = `it ran out of memory${inspected.HostConfig.Memory ? ` (limit ${formatSize(inspected.HostConfig.Memory)})` : ''} and the kernel killed it at ${at}`;
   else if (state.ExitCode === 137) why = `it was killed (SIGKILL) at ${at}`;
   else if (state.ExitCode === 139) why = `it crashed with a segmentation fault (SIGSEGV) at ${at}`;
