@@ -160,6 +160,24 @@ describe('disk and inode limits, through the tools', function () {
     assert.ok(status.usable, status.text);
   });
 
+  it('files in two places that fill the memory (each place holds half of it): the session is usable or reported dead with the reason', async () => {
+    const small = toolbox({ settings: { limits: { disk: '64m', inodes: INODES, memory: '64m' } } });
+    try {
+      await small.call('sandbox_open', { session: 'full', runtime: 'bash' });
+      const before = await layerOf(small, 'full');
+      const answer = await small.call('sandbox_exec', { sandbox_id: 'full', command: 'dd if=/dev/zero of=/tmp/a bs=1M count=40; dd if=/dev/zero of=$HOME/b bs=1M count=40' });
+      const grew = small.service.known('full') ? growth(before, await layerOf(small, 'full')) : { bytes: 0, inodes: 0 };
+      const status = await afterwards(small, 'full');
+      const handled = status.usable || /disk limit reached/.test(status.text);
+      const hostOk = grew.bytes <= LAYER_MARGIN;
+      observe('disk', 'dd 40 MiB into /tmp and into $HOME with a 64 MiB memory limit (each place holds 32 MiB)', 'the session usable, or stopped and reported dead with "disk limit reached"; the engine\'s disk did not grow', `${firstLine(answer.text)}; writable layer grew ${mib(grew.bytes)}; ${status.text}`, handled && hostOk);
+      assert.ok(hostOk, `the container's writable layer grew by ${grew.bytes} bytes`);
+      assert.ok(handled, status.text);
+    } finally {
+      await small.dispose();
+    }
+  });
+
   it('a compute-mode run writing past the disk limit says so', async () => {
     const answer = await box.call('sandbox_run', { runtime: 'bash', code: 'dd if=/dev/zero of=/tmp/fill bs=1M count=100' });
     const reported = /disk limit reached/.test(answer.text);

@@ -9,6 +9,7 @@ import { buildExecResult } from '../../core/results';
 import { describeDeath, type DeathReason } from '../../core/sessionDeath';
 import type { DockerEngine } from './dockerEngine';
 import { execInContainer, type ExecOutcome } from './exec';
+import { filesFillMemory, filledMemoryBecause } from './filesInMemory';
 import { DELETE_SCRIPT, FILE_EXIT, LIST_SCRIPT, READ_SCRIPT, WRITE_SCRIPT, fileErrorFor } from './fileScripts';
 import { DEFAULT_SHELL, DEFAULT_TERMINAL_SIZE, openDockerShell } from './shell';
 import { buildTar } from './tar';
@@ -48,7 +49,12 @@ export class DockerSandbox implements Sandbox {
     }
     const oomKilled = outcome.exitCode === 137 && !outcome.timedOut && !outcome.cancelled && (await this.engine.oomSince(this.container.id, outcome.startedAt).catch(() => false));
     const result = buildExecResult({ ...outcome, oomKilled, timeoutSeconds, notices }, this.info.spec);
-    const stopped = this.engine.folderWatches.stoppedWhy(this.info.id);
+    let stopped = this.engine.folderWatches.stoppedWhy(this.info.id);
+    if (oomKilled && (await filesFillMemory(this.engine.docker, this.container, this.user))) {
+      stopped = filledMemoryBecause(this.info.spec.limits.memoryBytes);
+      this.engine.deaths.markStopping(this.info.id, stopped);
+      await this.container.kill({ signal: 'SIGKILL' }).catch(() => undefined);
+    }
     return stopped ? { ...result, diskLimitReached: true, hint: `Agent Sandbox stopped the session: ${stopped}. ${DEAD_HINT}` } : result;
   }
 
