@@ -33,16 +33,26 @@ export function describeDiskLimit(limits: Pick<Limits, 'diskBytes' | 'memoryByte
   return `${formatSize(bytes)} and ${limits.inodes.toLocaleString('en-US')} files per writable place${clamped}`;
 }
 
-const WHAT_TO_DO =
+/** What to do about a full place. */
+export const DISK_LIMIT_NEXT =
   'Delete files you no longer need (the space is free at once and the session stays usable), write less, or ask the user to raise limits.disk and limits.inodes ' +
   '(settings agentSandbox.limits.disk and agentSandbox.limits.inodes, --disk and --inodes on the command line, limits.disk and limits.inodes in a .prompt sandbox block), and limits.memory with them, since files are kept in memory.';
 
 /** The "Next:" text after a write found no room. */
 export function diskLimitHint(limits: Pick<Limits, 'diskBytes' | 'memoryBytes' | 'inodes'>): string {
-  return `${DISK_LIMIT_REACHED}: a write failed with "No space left on device"; /tmp, $HOME and a private /workspace each hold ${describeDiskLimit(limits)}. ${WHAT_TO_DO}`;
+  return `${DISK_LIMIT_REACHED}: a write failed with "No space left on device"; /tmp, $HOME and a private /workspace each hold ${describeDiskLimit(limits)}. ${DISK_LIMIT_NEXT}`;
 }
 
 /** A file operation that found no room. */
 export function diskLimitError(path: string, action: string, limits: Pick<Limits, 'diskBytes' | 'memoryBytes' | 'inodes'>): SandboxError {
-  return new SandboxError('disk-limit', `Cannot ${action} ${path}: ${DISK_LIMIT_REACHED} (${describeDiskLimit(limits)}).`, WHAT_TO_DO);
+  return new SandboxError('disk-limit', `Cannot ${action} ${path}: ${DISK_LIMIT_REACHED} (${describeDiskLimit(limits)}).`, DISK_LIMIT_NEXT);
+}
+
+/** Why a session whose read-write workspace folder grew past a limit was stopped; completes "... stopped it at T because ...". */
+export function folderLimitReason(folder: string, growth: { bytes: number; inodes: number }, limits: { bytes: number; inodes: number }): string {
+  const what =
+    growth.bytes > limits.bytes
+      ? `${formatSize(Math.max(0, growth.bytes))} (limit ${formatSize(limits.bytes)})`
+      : `${growth.inodes.toLocaleString('en-US')} files and folders (limit ${limits.inodes.toLocaleString('en-US')})`;
+  return `${DISK_LIMIT_REACHED}: it wrote ${what} into the workspace folder ${folder}, which is mounted read-write and cannot be capped, so the session was stopped (raise limits.disk or limits.inodes to allow more)`;
 }

@@ -5,10 +5,9 @@
  * the reason through the death watcher, so every later call on the session says so.
  */
 import type Docker from 'dockerode';
-import { DISK_LIMIT_REACHED } from '../../core/diskLimit';
+import { folderLimitReason } from '../../core/diskLimit';
 import type { SessionInfo } from '../../core/engine';
-import { FolderGrowthWatch, type Usage } from '../../core/folderGrowth';
-import { formatSize } from '../../core/units';
+import { FolderGrowthWatch } from '../../core/folderGrowth';
 import type { ContainerDeathWatcher } from './events';
 
 export class FolderWatches {
@@ -32,7 +31,7 @@ export class FolderWatches {
         return async () => void (await container.unpause());
       },
       onExceeded: async (growth) => {
-        const why = stoppedBecause(folder, growth, { bytes: diskBytes, inodes });
+        const why = folderLimitReason(folder, growth, { bytes: diskBytes, inodes });
         this.stopped.set(info.id, why);
         this.deaths.markStopping(info.id, why);
         await container.kill({ signal: 'SIGKILL' }).catch(() => undefined);
@@ -59,10 +58,4 @@ export class FolderWatches {
   dispose(): void {
     for (const id of [...this.watches.keys()]) this.stop(id);
   }
-}
-
-/** Completes "Agent Sandbox stopped it at ... because ...". */
-export function stoppedBecause(folder: string, growth: Usage, limits: Usage): string {
-  const what = growth.bytes > limits.bytes ? `${formatSize(Math.max(0, growth.bytes))} (limit ${formatSize(limits.bytes)})` : `${growth.inodes.toLocaleString('en-US')} files and folders (limit ${limits.inodes.toLocaleString('en-US')})`;
-  return `${DISK_LIMIT_REACHED}: it wrote ${what} into the workspace folder ${folder}, which is mounted read-write and cannot be capped, so the session was stopped (raise limits.disk or limits.inodes to allow more)`;
 }
