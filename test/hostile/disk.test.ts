@@ -61,7 +61,8 @@ async function afterwards(box: Box, id: string): Promise<{ usable: boolean; text
   const probe = await box.call('sandbox_exec', { sandbox_id: id, command: 'echo alive' });
   if (probe.ok && /alive/.test(probe.text)) return { usable: true, text: 'session usable' };
   assert.match(probe.text, /no longer running: .+|no longer exists: .+/, `neither usable nor reported dead: ${probe.text}`);
-  return { usable: false, text: `session reported dead: ${firstLine(probe.text)}` };
+  const why = /because (disk limit reached)/.exec(probe.text)?.[1] ?? firstLine(probe.text);
+  return { usable: false, text: `session reported dead: ${why}` };
 }
 
 function growth(before: Usage, after: Usage): Usage {
