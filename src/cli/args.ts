@@ -49,6 +49,8 @@ Options for every command:
   --engine-host URL       Docker Engine address (default: DOCKER_HOST or the default socket).
 Sandbox options (run, open):
   --memory SIZE  --cpus N  --pids N  --timeout SECONDS  --network  --env NAME=VALUE
+  --disk SIZE    Disk for each writable place (/tmp, $HOME, /workspace; default 1g), kept in memory.
+  --inodes N     Files and folders for each writable place (default 100000).
   --allow-config-writes   With --workspace rw: let the sandbox change .git, .vscode, .github and
                           .devcontainer at the top of the folder (protected otherwise).
 Images: --image, or AGENT_SANDBOX_IMAGE_PYTHON / _NODE / _BASH / _LINUX.
@@ -72,6 +74,8 @@ const OPTIONS = {
   network: { type: 'boolean' },
   timeout: { type: 'string', short: 't' },
   memory: { type: 'string', short: 'm' },
+  disk: { type: 'string' },
+  inodes: { type: 'string' },
   cpus: { type: 'string' },
   pids: { type: 'string' },
   env: { type: 'string', short: 'e', multiple: true },
@@ -105,6 +109,8 @@ export interface ParsedArgs {
     network?: boolean;
     timeout?: string;
     memory?: string;
+    disk?: string;
+    inodes?: string;
     cpus?: string;
     pids?: string;
     env?: string[];
@@ -168,6 +174,7 @@ export function specFromFlags(values: ParsedArgs['values']): SpecLayer {
     throw usageError(`--workspace must be one of ${WORKSPACE_ACCESS.join(', ')}, not "${workspace}".`);
   }
   if (values.memory !== undefined && parseSize(values.memory) === undefined) throw usageError(`--memory must be a size like 512m or 1g, not "${values.memory}".`);
+  if (values.disk !== undefined && parseSize(values.disk) === undefined) throw usageError(`--disk must be a size like 256m or 2g, not "${values.disk}".`);
   const env: Record<string, string> = {};
   for (const pair of values.env ?? []) {
     const eq = pair.indexOf('=');
@@ -179,7 +186,7 @@ export function specFromFlags(values: ParsedArgs['values']): SpecLayer {
     timeoutSeconds: numberFlag('timeout', values.timeout),
     network: values.network,
     workspaceAccess: workspace as SpecLayer['workspaceAccess'],
-    limits: { memoryBytes: values.memory, cpus: numberFlag('cpus', values.cpus), pids: numberFlag('pids', values.pids) },
+    limits: { memoryBytes: values.memory, diskBytes: values.disk, inodes: numberFlag('inodes', values.inodes), cpus: numberFlag('cpus', values.cpus), pids: numberFlag('pids', values.pids) },
     env,
     pipPackages: values.pip,
     npmPackages: values.npm,

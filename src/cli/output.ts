@@ -1,5 +1,6 @@
 /** How the CLI prints: the program's own output as is, everything else on stderr, or one JSON object with --json. */
 import type { EngineInfo, ExecResult, SessionInfo } from '../core/engine';
+import { placeBytes } from '../core/diskLimit';
 import { SandboxError } from '../core/errors';
 import type { StoredFile } from '../core/fileStore';
 import type { RemovedOrphan } from '../core/orphans';
@@ -25,13 +26,15 @@ export class Output {
     this.stderr.write(result.stderr);
     for (const notice of result.notices) this.note(notice);
     if (result.outcome !== 'ok' && result.outcome !== 'error') this.note(`${result.outcome}: ${result.hint ?? ''}`.trim());
+    else if (result.diskLimitReached) this.note(result.hint ?? 'disk limit reached');
     else if (result.stdoutTruncated || result.stderrTruncated) this.note(result.hint ?? 'output truncated');
   }
 
   session(info: SessionInfo, created: boolean): void {
     if (this.json) return this.print({ created, ...info });
     this.stdout.write(`${created ? 'Opened' : 'Reusing'} session ${info.name ?? info.id.slice(0, 12)} (${info.runtime}, ${info.image}, id ${info.id.slice(0, 12)})\n`);
-    this.stdout.write(`  limits: ${formatSize(info.spec.limits.memoryBytes)} memory, ${info.spec.limits.cpus} CPU, ${info.spec.limits.pids} processes, ${info.spec.timeoutSeconds} s per call\n`);
+    const { limits } = info.spec;
+    this.stdout.write(`  limits: ${formatSize(limits.memoryBytes)} memory, ${limits.cpus} CPU, ${limits.pids} processes, ${info.spec.timeoutSeconds} s per call, ${formatSize(placeBytes(limits))} disk and ${limits.inodes} files per writable place\n`);
     this.stdout.write(`  workspace: ${info.workspaceAccess}${info.workspaceFolder && info.workspaceAccess !== 'none' ? ` (${info.workspaceFolder})` : ''}, network: ${info.network ? 'on' : 'off'}\n`);
     for (const notice of info.notices) this.note(notice);
   }

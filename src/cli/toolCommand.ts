@@ -57,7 +57,7 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
     workspaceAccess: values.workspace ?? 'none',
     network: values.network ?? false,
     timeoutSeconds: number('timeout', values.timeout),
-    limits: Object.fromEntries(Object.entries({ memory: values.memory, cpus: number('cpus', values.cpus), pids: number('pids', values.pids) }).filter(([, value]) => value !== undefined)),
+    limits: Object.fromEntries(Object.entries({ memory: values.memory, cpus: number('cpus', values.cpus), pids: number('pids', values.pids), disk: values.disk, inodes: number('inodes', values.inodes) }).filter(([, value]) => value !== undefined)),
     configWritesAllowedIn: values['allow-config-writes'] ? [folder] : [],
     images: values.image ? { [values.runtime ?? 'python']: values.image } : {},
   });

@@ -112,6 +112,8 @@ export interface ExecResult {
   durationMs: number;
   /** What to do next, when the call did not succeed. */
   hint?: string;
+  /** A write found no room in a writable place (ENOSPC): the disk or inode limit, see core/diskLimit.ts. */
+  diskLimitReached?: boolean;
   notices: string[];
 }
 

@@ -13,6 +13,7 @@ export type SandboxErrorReason =
   | 'not-a-file'
   | 'is-a-directory'
   | 'file-too-large'
+  | 'disk-limit'
   | 'file-corrupted'
   | 'file-exists'
   | 'too-many-files'

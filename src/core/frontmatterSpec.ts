@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { invalidSpecError } from './resolveSpec';
-import { MODES, RUNTIMES, limitsSchema, memorySchema, npmPackageListSchema, pipPackageListSchema, sandboxSpecSchema, type SpecLayer } from './spec';
+import { MODES, RUNTIMES, diskSchema, limitsSchema, memorySchema, npmPackageListSchema, pipPackageListSchema, sandboxSpecSchema, type SpecLayer } from './spec';
 
 export const SESSION_SCOPES = ['workflow', 'agent'] as const;
 /** `sandbox.mode` values of Station's agent harness, a different dialect of the same block. */
@@ -25,6 +25,8 @@ export const frontmatterLimitsSchema = z
     memory_mb: z.number().int().min(32).max(64 * 1024).optional().describe('Memory limit in MiB (another spelling of memory).'),
     cpu: limit.cpus.unwrap().optional().describe('CPU cores the sandbox may use: 1.5 is one and a half cores (default 1).'),
     cpu_millicores: z.number().int().min(50).max(64_000).optional().describe('CPU in thousandths of a core: 500 is half a core (another spelling of cpu).'),
+    disk: diskSchema.optional().describe('Disk limit for each writable place (/tmp, $HOME, /workspace), like 256m or 2g (default 1g). Files are kept in memory, so a place also holds no more than the memory limit allows.'),
+    inodes: limit.inodes.unwrap().optional().describe('Most files and folders in each writable place (default 100000).'),
   })
   .loose()
   .describe('Resource limits of the sandbox.');
@@ -108,6 +110,8 @@ export function specFromFrontmatter(value: unknown): SpecLayer {
       maxStdoutBytes: limits.max_stdout_bytes ?? sandbox.max_stdout_bytes,
       maxFileSizeBytes: limits.max_file_size_bytes,
       maxFiles: limits.max_files,
+      diskBytes: limits.disk,
+      inodes: limits.inodes,
     },
   };
 }

@@ -1,6 +1,7 @@
 /** Shapes what happened in a sandbox into an `ExecResult` whose hint says what to do next. Shared by all engines. */
 import type { CappedOutput } from './output';
 import type { ExecOutcome, ExecResult } from './engine';
+import { diskLimitHint, isDiskFull } from './diskLimit';
 import type { SandboxSpec } from './spec';
 import { formatSize } from './units';
 
@@ -38,7 +39,7 @@ export function buildExecResult(raw: RawOutcome, spec: SandboxSpec): ExecResult 
     hint = `The command was killed after ${raw.timeoutSeconds} s, the time limit. Make it faster, work on less data, run it in the background and check on it later, or raise the timeout.`;
   } else if (raw.oomKilled) {
     outcome = 'oom';
-    hint = `The process was killed for exceeding the ${formatSize(spec.limits.memoryBytes)} memory limit. Process the data in chunks or stream it, or raise limits.memory.`;
+    hint = `The process was killed for exceeding the ${formatSize(spec.limits.memoryBytes)} memory limit. Process the data in chunks or stream it, or raise limits.memory. Files in /tmp, $HOME and a private /workspace are kept in memory and count toward it: delete those you no longer need.`;
   } else if (signal) {
     outcome = 'signal';
     hint = signalHint(signal);
@@ -48,6 +49,11 @@ export function buildExecResult(raw: RawOutcome, spec: SandboxSpec): ExecResult 
     outcome = 'error';
     hint = `The command exited with code ${raw.exitCode ?? 'unknown'}. Read stderr, fix the cause and run it again.`;
   }
+  const stdout = raw.stdout.text('stdout');
+  const stderr = raw.stderr.text('stderr');
+  // A write that found no room: say which limit it was and what to do, whatever the exit code (a pipeline may hide it).
+  const diskLimitReached = (outcome === 'ok' || outcome === 'error' || outcome === 'signal') && (isDiskFull(stderr) || isDiskFull(stdout));
+  if (diskLimitReached) hint = diskLimitHint(spec.limits);
   const truncated = raw.stdout.truncated || raw.stderr.truncated;
   if (truncated) {
     const more = 'Output past the cap was dropped; write large output to a file and read the part you need.';
@@ -57,14 +63,15 @@ export function buildExecResult(raw: RawOutcome, spec: SandboxSpec): ExecResult 
     outcome,
     exitCode: raw.exitCode,
     ...(signal && outcome !== 'timeout' && outcome !== 'cancelled' ? { signal } : {}),
-    stdout: raw.stdout.text('stdout'),
-    stderr: raw.stderr.text('stderr'),
+    stdout,
+    stderr,
     stdoutBytes: raw.stdout.totalBytes,
     stderrBytes: raw.stderr.totalBytes,
     stdoutTruncated: raw.stdout.truncated,
     stderrTruncated: raw.stderr.truncated,
     durationMs: Math.round(raw.durationMs),
     ...(hint ? { hint } : {}),
+    ...(diskLimitReached ? { diskLimitReached } : {}),
     notices: raw.notices ?? [],
   };
 }

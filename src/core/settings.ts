@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { ENGINE_CHOICES } from './engineSelection';
 import { invalidSpecError } from './resolveSpec';
-import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_SECONDS, RUNTIMES, memorySchema, runtimeSchema, workspaceAccessSchema, type SpecLayer } from './spec';
+import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_SECONDS, RUNTIMES, diskSchema, memorySchema, runtimeSchema, workspaceAccessSchema, type SpecLayer } from './spec';
 
 export const settingsSchema = z.object({
   engine: z.enum(ENGINE_CHOICES).default('auto').describe('Which engine runs sandboxes: auto (Docker when it answers, else the virtual engine once the user agrees), docker, or virtual.'),
@@ -25,6 +25,8 @@ export const settingsSchema = z.object({
       maxFileSizeBytes: z.number().int().positive().default(DEFAULT_LIMITS.maxFileSizeBytes),
       maxFiles: z.number().int().positive().default(DEFAULT_LIMITS.maxFiles),
       maxProcessFileBytes: z.number().int().positive().default(DEFAULT_LIMITS.maxProcessFileBytes),
+      disk: diskSchema.default(DEFAULT_LIMITS.diskBytes),
+      inodes: z.number().int().positive().default(DEFAULT_LIMITS.inodes),
     })
     .prefault({}),
   sessions: z
@@ -57,12 +59,12 @@ export function parseSettings(value: unknown): Settings {
 }
 
 export function specFromSettings(settings: Settings): SpecLayer {
-  const { memory, ...limits } = settings.limits;
+  const { memory, disk, ...limits } = settings.limits;
   return {
     runtime: settings.defaultRuntime,
     workspaceAccess: settings.workspaceAccess,
     network: settings.network,
     timeoutSeconds: settings.timeoutSeconds,
-    limits: { ...limits, memoryBytes: memory },
+    limits: { ...limits, memoryBytes: memory, diskBytes: disk },
   };
 }

@@ -24,25 +24,35 @@ export const workspaceAccessSchema = z
   .enum(WORKSPACE_ACCESS)
   .describe('How the sandbox sees the workspace folder: none (private /workspace), ro (mounted read-only), rw (read-write).');
 
+/** A size as bytes, within bounds; accepts `512m`, `1g`, `256MiB` or a number of bytes. */
+function sizeSchema(what: string, example: string, min: number, max: number) {
+  return z
+    .union([z.number(), z.string()])
+    .transform((value, ctx) => {
+      const bytes = parseSize(value);
+      if (bytes === undefined) {
+        ctx.addIssue({ code: 'custom', message: `"${value}" is not a ${what} size; write it like ${example}` });
+        return z.NEVER;
+      }
+      return bytes;
+    })
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(min, `${what} must be at least ${formatSize(min)}`)
+        .max(max, `${what} must be at most ${formatSize(max)}`),
+    );
+}
+
 /** Memory as bytes; accepts `512m`, `1g`, `256MiB` or a number of bytes. */
-export const memorySchema = z
-  .union([z.number(), z.string()])
-  .transform((value, ctx) => {
-    const bytes = parseSize(value);
-    if (bytes === undefined) {
-      ctx.addIssue({ code: 'custom', message: `"${value}" is not a memory size; write it like 512m or 1g` });
-      return z.NEVER;
-    }
-    return bytes;
-  })
-  .pipe(
-    z
-      .number()
-      .int()
-      .min(32 * MiB, `memory must be at least ${formatSize(32 * MiB)}`)
-      .max(64 * GiB, `memory must be at most ${formatSize(64 * GiB)}`),
-  )
-  .describe('Memory limit (no swap), like 512m or 1g.');
+export const memorySchema = sizeSchema('memory', '512m or 1g', 32 * MiB, 64 * GiB).describe('Memory limit (no swap), like 512m or 1g.');
+
+/**
+ * Disk as bytes, per writable place of the sandbox (/tmp, $HOME, a private /workspace, ...). The
+ * floor leaves room for a compute run's program and its files.
+ */
+export const diskSchema = sizeSchema('disk', '256m or 2g', 16 * MiB, 1024 * GiB).describe('Disk limit for each writable place (/tmp, $HOME, /workspace, ...), like 256m or 2g.');
 
 export const DEFAULT_LIMITS = {
   memoryBytes: 512 * MiB,
@@ -53,6 +63,13 @@ export const DEFAULT_LIMITS = {
   maxFileSizeBytes: 10 * MiB,
   maxFiles: 1000,
   maxProcessFileBytes: 1 * GiB,
+  diskBytes: 1 * GiB,
+  /**
+   * Files and folders per writable place. Enough for a virtual environment with the scientific stack
+   * (about 15,000 files) or a typical node_modules (20,000 to 60,000), while a runaway loop stops long
+   * before the 200,000 files of the report; each costs about 1 KiB of the sandbox's memory (measured).
+   */
+  inodes: 100_000,
 } as const;
 
 export const DEFAULT_TIMEOUT_SECONDS = 120;
@@ -66,6 +83,8 @@ export const limitsSchema = z.object({
   maxFileSizeBytes: z.number().int().min(1).max(4 * GiB).default(DEFAULT_LIMITS.maxFileSizeBytes).describe('Largest file the file tools write or read.'),
   maxFiles: z.number().int().min(1).max(100_000).default(DEFAULT_LIMITS.maxFiles).describe('Most files one file operation writes or lists.'),
   maxProcessFileBytes: z.number().int().min(1024 * 1024).max(1024 * GiB).default(DEFAULT_LIMITS.maxProcessFileBytes).describe('Largest file a program in the sandbox may write (a bigger write fails with "File too large").'),
+  diskBytes: diskSchema.default(DEFAULT_LIMITS.diskBytes),
+  inodes: z.number().int().min(1000).max(4_000_000).default(DEFAULT_LIMITS.inodes).describe('Most files and folders in each writable place of the sandbox.'),
 });
 export type Limits = z.output<typeof limitsSchema>;
 

@@ -61,7 +61,7 @@ describe('the agent-sandbox CLI against a real engine', function () {
   it('keeps a session between processes: open, exec, ls, close', async () => {
     const opened = await cli(['open', '--session', 'cli-test', '--runtime', 'python', '--folder', folder]);
     assert.equal(opened.code, 0, opened.stderr);
-    assert.match(opened.stdout, /Opened session cli-test \(python, .*\)\n {2}limits: 512 MiB memory, 1 CPU, 256 processes, 120 s per call\n {2}workspace: none, network: off/);
+    assert.match(opened.stdout, /Opened session cli-test \(python, .*\)\n {2}limits: 512 MiB memory, 1 CPU, 256 processes, 120 s per call, 256 MiB disk and 100000 files per writable place\n {2}workspace: none, network: off/);
     const reused = await cli(['open', '--session', 'cli-test', '--folder', folder]);
     assert.match(reused.stdout, /Reusing session cli-test/);
 

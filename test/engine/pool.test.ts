@@ -7,7 +7,6 @@ import { removeOrphans } from '../../src/core/orphans';
 import { resolveSpec } from '../../src/core/resolveSpec';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { LABEL } from '../../src/engines/docker/labels';
-import { PREPARED_FROM_LABEL, PREPARED_REPOSITORY } from '../../src/engines/docker/preparedImages';
 import { TEST_IMAGES, requireEngine } from './harness';
 
 const run = promisify(execFile);
@@ -94,16 +93,16 @@ describe('the warm pool for compute mode against a real engine', function () {
     await until('the idle pool drained', async () => (await pooledOf(idle.docker)).length === 0 && idle.computeRuns.pool.snapshot().ready === 0);
   });
 
-  it('prepares the image once, and makes it again when it was removed from outside', async () => {
+  it('gives $HOME and /workspace to the sandbox user as capped tmpfs mounts, with nothing placed before start', async () => {
     const engine = pooled(0);
-    const bash = resolveSpec({ runtime: 'bash' });
-    assert.equal((await runCompute(engine, bash, { code: 'stat -c %u /workspace $HOME' })).stdout, '1000\n1000\n');
-    const prepared = await engine.docker.listImages({ filters: { reference: [`${PREPARED_REPOSITORY}:*`], label: [`${PREPARED_FROM_LABEL}=${TEST_IMAGES.bash}`] } });
-    assert.equal(prepared.length, 1, 'one prepared image for the bash image');
-    await engine.docker.getImage(prepared[0]!.Id).remove({ force: true });
-    assert.equal((await runCompute(engine, bash, { code: 'stat -c %u /workspace $HOME' })).stdout, '1000\n1000\n', 'the run after the removal prepares its own container');
-    assert.equal((await runCompute(engine, bash, { code: 'echo again' })).stdout, 'again\n');
-    assert.equal((await engine.docker.listImages({ filters: { label: [`${PREPARED_FROM_LABEL}=${TEST_IMAGES.bash}`] } })).length, 1, 'and the next one made the image again');
+    const bash = resolveSpec({ runtime: 'bash', limits: { diskBytes: '64m', inodes: 5000 } });
+    const result = await runCompute(engine, bash, { code: 'stat -c "%u %a" /workspace $HOME; stat -f -c "%T %b %S %c" /workspace $HOME /tmp', files: [{ path: 'in.txt', content: 'data' }] });
+    const [workspace, home, ...places] = result.stdout.trim().split('\n');
+    assert.deepEqual([workspace, home], ['1000 755', '1000 755'], result.stdout + result.stderr);
+    for (const place of places) {
+      const [type, blocks, blockSize, files] = place.split(' ');
+      assert.deepEqual([type, Number(blocks) * Number(blockSize), Number(files)], ['tmpfs', 64 * 1024 * 1024, 5000], place);
+    }
   });
 
   it('is an orphan once its owner process is gone: gc removes it, and leaves a live owner\'s pool alone', async () => {

@@ -171,7 +171,7 @@ describe('tool result text', () => {
         [
           'Opened new sandbox "default": pass sandbox_id "default" to the other sandbox tools, or omit sandbox_id.',
           'runtime python · image python:3.12-slim · engine docker · running',
-          'limits: 512 MiB memory (no swap), 1 CPU, 256 processes, 120 s per call, stdout 1 MiB and stderr 1 MiB per call, files up to 10 MiB, 1000 files per operation',
+          'limits: 512 MiB memory (no swap), 1 CPU, 256 processes, 120 s per call, stdout 1 MiB and stderr 1 MiB per call, files up to 10 MiB, 1000 files per operation, disk 256 MiB and 100,000 files per writable place (/tmp, $HOME, a private /workspace; kept in memory, so they count toward the memory)',
           'workspace access: ro (the workspace folder /home/me/project is mounted read-only at /workspace; /tmp and $HOME are writable)',
           'network: off (installing packages from the internet will fail)',
           'Note: Network was asked for but the user does not allow it.',

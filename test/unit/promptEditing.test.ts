@@ -39,7 +39,7 @@ describe('.prompt completions', () => {
     assert.equal(mode.retrigger, true, 'the values open right after the key');
     assert.equal(mode.documentation, frontmatterSandboxObjectSchema.shape.mode.description);
     assert.equal(keys.items.find((item) => item.label === 'pip_packages')!.insertText, 'pip_packages:\n  - $0');
-    assert.deepEqual(complete('---\nsandbox:\n  limits:\n    me|\n---\n')!.labels, ['timeout_seconds', 'max_file_size_bytes', 'max_files', 'max_stdout_bytes', 'memory', 'memory_mb', 'cpu', 'cpu_millicores']);
+    assert.deepEqual(complete('---\nsandbox:\n  limits:\n    me|\n---\n')!.labels, ['timeout_seconds', 'max_file_size_bytes', 'max_files', 'max_stdout_bytes', 'memory', 'memory_mb', 'cpu', 'cpu_millicores', 'disk', 'inodes']);
     assert.ok(complete('---\nmodel: x\n|\n---\n')!.labels.includes('sandbox'));
     assert.ok(!complete('---\nmodel: x\n|\n---\n')!.labels.includes('model'));
   });

@@ -13,7 +13,7 @@ const OBJECT_KEYS = Object.keys(frontmatterSandboxObjectSchema.shape);
 const LIMIT_KEYS = Object.keys(frontmatterLimitsSchema.shape);
 /** Spellings of other dialects that mean one of our keys. */
 const ALIASES: Record<string, string> = { timeout: 'timeout_seconds', network: 'allow_network', resources: 'limits', packages: 'pip_packages', pip: 'pip_packages', npm: 'npm_packages' };
-const LIMIT_ALIASES: Record<string, string> = { timeout: 'timeout_seconds', cpus: 'cpu', memory_bytes: 'memory' };
+const LIMIT_ALIASES: Record<string, string> = { timeout: 'timeout_seconds', cpus: 'cpu', memory_bytes: 'memory', disk_bytes: 'disk', storage: 'disk', files: 'inodes' };
 
 export function checkSandbox(pair: Pair<Node, Node | null>, style: SandboxStyle, context: RuleContext): void {
   const node = pair.value;

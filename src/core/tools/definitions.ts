@@ -105,6 +105,7 @@ export const execTool: ToolDefinition<'sandbox_exec'> = {
     'Each call is a new shell: cd and export do not carry over, so use `cwd` and `env` or chain commands with &&.',
     `The working directory is /workspace. ${SANDBOX_ID_NOTE}`,
     'Default limits (the user may change them): 120 s per call (timeout_seconds changes it), stdout and stderr each capped at 1 MiB (redirect large output to a file and read the part you need), and for the whole sandbox 512 MiB memory without swap, 1 CPU and 256 processes.',
+    'Only /tmp, $HOME and /workspace are writable, each up to 256 MiB and 100,000 files by default (files are kept in memory and count toward it); a write past that fails with "disk limit reached": delete files you no longer need.',
     'It runs as a non-root user: `pip install --user` and local npm installs work when the user allowed network, which is off by default.',
     'Start servers and long jobs in the background (nohup ... &) and check on them in later calls.',
     NEXT_NOTE,

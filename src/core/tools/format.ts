@@ -5,6 +5,7 @@
 import { sandboxIdOf } from '../sessions';
 import { z } from 'zod';
 import type { EngineCapabilities, ExecResult, FileContent, FileEntry, ListResult, SessionInfo, WriteResult } from '../engine';
+import { DISK_LIMIT_REACHED, placeBytes } from '../diskLimit';
 import { capabilitiesLine } from '../engineCapabilities';
 import { displayName, quotedName } from '../displayName';
 import { SandboxError } from '../errors';
@@ -92,6 +93,7 @@ function statusLine(result: ExecResult, context: ExecContext, shortened: boolean
   const label = result.outcome === 'signal' && result.signal ? `killed by ${result.signal}` : OUTCOME_LABELS[result.outcome];
   const parts = [
     label,
+    result.diskLimitReached ? DISK_LIMIT_REACHED : '',
     result.exitCode === null ? (result.outcome === 'ok' || result.outcome === 'error' ? 'no exit code' : '') : `exit code ${result.exitCode}`,
     formatDuration(result.durationMs),
     context.engine,
@@ -165,7 +167,8 @@ export function formatSession(info: SessionInfo, created: boolean, capabilities?
     `runtime ${info.runtime} · image ${info.image} · engine ${info.engine} · ${info.state}`,
     ...(capabilities ? [`capabilities: ${capabilitiesLine(info.engine, capabilities)}`] : []),
     `limits: ${formatSize(limits.memoryBytes)} memory (no swap), ${limits.cpus} CPU, ${limits.pids} processes, ${info.spec.timeoutSeconds} s per call, ` +
-      `stdout ${formatSize(limits.maxStdoutBytes)} and stderr ${formatSize(limits.maxStderrBytes)} per call, files up to ${formatSize(limits.maxFileSizeBytes)}, ${limits.maxFiles} files per operation`,
+      `stdout ${formatSize(limits.maxStdoutBytes)} and stderr ${formatSize(limits.maxStderrBytes)} per call, files up to ${formatSize(limits.maxFileSizeBytes)}, ${limits.maxFiles} files per operation, ` +
+      `disk ${formatSize(placeBytes(limits))} and ${count(limits.inodes)} files per writable place (/tmp, $HOME, a private /workspace; kept in memory, so they count toward the memory)`,
     `workspace access: ${workspaceText(info)}`,
     `network: ${info.network ? 'on' : 'off (installing packages from the internet will fail)'}`,
     ...info.notices.map((notice) => `Note: ${notice}`),

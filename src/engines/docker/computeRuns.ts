@@ -7,15 +7,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type Docker from 'dockerode';
 import type { OpenOptions, ResolvedFile, Sandbox, SessionInfo } from '../../core/engine';
-import { WORKSPACE_DIR } from '../../core/paths';
 import type { SandboxSpec } from '../../core/spec';
-import { SANDBOX_HOME, installsPackages } from './containerConfig';
+import { installsPackages } from './containerConfig';
 import type { DockerEngine } from './dockerEngine';
 import { CONTAINER_PREFIX, LABEL } from './labels';
-import { oneShotCreateOptions, oneShotDirectories, startWaitingContainer, type WaitingContainer } from './oneShot';
+import { oneShotCreateOptions, startWaitingContainer, type WaitingContainer } from './oneShot';
 import { OneShotSandbox } from './oneShotSandbox';
 import { WarmPool, type PoolOptions } from './pool';
-import { PreparedImages } from './preparedImages';
 
 export const POOL_SIZE_VARIABLE = 'AGENT_SANDBOX_POOL_SIZE';
 
@@ -37,14 +35,12 @@ export interface ComputePlan {
 
 export class ComputeRuns {
   readonly pool: WarmPool<WaitingContainer>;
-  private readonly prepared: PreparedImages;
 
   constructor(
     private readonly engine: DockerEngine,
     pool: PoolOptions,
   ) {
     this.pool = new WarmPool<WaitingContainer>(pool, { alive: (waiting) => waiting.alive, discard: (waiting) => this.discard(waiting) });
-    this.prepared = new PreparedImages(engine.docker);
   }
 
   /** Whether a sandbox can run in a one-shot container. */
@@ -56,24 +52,16 @@ export class ComputeRuns {
     const { signal } = plan.options;
     const owner = { [LABEL.ownerPid]: String(process.pid), [LABEL.ownerHost]: hostname() };
     const { [LABEL.created]: _created, ...labels } = plan.createOptions.Labels ?? {};
-    const directories = oneShotDirectories(plan.user, [SANDBOX_HOME, WORKSPACE_DIR]);
-    // With a prepared image the folders are already there; without one, each container gets them before start.
-    const prepared = await this.prepared.get(plan.image, directories);
     const base = oneShotCreateOptions({ ...plan.createOptions, Labels: labels }, owner);
-    const start = (pooled: boolean, image: string | undefined, abort?: AbortSignal) => {
+    const start = (pooled: boolean, abort?: AbortSignal) => {
       const createdAt = new Date().toISOString();
       const name = `${CONTAINER_PREFIX}run-${randomBytes(4).toString('hex')}`;
-      const createOptions = { ...base, ...(image ? { Image: image } : {}), name, Labels: { ...base.Labels, [LABEL.created]: createdAt, ...(pooled ? { [LABEL.pool]: '1' } : {}) } };
-      return this.engine.guard(() => startWaitingContainer(this.engine.docker, createOptions, createdAt, image ? [] : directories, (id) => this.engine.remove(id).then(() => undefined), abort), abort);
+      const createOptions = { ...base, name, Labels: { ...base.Labels, [LABEL.created]: createdAt, ...(pooled ? { [LABEL.pool]: '1' } : {}) } };
+      return this.engine.guard(() => startWaitingContainer(this.engine.docker, createOptions, createdAt, (id) => this.engine.remove(id).then(() => undefined), abort), abort);
     };
-    let waiting = this.pool.take(poolKey({ ...base, ...(prepared ? { Image: prepared } : {}) }), () => start(true, prepared));
+    let waiting = this.pool.take(poolKey(base), () => start(true));
     try {
-      waiting ??= await start(false, prepared, signal).catch((error: unknown) => {
-        if (!prepared || statusOf(error) !== 404) throw error;
-        // The prepared image is gone (removed, or a new engine): made again by the next run; this one prepares its container itself.
-        this.prepared.reset();
-        return start(false, undefined, signal);
-      });
+      waiting ??= await start(false, signal);
     } catch (error) {
       this.pool.release();
       throw error;
@@ -109,11 +97,6 @@ export class ComputeRuns {
     waiting.release();
     await this.engine.remove(waiting.id).catch(() => undefined);
   }
-}
-
-function statusOf(error: unknown): number | undefined {
-  const failure = error as { statusCode?: number; cause?: { statusCode?: number } };
-  return failure.statusCode ?? failure.cause?.statusCode;
 }
 
 /** Containers are interchangeable when their whole create request (without name and creation time) is the same. */

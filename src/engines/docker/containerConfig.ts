@@ -8,6 +8,7 @@ import type { SessionClient, SessionScope } from '../../core/engine';
 import type { SandboxSpec } from '../../core/spec';
 import { LABEL } from './labels';
 import { SECCOMP_SECURITY_OPT } from './seccompProfile';
+import { writablePlaces } from './writablePlaces';
 
 export const SANDBOX_HOME = '/home/sandbox';
 /** The unprivileged user code runs as when the workspace is not shared read-write. */
@@ -120,6 +121,9 @@ export function containerCreateOptions(plan: ContainerPlan): Docker.ContainerCre
         { Name: 'fsize', Soft: spec.limits.maxProcessFileBytes, Hard: spec.limits.maxProcessFileBytes },
       ],
       IpcMode: 'private',
+      // Nothing on the root file system is writable; every writable place is a capped tmpfs (writablePlaces.ts).
+      ReadonlyRootfs: true,
+      Tmpfs: writablePlaces(spec, plan.user, SANDBOX_HOME),
       Mounts: mounts,
       LogConfig: { Type: 'none', Config: {} },
       RestartPolicy: { Name: 'no' },

@@ -10,9 +10,10 @@ import { describeDeath, type SessionDeath } from '../../core/sessionDeath';
 import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec';
 import { connectionError, isConnectionError, resolveEndpoint, type Endpoint } from './connection';
 import { ComputeRuns, poolSizeFromEnv } from './computeRuns';
-import { SANDBOX_HOME, containerCreateOptions, sandboxUser } from './containerConfig';
+import { containerCreateOptions, sandboxUser } from './containerConfig';
 import { DockerSandbox, deadSessionError } from './dockerSandbox';
 import { ContainerDeathWatcher } from './events';
+import { FolderWatches } from './folderWatches';
 import { ImageResolver } from './images';
 import { watchContainerStats } from './stats';
 import { CONTAINER_PREFIX, LABEL } from './labels';
@@ -20,7 +21,7 @@ import { installPackages } from './packages';
 import { prepareProtection, releasePlaceholders, withProtection } from './protectedMounts';
 import { checkSeccompSupport, engineFlavor, withSeccompFor, type EngineFlavor } from './seccompProfile';
 import { sweepBeforeRemoval } from './setuidSweep';
-import { buildTar, type TarEntry } from './tar';
+import { placeFiles } from './placeFiles';
 
 export interface DockerEngineOptions {
   /** Engine address; empty uses DOCKER_HOST or the default socket. */
@@ -46,12 +47,15 @@ export class DockerEngine implements SandboxEngine {
   readonly computeRuns: ComputeRuns;
   /** Docker or Podman, asked once: they take the seccomp profile differently (seccompProfile.ts). */
   private flavor: Promise<EngineFlavor> | undefined;
+  /** The read-write workspace folders of sessions held here, stopped when they grow past the disk limit. */
+  readonly folderWatches: FolderWatches;
 
   constructor(private readonly options: DockerEngineOptions = {}) {
     this.endpoint = resolveEndpoint(options.host, options.env ?? process.env);
     this.docker = new (loadDockerode())(this.endpoint.options);
     this.images = new ImageResolver(this.docker);
     this.deaths = new ContainerDeathWatcher(this.docker);
+    this.folderWatches = new FolderWatches(this.deaths);
     this.computeRuns = new ComputeRuns(this, { size: options.poolSize ?? poolSizeFromEnv(options.env ?? process.env), idleMs: options.poolIdleMs });
   }
 
@@ -130,17 +134,9 @@ export class DockerEngine implements SandboxEngine {
     }
     if (!container) return this.computeRuns.open({ spec, image: image.image, notices, user, createOptions, options });
     try {
-      // Before start, the archive API writes as root into a fresh container: it makes $HOME and /workspace
-      // belong to the sandbox user and places the first files, all in one round trip.
-      const owner = { uid: user.uid, gid: user.gid };
-      const entries: TarEntry[] = [{ name: SANDBOX_HOME.slice(1), type: 'directory', mode: 0o755, ...owner }];
-      if (!bindsWorkspace) entries.push({ name: WORKSPACE_DIR.slice(1), type: 'directory', mode: 0o755, ...owner });
-      for (const file of options.files ?? []) {
-        entries.push({ name: file.path.slice(1), type: 'file', data: file.data, mode: file.mode ?? 0o644, ...owner });
-      }
-      const archive = await buildTar(entries);
-      await this.guard(() => container.putArchive(archive, { path: '/', abortSignal: signal } as object), signal);
       await this.guard(() => container.start({ abortSignal: signal } as object), signal);
+      // $HOME and a private /workspace are the sandbox user's tmpfs from the start; the first files go in as that user.
+      await this.guard(() => placeFiles({ docker: this.docker, container, user: `${user.uid}:${user.gid}`, files: options.files ?? [], limits: spec.limits, signal }), signal);
       // Before the caller gets the sandbox, so no code of theirs runs while the network is on for the install.
       await this.guard(() => installPackages({ docker: this.docker, container, spec, user: `${user.uid}:${user.gid}`, onProgress: options.onProgress, signal }), signal);
     } catch (error) {
@@ -167,6 +163,7 @@ export class DockerEngine implements SandboxEngine {
       state: 'running',
       notices,
     };
+    this.folderWatches.watch(info, container);
     return new DockerSandbox(this, container, info, `${user.uid}:${user.gid}`);
   }
 
@@ -187,7 +184,9 @@ export class DockerEngine implements SandboxEngine {
     }
     this.deaths.start();
     if (!inspected.State.Running) throw deadSessionError(inspected, this.deaths.explain(inspected.Id, inspected.State.FinishedAt));
-    return new DockerSandbox(this, container, sessionFromLabels(inspected.Id, labels, 'running', inspected.Config.Image), labels[LABEL.user] ?? '1000:1000');
+    const info = sessionFromLabels(inspected.Id, labels, 'running', inspected.Config.Image);
+    this.folderWatches.watch(info, container);
+    return new DockerSandbox(this, container, info, labels[LABEL.user] ?? '1000:1000');
   }
 
   async list(filter: SessionFilter = {}, signal?: AbortSignal): Promise<SessionInfo[]> {
@@ -211,6 +210,7 @@ export class DockerEngine implements SandboxEngine {
     // Before it goes: a read-write session's workspace is swept for setuid bits; afterwards its placeholders go.
     const inspected = (await container.inspect({ abortSignal: signal } as object).catch(() => undefined)) as Docker.ContainerInspectInfo | undefined;
     const notices = inspected ? await sweepBeforeRemoval(this.docker, container, inspected).catch(() => []) : [];
+    this.folderWatches.stop(id);
     await this.guard(async () => {
       try {
         await container.remove({ force: true, v: true, abortSignal: signal } as object);
@@ -254,6 +254,7 @@ export class DockerEngine implements SandboxEngine {
 
   async dispose(): Promise<void> {
     await this.computeRuns.dispose();
+    this.folderWatches.dispose();
     this.deaths.dispose();
     this.images.reset();
   }

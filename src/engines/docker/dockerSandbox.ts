@@ -9,6 +9,7 @@ import { buildExecResult } from '../../core/results';
 import { describeDeath, type DeathReason } from '../../core/sessionDeath';
 import type { DockerEngine } from './dockerEngine';
 import { execInContainer, type ExecOutcome } from './exec';
+import { filesFillMemory, filledMemoryBecause } from './filesInMemory';
 import { DELETE_SCRIPT, FILE_EXIT, LIST_SCRIPT, READ_SCRIPT, WRITE_SCRIPT, fileErrorFor } from './fileScripts';
 import { DEFAULT_SHELL, DEFAULT_TERMINAL_SIZE, openDockerShell } from './shell';
 import { buildTar } from './tar';
@@ -41,8 +42,8 @@ export class DockerSandbox implements Sandbox {
     });
     const notices: string[] = [];
     // The tree under the command (tini as subreaper) minus the init itself and the shell that started it.
-    const stopped = (outcome.killed ?? []).filter((name) => name !== 'docker-init');
-    if (stopped.length) notices.push(`Stopped with the call: ${describeProcesses(stopped)}, everything it had started (background processes and those that left its session or cleared their environment included).`);
+    const killedTree = (outcome.killed ?? []).filter((name) => name !== 'docker-init');
+    if (killedTree.length) notices.push(`Stopped with the call: ${describeProcesses(killedTree)}, everything it had started (background processes and those that left its session or cleared their environment included).`);
     if (outcome.unkillable) {
       // Processes that cannot be stopped from inside (a fork bomb at the pids limit) end with their container.
       this.engine.deaths.markStopping(this.info.id, 'its processes could not be stopped inside it (a fork bomb, or processes stuck in the kernel)');
@@ -50,7 +51,14 @@ export class DockerSandbox implements Sandbox {
       notices.push('The processes could not be stopped inside the sandbox, so the sandbox was stopped; open a new session to continue.');
     }
     const oomKilled = outcome.exitCode === 137 && !outcome.timedOut && !outcome.cancelled && (await this.engine.oomSince(this.container.id, outcome.startedAt).catch(() => false));
-    return buildExecResult({ ...outcome, oomKilled, timeoutSeconds, notices }, this.info.spec);
+    const result = buildExecResult({ ...outcome, oomKilled, timeoutSeconds, notices }, this.info.spec);
+    let stopped = this.engine.folderWatches.stoppedWhy(this.info.id);
+    if (oomKilled && (await filesFillMemory(this.engine.docker, this.container, this.user))) {
+      stopped = filledMemoryBecause(this.info.spec.limits.memoryBytes);
+      this.engine.deaths.markStopping(this.info.id, stopped);
+      await this.container.kill({ signal: 'SIGKILL' }).catch(() => undefined);
+    }
+    return stopped ? { ...result, diskLimitReached: true, hint: `Agent Sandbox stopped the session: ${stopped}. ${DEAD_HINT}` } : result;
   }
 
   async writeFiles(files: readonly FileInput[], signal?: AbortSignal): Promise<WriteResult> {
@@ -63,7 +71,7 @@ export class DockerSandbox implements Sandbox {
     if (outcome.exitCode !== 0) {
       const stderr = outcome.stderr.text('stderr');
       const culprit = resolved.length === 1 ? resolved[0]!.path : `${resolved.length} files`;
-      throw fileErrorFor(culprit, outcome.exitCode, stderr, 'write');
+      throw fileErrorFor(culprit, outcome.exitCode, stderr, 'write', this.info.spec.limits);
     }
     return { files: resolved.map((file) => ({ path: file.path, bytes: file.data.length })) };
   }
@@ -101,7 +109,7 @@ export class DockerSandbox implements Sandbox {
     if (absolute === WORKSPACE_DIR) throw fileErrorFor(absolute, FILE_EXIT.isWorkspace, '', 'delete');
     if (this.info.workspaceAccess === 'ro') throw fileErrorFor(absolute, null, 'Read-only file system', 'delete');
     const outcome = await this.fileOp(['sh', '-c', DELETE_SCRIPT, 'sh', absolute, options.recursive ? '1' : '0'], undefined, 64 * 1024, signal);
-    if (outcome.exitCode !== 0) throw fileErrorFor(absolute, outcome.exitCode, outcome.stderr.text('stderr'), 'delete');
+    if (outcome.exitCode !== 0) throw fileErrorFor(absolute, outcome.exitCode, outcome.stderr.text('stderr'), 'delete', this.info.spec.limits);
     return { path: absolute, deleted: true };
   }
 
@@ -195,8 +203,9 @@ export function deadSessionError(inspected: Docker.ContainerInspectInfo, reason?
   const state = inspected.State;
   const at = state.FinishedAt;
   let why: string;
-  if (state.Status === 'paused') why = 'it is paused';
-  else if (reason && reason.kind !== 'removed' && reason.kind !== 'closed') why = describeDeath(reason);
+  // A recorded death first: a container killed while paused (the folder watch pauses it) shows paused until it is gone.
+  if (reason && reason.kind !== 'removed' && reason.kind !== 'closed') why = describeDeath(reason);
+  else if (state.Status === 'paused') why = 'it is paused';
   else if (state.OOMKilled) why = `it ran out of memory${inspected.HostConfig.Memory ? ` (limit ${formatSize(inspected.HostConfig.Memory)})` : ''} and the kernel killed it at ${at}`;
   else if (state.ExitCode === 137) why = `it was killed (SIGKILL) at ${at}`;
   else if (state.ExitCode === 139) why = `it crashed with a segmentation fault (SIGSEGV) at ${at}`;

@@ -4,7 +4,9 @@
  * /workspace. Exit codes name the failure; `fileErrorFor` turns them into errors.
  */
 import { displayName } from '../../core/displayName';
+import { diskLimitError, isDiskFull } from '../../core/diskLimit';
 import { SandboxError } from '../../core/errors';
+import type { Limits } from '../../core/spec';
 
 /** Exit codes the scripts use for their own findings, apart from what tar, find or rm may return. */
 export const FILE_EXIT = { notFound: 102, outside: 103, isDirectory: 104, notRegular: 105, unreadable: 106, notDirectory: 107, isWorkspace: 108 } as const;
@@ -49,8 +51,8 @@ export const DELETE_SCRIPT = [
   'exec rm -f -- "$t"',
 ].join('\n');
 
-/** Maps a file script's exit code and stderr to a precise error. */
-export function fileErrorFor(rawPath: string, exitCode: number | null, stderr: string, action: string): SandboxError {
+/** Maps a file script's exit code and stderr to a precise error; `limits` name the disk limit a full place reached. */
+export function fileErrorFor(rawPath: string, exitCode: number | null, stderr: string, action: string, limits?: Pick<Limits, 'diskBytes' | 'memoryBytes' | 'inodes'>): SandboxError {
   const path = displayName(rawPath);
   switch (exitCode) {
     case FILE_EXIT.notFound:
@@ -74,8 +76,9 @@ export function fileErrorFor(rawPath: string, exitCode: number | null, stderr: s
   if (/Permission denied|Operation not permitted/i.test(stderr)) {
     return new SandboxError('permission-denied', `Cannot ${action} ${path}: permission denied.`, 'The sandbox user lacks permission there; write somewhere it owns, like a new folder in /workspace.');
   }
-  if (/No space left on device|Disk quota exceeded/i.test(stderr)) {
-    return new SandboxError('file-too-large', `Cannot ${action} ${path}: the sandbox's disk is full.`, 'Delete files you no longer need, or write less.');
+  if (isDiskFull(stderr)) {
+    if (limits) return diskLimitError(path, action, limits);
+    return new SandboxError('disk-limit', `Cannot ${action} ${path}: disk limit reached.`, 'Delete files you no longer need, or write less.');
   }
   const detail = stderr.trim().split('\n').slice(-3).join(' ').slice(0, 500);
   return new SandboxError('engine-error', `Could not ${action} ${path} (exit code ${exitCode ?? 'unknown'})${detail ? `: ${detail}` : ''}.`, 'Check the path and try again; if it persists, reopen the session.');

@@ -12,8 +12,10 @@ import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { ResolvedFile } from '../../core/engine';
+import { diskLimitError, isDiskFull } from '../../core/diskLimit';
 import { SandboxError } from '../../core/errors';
 import { CappedOutput } from '../../core/output';
+import type { Limits } from '../../core/spec';
 import { FrameDemux, TrailerScanner } from './runnerStream';
 import { buildTar, type TarEntry } from './tar';
 
@@ -46,11 +48,6 @@ export function oneShotCreateOptions(base: Docker.ContainerCreateOptions, labels
     AttachStdout: true,
     AttachStderr: true,
   };
-}
-
-/** Directories the archive API makes before start (as root, the only time it can): the user's own. */
-export function oneShotDirectories(owner: { uid: number; gid: number }, dirs: readonly string[]): TarEntry[] {
-  return [...dirs, ONE_SHOT_CONTROL_DIR].map((dir) => ({ name: dir.slice(1), type: 'directory' as const, mode: dir === ONE_SHOT_CONTROL_DIR ? 0o700 : 0o755, ...owner }));
 }
 
 export interface OneShotRequest {
@@ -202,7 +199,9 @@ export class WaitingContainer {
 
 /** The request as one tar: the files, the command line for sh, and stdin when there is one. */
 function requestEntries(request: OneShotRequest, owner: { uid: number; gid: number }): TarEntry[] {
-  const entries: TarEntry[] = request.files.map((file) => ({ name: file.path.slice(1), type: 'file', data: file.data, mode: file.mode ?? 0o644, ...owner }));
+  // /tmp is a tmpfs that exists only once the container runs, so the runner makes its own folder first.
+  const entries: TarEntry[] = [{ name: ONE_SHOT_CONTROL_DIR.slice(1), type: 'directory', mode: 0o700, ...owner }];
+  entries.push(...request.files.map((file): TarEntry => ({ name: file.path.slice(1), type: 'file', data: file.data, mode: file.mode ?? 0o644, ...owner })));
   entries.push({ name: RUN_FILE.slice(1), type: 'file', data: Buffer.from(`exec ${request.argv.map(shellQuote).join(' ')}\n`), mode: 0o600, ...owner });
   if (request.stdin !== undefined) entries.push({ name: STDIN_FILE.slice(1), type: 'file', data: request.stdin, mode: 0o600, ...owner });
   return entries;
@@ -213,7 +212,8 @@ export function shellQuote(word: string): string {
 }
 
 /** The runner could not unpack the request: the program never ran. */
-export function stagingError(outcome: OneShotOutcome): SandboxError {
+export function stagingError(outcome: OneShotOutcome, limits?: Limits): SandboxError {
+  if (limits && isDiskFull(outcome.stderr.text('stderr'))) return diskLimitError('the files', 'place', limits);
   const detail = outcome.stderr.text('stderr').trim().split('\n').slice(-3).join(' ').slice(0, 500);
   return new SandboxError('engine-error', `The files could not be placed in the sandbox (tar exited with ${outcome.exitCode ?? 'an unknown code'})${detail ? `: ${detail}` : ''}.`, 'Check the file paths and sizes, then run it again.');
 }
@@ -223,21 +223,18 @@ function delay(ms: number): Promise<void> {
 }
 
 /**
- * Creates and starts a one-shot container and attaches to its runner. `directories` (none when the image
- * is a prepared one) are made by the archive API before start, as root: the only way to give them to the
- * sandbox user.
+ * Creates and starts a one-shot container and attaches to its runner. Nothing is placed before start:
+ * $HOME, /workspace and /tmp are tmpfs mounts the sandbox user owns or may write (writablePlaces.ts).
  */
 export async function startWaitingContainer(
   docker: Docker,
   createOptions: Docker.ContainerCreateOptions,
   createdAt: string,
-  directories: readonly TarEntry[],
   discard: (id: string) => Promise<void>,
   signal?: AbortSignal,
 ): Promise<WaitingContainer> {
   const container = await docker.createContainer({ ...createOptions, abortSignal: signal } as Docker.ContainerCreateOptions);
   try {
-    if (directories.length) await container.putArchive(await buildTar(directories), { path: '/', abortSignal: signal } as object);
     await container.start({ abortSignal: signal } as object);
     const stream = (await container.attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true, abortSignal: signal } as Docker.ContainerAttachOptions)) as Duplex;
     return new WaitingContainer(container, stream, createdAt);

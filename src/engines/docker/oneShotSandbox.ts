@@ -9,11 +9,8 @@ import type { DeleteOptions, ExecRequest, ExecResult, FileInput, ListOptions, Re
 import { buildExecResult } from '../../core/results';
 import type { DockerEngine } from './dockerEngine';
 import { DockerSandbox, commandLine } from './dockerSandbox';
-import { execInContainer } from './exec';
 import { stagingError, type WaitingContainer } from './oneShot';
-import { buildTar } from './tar';
-
-const STAGE_TIMEOUT_MS = 60_000;
+import { placeFiles } from './placeFiles';
 
 export class OneShotSandbox implements Sandbox {
   private inner: DockerSandbox | undefined;
@@ -54,7 +51,7 @@ export class OneShotSandbox implements Sandbox {
       signal,
     );
     this.files = [];
-    if (outcome.stagingFailed) throw stagingError(outcome);
+    if (outcome.stagingFailed) throw stagingError(outcome, limits);
     const oomKilled = outcome.exitCode === 137 && !outcome.timedOut && !outcome.cancelled && (await this.engine.oomSince(this.info.id, outcome.startedAt).catch(() => false));
     return buildExecResult({ ...outcome, oomKilled, timeoutSeconds }, this.info.spec);
   }
@@ -93,16 +90,8 @@ export class OneShotSandbox implements Sandbox {
     this.ran = true;
     this.waiting.keep();
     const user = `${this.owner.uid}:${this.owner.gid}`;
-    if (this.files.length) {
-      const archive = await buildTar(this.files.map((file) => ({ name: file.path.slice(1), type: 'file', data: file.data, mode: file.mode ?? 0o644, ...this.owner })));
-      const argv = ['tar', '-x', '-p', '--no-same-owner', '-f', '-', '-C', '/'];
-      const outcome = await this.engine.guard(
-        () => execInContainer({ docker: this.engine.docker, container: this.waiting.container, argv, user, cwd: '/', env: [], stdin: archive, stdoutCap: 64 * 1024, stderrCap: 64 * 1024, timeoutMs: STAGE_TIMEOUT_MS, signal }),
-        signal,
-      );
-      if (outcome.exitCode !== 0) throw stagingError({ ...outcome, stagingFailed: true });
-      this.files = [];
-    }
+    await this.engine.guard(() => placeFiles({ docker: this.engine.docker, container: this.waiting.container, user, files: this.files, limits: this.info.spec.limits, signal }), signal);
+    this.files = [];
     this.inner = new DockerSandbox(this.engine, this.waiting.container, this.info, user);
     return this.inner;
   }

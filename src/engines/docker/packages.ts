@@ -5,6 +5,7 @@
  * disconnected here, and a container that keeps a network is an error (the caller removes it).
  */
 import type Docker from 'dockerode';
+import { DISK_LIMIT_REACHED, describeDiskLimit, isDiskFull } from '../../core/diskLimit';
 import { SandboxError, abortError } from '../../core/errors';
 import type { ProgressCallback } from '../../core/engine';
 import type { SandboxSpec } from '../../core/spec';
@@ -93,11 +94,14 @@ async function runInstaller(params: PackageInstall, installer: Installer): Promi
   }
   const output = `${outcome.stdout.text('output')}${outcome.stderr.text('stderr')}`;
   const culprit = failedPackage(installer, output) ?? names;
-  const why = outcome.timedOut ? `did not finish within ${INSTALL_TIMEOUT_MS / 60_000} minutes` : `failed (exit code ${outcome.exitCode ?? 'unknown'})`;
+  const full = isDiskFull(output);
+  const why = outcome.timedOut ? `did not finish within ${INSTALL_TIMEOUT_MS / 60_000} minutes` : full ? `failed: ${DISK_LIMIT_REACHED} (${describeDiskLimit(params.spec.limits)})` : `failed (exit code ${outcome.exitCode ?? 'unknown'})`;
   throw new SandboxError(
     'package-install-failed',
     `Installing the ${installer.tool} package ${culprit} ${why}. The end of ${installer.tool}'s output:\n${tail(output)}`,
-    installer.tool === 'pip'
+    full
+      ? 'Ask the user to raise limits.disk (setting agentSandbox.limits.disk, --disk, or limits.disk in the .prompt sandbox block) and limits.memory with it, since files are kept in memory.'
+      : installer.tool === 'pip'
       ? 'Check the package name and version. To install from a mirror, set PIP_INDEX_URL (and PIP_TRUSTED_HOST for plain http) in the sandbox env.'
       : 'Check the package name and version. To install from a mirror, set NPM_CONFIG_REGISTRY in the sandbox env.',
   );

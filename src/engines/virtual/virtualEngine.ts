@@ -7,7 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import type { EngineCapabilities, EngineInfo, OpenOptions, Sandbox, SandboxEngine, SessionFilter, SessionInfo } from '../../core/engine';
 import { missingCapabilities } from '../../core/engineCapabilities';
+import { folderLimitReason, placeBytes } from '../../core/diskLimit';
 import { SandboxError } from '../../core/errors';
+import { FolderGrowthWatch } from '../../core/folderGrowth';
 import { WORKSPACE_DIR } from '../../core/paths';
 import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec';
 import { MiB } from '../../core/units';
@@ -54,7 +56,8 @@ export class VirtualEngine implements SandboxEngine {
         folder: spec.workspaceAccess === 'none' ? undefined : options.workspaceFolder,
         python: true,
         javascript: this.capabilities.languages.includes('node'),
-        maxMemoryBytes: Math.floor(spec.limits.memoryBytes / 2),
+        // The disk limit, within the half of the memory that files always had here (core/diskLimit.ts).
+        maxMemoryBytes: placeBytes(spec.limits),
         maxFileReadBytes: spec.limits.memoryBytes,
       },
       Math.max(64, Math.floor(spec.limits.memoryBytes / MiB)),
@@ -77,7 +80,9 @@ export class VirtualEngine implements SandboxEngine {
       state: 'running',
       notices,
     };
+    const watch = this.watchFolder(spec, options.workspaceFolder, client);
     const sandbox: VirtualSandbox = new VirtualSandbox(client, info, () => {
+      watch?.stop();
       this.sessions.delete(id);
       this.ephemeral.delete(sandbox);
     });
@@ -118,6 +123,15 @@ export class VirtualEngine implements SandboxEngine {
 
   async dispose(): Promise<void> {
     await Promise.all([...this.sessions.values(), ...this.ephemeral].map((sandbox) => sandbox.close()));
+  }
+
+  /** A folder mounted read-write cannot be capped: its worker is ended once it grew past the disk or inode limit (core/folderGrowth.ts). */
+  private watchFolder(spec: SandboxSpec, folder: string | undefined, client: WorkerClient): FolderGrowthWatch | undefined {
+    if (spec.workspaceAccess !== 'rw' || !folder) return undefined;
+    const limits = { bytes: spec.limits.diskBytes, inodes: spec.limits.inodes };
+    const watch = new FolderGrowthWatch({ folder, limits, onExceeded: (growth) => client.kill(folderLimitReason(folder, growth, limits)) });
+    client.onExit(() => watch.stop());
+    return watch;
   }
 
   /** What this engine cannot do fails up front, with the Docker engine named as the way to get it. */

@@ -6,6 +6,7 @@ import { SandboxError } from '../../core/errors';
 import { resolveFiles } from '../../core/files';
 import { CappedOutput } from '../../core/output';
 import { WORKSPACE_DIR, resolveWorkspacePath } from '../../core/paths';
+import { DISK_LIMIT_REACHED } from '../../core/diskLimit';
 import { buildExecResult } from '../../core/results';
 import { MiB } from '../../core/units';
 import type { ExecReply } from './protocol';
@@ -45,6 +46,8 @@ export class VirtualSandbox implements Sandbox {
     let reply: ExecReply;
     const notices: string[] = [];
     let oomKilled = false;
+    /** The folder watch ended the worker: a mounted folder grew past the disk limit. */
+    let diskStopped = false;
     try {
       reply = await this.worker.exec(
         {
@@ -62,8 +65,9 @@ export class VirtualSandbox implements Sandbox {
       if (!(error instanceof WorkerGone)) throw error;
       // The worker was ended (a command that ignored its deadline, or memory): the session ends with it.
       oomKilled = error.outOfMemory;
+      diskStopped = error.why.startsWith(DISK_LIMIT_REACHED);
       notices.push(`The virtual sandbox was stopped because ${error.why}; its files are gone. Open a new session to continue.`);
-      reply = { stdout: '', stderr: '', exitCode: 137, timedOut: !oomKilled && !signal?.aborted, cancelled: !oomKilled && Boolean(signal?.aborted) };
+      reply = { stdout: '', stderr: '', exitCode: 137, timedOut: !oomKilled && !diskStopped && !signal?.aborted, cancelled: !oomKilled && !diskStopped && Boolean(signal?.aborted) };
     }
     const stdout = new CappedOutput(this.info.spec.limits.maxStdoutBytes);
     const stderr = new CappedOutput(this.info.spec.limits.maxStderrBytes);
@@ -71,7 +75,8 @@ export class VirtualSandbox implements Sandbox {
     stderr.push(Buffer.from(reply.stderr, 'utf8'));
     // As a killed process in a container: the time limit and a cancellation end the command with SIGKILL's code.
     const exitCode = reply.timedOut || reply.cancelled ? 137 : reply.exitCode;
-    return buildExecResult({ exitCode, timedOut: reply.timedOut, cancelled: reply.cancelled, oomKilled, durationMs: performance.now() - started, stdout, stderr, timeoutSeconds, notices }, this.info.spec);
+    const result = buildExecResult({ exitCode, timedOut: reply.timedOut, cancelled: reply.cancelled, oomKilled, durationMs: performance.now() - started, stdout, stderr, timeoutSeconds, notices }, this.info.spec);
+    return diskStopped ? { ...result, diskLimitReached: true, hint: `Agent Sandbox stopped the session: ${this.deathReason}. ${DEAD_HINT}` } : result;
   }
 
   async writeFiles(files: readonly FileInput[]): Promise<WriteResult> {

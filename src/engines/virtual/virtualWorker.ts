@@ -6,7 +6,9 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { IFileSystem } from 'just-bash';
+import { DISK_LIMIT_NEXT, DISK_LIMIT_REACHED } from '../../core/diskLimit';
 import { SandboxError } from '../../core/errors';
+import { formatSize } from '../../core/units';
 import { deletePath, listFiles, readFile, writeFiles } from './fileOps';
 import { pythonCommands } from './pythonCommand';
 import type { ExecPayload, ExecReply, WireError, WorkerMessage, WorkerRequest, WorkerSetup } from './protocol';
@@ -33,7 +35,7 @@ function post(message: WorkerMessage): void {
 function wireError(error: unknown): WireError {
   if (SandboxError.is(error)) return { reason: error.reason, message: error.message, ...(error.hint ? { hint: error.hint } : {}) };
   const message = error instanceof Error ? error.message : String(error);
-  if (/ENOSPC|byte limit exceeded/.test(message)) return { reason: 'file-too-large', message: `The sandbox's memory for files is full: ${message}`, hint: 'Delete files you no longer need, or write less.' };
+  if (/ENOSPC|byte limit exceeded/.test(message)) return { reason: 'disk-limit', message: `${DISK_LIMIT_REACHED}: the sandbox's files are kept in its memory, at most ${formatSize(setup.maxMemoryBytes)} (${message})`, hint: DISK_LIMIT_NEXT };
   if (/EROFS|read-only/i.test(message)) return { reason: 'read-only', message: `The workspace is read-only: ${message}`, hint: 'Ask the user for read-write workspace access (setting agentSandbox.workspaceAccess, or --workspace rw), or write under /tmp instead.' };
   if (/EACCES|EPERM/.test(message)) return { reason: 'permission-denied', message: `Permission denied: ${message}`, hint: 'Write somewhere the sandbox owns, like a new folder in /workspace.' };
   if (/ENOENT/.test(message)) return { reason: 'file-not-found', message, hint: 'List the directory with sandbox_fs_list to see what is there.' };
