@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -68,7 +68,13 @@ describe('workspace access against a real engine', function () {
       assert.ok(dockerGroup, 'the docker group exists');
       prefix = ['setpriv', `--reuid=${uid}`, `--regid=${gid}`, `--groups=${dockerGroup}`, '--'];
     }
-    const cli = (...args: string[]) => run(prefix[0] ?? process.execPath, [...prefix.slice(1), ...(prefix.length ? [process.execPath] : []), CLI, args[0]!, '--folder', folder, ...args.slice(1)], { env: { ...process.env, HOME: folder, AGENT_SANDBOX_IMAGE_BASH: TEST_IMAGES.bash } });
+    // The checkout may sit in a folder that user cannot enter (mktemp -d gives 0700): it runs a copy of the built CLI.
+    const cliDir = mkdtempSync(join(tmpdir(), 'agent-sandbox-cli-'));
+    chmodSync(cliDir, 0o755);
+    const cliCopy = join(cliDir, 'cli.js');
+    copyFileSync(CLI, cliCopy);
+    chmodSync(cliCopy, 0o644);
+    const cli = (...args: string[]) => run(prefix[0] ?? process.execPath, [...prefix.slice(1), ...(prefix.length ? [process.execPath] : []), cliCopy, args[0]!, '--folder', folder, ...args.slice(1)], { env: { ...process.env, HOME: folder, AGENT_SANDBOX_IMAGE_BASH: TEST_IMAGES.bash } });
     try {
       await cli('open', '--session', 'rw-owner', '--runtime', 'bash', '--workspace', 'rw');
       await cli('exec', '--session', 'rw-owner', '--', 'sh', '-c', 'id -u > written.txt; mkdir -p made/deeper && echo hi > made/deeper/f');
@@ -80,6 +86,7 @@ describe('workspace access against a real engine', function () {
     } finally {
       await cli('close', '--all').catch(() => undefined);
       rmSync(folder, { recursive: true, force: true });
+      rmSync(cliDir, { recursive: true, force: true });
     }
   });
 });
