@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
+import { toolInputSchema } from '../src/core/tools/jsonSchema';
 import { TOOL_DEFINITIONS } from '../src/core/tools/definitions';
 
 export const PACKAGE_JSON = resolve(fileURLToPath(new URL('..', import.meta.url)), 'package.json');
@@ -24,12 +24,7 @@ export interface LanguageModelToolContribution {
   inputSchema: Record<string, unknown>;
 }
 
-/** The input JSON schema of a tool: what the model may send (`io: 'input'`), without `$schema`. */
-export function toolInputSchema(schema: z.ZodType): Record<string, unknown> {
-  // A `.refine` (exec's "command or cmd") has no JSON Schema form and is left out; zod still checks it in `invoke`.
-  const { $schema: _ignored, ...jsonSchema } = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
-  return jsonSchema;
-}
+export { toolInputSchema };
 
 /** The `contributes.languageModelTools` entries, in TOOL_DEFINITIONS order. Pure: reads no file. */
 export function languageModelToolsManifest(): LanguageModelToolContribution[] {

@@ -4,7 +4,6 @@
  * this command's flags allow: no workspace access, no network and the protected paths kept unless
  * a flag says otherwise (--workspace, --network, --allow-config-writes).
  */
-import { z } from 'zod';
 import { FileStore, defaultFileStoreFolder } from '../core/fileStore';
 import type { SandboxEngine } from '../core/engine';
 import { engineLabel } from '../core/engineCapabilities';
@@ -13,6 +12,7 @@ import { SandboxService } from '../core/sandboxService';
 import { collectSecrets } from '../core/secrets';
 import { parseSettings } from '../core/settings';
 import { TOOL_DEFINITIONS } from '../core/tools/definitions';
+import { toolInputSchema } from '../core/tools/jsonSchema';
 import { resultParts } from '../core/tools/resultParts';
 import { ToolInputError, runTool } from '../core/tools/runTool';
 import { TOOL_INPUT_SCHEMAS, type ToolName } from '../core/tools/schemas';
@@ -23,7 +23,7 @@ const DEFAULT_RESULT_CHARS = 48_000;
 
 /** `tool --list`: each tool's name, description and input schema; needs no engine. */
 export function toolList(context: CommandContext): number {
-  context.output.toolList(TOOL_DEFINITIONS.map((tool) => ({ name: tool.name, description: tool.modelDescription, inputSchema: z.toJSONSchema(tool.schema, { io: 'input' }) })));
+  context.output.toolList(TOOL_DEFINITIONS.map((tool) => ({ name: tool.name, description: tool.modelDescription, inputSchema: toolInputSchema(tool.schema) })));
   return 0;
 }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { languageModelToolsManifest, manifestDrift, PACKAGE_JSON, updatedPackageJson } from '../../scripts/generateManifest';
+import { toolInputSchema } from '../../src/core/tools/jsonSchema';
 import { TOOL_DEFINITIONS } from '../../src/core/tools/definitions';
 import { TOOL_INPUT_SCHEMAS } from '../../src/core/tools/schemas';
 
@@ -73,5 +74,15 @@ describe('language-model tools manifest', () => {
     assert.deepEqual(manifestDrift(changed.slice(0, -1), generated), ['sandbox_run: modelDescription differ', 'sandbox_close: missing from package.json']);
     assert.deepEqual(manifestDrift(undefined, generated), ['contributes.languageModelTools is missing or not an array']);
     assert.deepEqual(manifestDrift([...generated].reverse(), generated), ['the tools are listed in a different order']);
+  });
+});
+
+describe('tools as every model family takes them', () => {
+  it('keeps every description within the 1,024 characters OpenAI-compatible endpoints accept', () => {
+    for (const tool of TOOL_DEFINITIONS) assert.ok(tool.modelDescription.length <= 1024, `${tool.name}: ${tool.modelDescription.length} characters`);
+  });
+
+  it('uses plain minimum and maximum, no exclusiveMinimum or propertyNames, in every input schema', () => {
+    for (const tool of TOOL_DEFINITIONS) assert.doesNotMatch(JSON.stringify(toolInputSchema(tool.schema)), /exclusiveMinimum|exclusiveMaximum|propertyNames/, tool.name);
   });
 });

@@ -13,7 +13,7 @@ const sandboxId = z
 
 const path = z.string().min(1).max(4096).describe('A path relative to /workspace, or an absolute path inside /workspace.');
 
-const timeoutSeconds = z.number().positive().max(3600).describe('Seconds the command may run before it is killed; defaults to the sandbox setting (120 s).');
+const timeoutSeconds = z.number().min(0.1).max(3600).describe('Seconds the command may run before it is killed; defaults to the sandbox setting (120 s).');
 
 const fileInput = z
   .object({
@@ -85,7 +85,7 @@ export const fsReadInputSchema = z
   .object({
     sandbox_id: sandboxId.optional(),
     path,
-    max_bytes: z.number().int().positive().optional().describe('Read at most this many bytes (the start of the file).'),
+    max_bytes: z.number().int().min(1).optional().describe('Read at most this many bytes (the start of the file).'),
     encoding: z.enum(['auto', 'utf8', 'base64']).optional().describe('auto (default): text when it is valid UTF-8, otherwise base64.'),
   })
   .strict();
