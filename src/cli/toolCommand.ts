@@ -14,7 +14,7 @@ import { parseSettings } from '../core/settings';
 import { TOOL_DEFINITIONS } from '../core/tools/definitions';
 import { toolInputSchema } from '../core/tools/jsonSchema';
 import { resultParts } from '../core/tools/resultParts';
-import { ToolInputError, runTool } from '../core/tools/runTool';
+import { ToolInputError, callTool } from '../core/tools/runTool';
 import { TOOL_INPUT_SCHEMAS, type ToolName } from '../core/tools/schemas';
 import { usageError, type ParsedArgs } from './args';
 import type { CommandContext } from './commands';
@@ -66,9 +66,9 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
   const service = new SandboxService({ engine: () => engine, settings: () => settings, workspaceFolder: () => folder, trusted: () => true, client: 'cli', injectedEnv: () => secrets });
   const store = new FileStore(defaultFileStoreFolder());
   try {
-    const text = await runTool(name, input, { service, engine: engineLabel(engine.kind, engine.capabilities), capabilities: engine.capabilities, signal, budget: { maxChars: DEFAULT_RESULT_CHARS }, redact: (value) => (redactor.isEmpty ? value : redactor.redact(value)), store, workspaceFolder: folder, onProgress: (progress) => output.progress(progress.message) });
-    output.toolResult(resultParts(text).map((part) => ({ type: 'text' as const, text: part })));
-    return 0;
+    const { text, failure } = await callTool(name, input, { service, engine: engineLabel(engine.kind, engine.capabilities), capabilities: engine.capabilities, signal, budget: { maxChars: DEFAULT_RESULT_CHARS }, redact: (value) => (redactor.isEmpty ? value : redactor.redact(value)), store, workspaceFolder: folder, onProgress: (progress) => output.progress(progress.message) });
+    output.toolResult(resultParts(text).map((part) => ({ type: 'text' as const, text: part })), Boolean(failure));
+    return failure ? 1 : 0;
   } catch (error) {
     if (error instanceof ToolInputError) throw usageError(error.message);
     output.toolResult(resultParts((error as Error).message).map((part) => ({ type: 'text' as const, text: part })), true);

@@ -10,7 +10,7 @@ import { FileStore } from '../../src/core/fileStore';
 import { Redactor } from '../../src/core/redaction';
 import { SandboxService } from '../../src/core/sandboxService';
 import { parseSettings } from '../../src/core/settings';
-import { runTool } from '../../src/core/tools/runTool';
+import { callTool } from '../../src/core/tools/runTool';
 import type { ToolName } from '../../src/core/tools/schemas';
 import { runCliText } from '../engine/cliRunner';
 import { TEST_IMAGES, testEngine } from '../engine/harness';
@@ -47,8 +47,8 @@ export function toolbox(options: ToolboxOptions = {}) {
     async call(name: ToolName, input: unknown, signal?: AbortSignal): Promise<ToolAnswer> {
       if (options.via === 'cli') return callCli(name, input, folder, store, options);
       try {
-        const text = await runTool(name, input, { service, engine: 'docker', signal: signal ?? new AbortController().signal, budget: { maxChars: 48_000 }, redact: (value) => redactor.redact(value), store, workspaceFolder: folder });
-        return { ok: true, text };
+        const { text, failure } = await callTool(name, input, { service, engine: 'docker', signal: signal ?? new AbortController().signal, budget: { maxChars: 48_000 }, redact: (value) => redactor.redact(value), store, workspaceFolder: folder });
+        return { ok: !failure, text };
       } catch (error) {
         return { ok: false, text: (error as Error).message };
       }

@@ -4,7 +4,7 @@
  * after). The VS Code tools and the hostile-input suite both go through here.
  */
 import type { ExecResult } from '../engine';
-import { SandboxError, errorMessage } from '../errors';
+import { SandboxError, errorMessage, type SandboxErrorReason } from '../errors';
 import { formatError } from './format';
 import { TOOL_HANDLERS, type HandlerContext } from './handlers';
 import { TOOL_INPUT_SCHEMAS, type ToolName } from './schemas';
@@ -38,5 +38,31 @@ export async function runTool(name: ToolName, input: unknown, context: ToolCallC
     return context.redact(await handler(parsed, { ...context, redactResult, redactText: context.redact }));
   } catch (error) {
     throw new Error(context.redact(SandboxError.is(error) ? formatError(error) : errorMessage(error)), { cause: error });
+  }
+}
+
+/** Failures that come from the call's input: the model fixes its call. Anything else is the environment's. */
+const INPUT_REASONS: ReadonlySet<SandboxErrorReason> = new Set(['invalid-input', 'path-outside-workspace', 'file-not-found', 'not-a-file', 'is-a-directory', 'file-exists', 'session-not-found', 'session-exists']);
+
+export interface ToolOutcome {
+  /** What the model reads. */
+  text: string;
+  /** Set when the call failed for a reason of the environment (engine down, session dead, a limit, the policy). */
+  failure?: SandboxErrorReason;
+}
+
+/**
+ * Runs a tool as clients should see it: bad input is thrown (the model fixes its call); a failing
+ * environment (engine down, image missing, session dead, a limit hit, the user's policy) is a
+ * result that says what happened and what to do, since clients append "check your input" to a
+ * thrown error, which is wrong advice there.
+ */
+export async function callTool(name: ToolName, input: unknown, context: ToolCallContext): Promise<ToolOutcome> {
+  try {
+    return { text: await runTool(name, input, context) };
+  } catch (error) {
+    const cause = (error as Error).cause;
+    if (error instanceof ToolInputError || !SandboxError.is(cause) || INPUT_REASONS.has(cause.reason)) throw error;
+    return { text: `failed · ${cause.reason.replace(/-/g, ' ')}\n${(error as Error).message}`, failure: cause.reason };
   }
 }

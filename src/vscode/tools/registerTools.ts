@@ -6,7 +6,8 @@ import type { Settings } from '../../core/settings';
 import { TOOL_INPUT_SCHEMAS, type ToolName } from '../../core/tools/schemas';
 import { summarizeInput, type ActivityLog } from '../../core/activityLog';
 import { sandboxIdFor } from '../../core/sessions';
-import { parseToolInput, runTool } from '../../core/tools/runTool';
+import { callTool, parseToolInput } from '../../core/tools/runTool';
+import { SandboxError } from '../../core/errors';
 import { formatError } from '../../core/tools/format';
 import { resultParts } from '../../core/tools/resultParts';
 import { engineLabel } from '../../core/engineCapabilities';
@@ -74,17 +75,25 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
         ? { maxChars: DEFAULT_RESULT_CHARS, tokenBudget: tokenization.tokenBudget, countTokens: (text: string) => tokenization.countTokens(text, token), signal: cancellation.signal }
         : { maxChars: DEFAULT_RESULT_CHARS, signal: cancellation.signal };
       const secrets = this.services.secrets;
-      // Decides the engine first (auto: Docker when it answers); without one the call fails saying what to do.
-      const engine = await this.services.engine.ready().catch((error: unknown) => {
-        throw new Error(secrets.redact(formatError(error)), { cause: error });
-      });
-      const text = await this.services.track(
-        runTool(this.name, input, { service: this.services.service, engine: engineLabel(engine.kind, engine.capabilities), capabilities: engine.capabilities, signal: cancellation.signal, budget, redact: (value) => secrets.redact(value), store: this.services.store, workspaceFolder: this.services.workspaceFolder() }),
+      // Decides the engine first (auto: Docker when it answers); without one the call is a result that says what to do.
+      let engine;
+      try {
+        engine = await this.services.engine.ready();
+      } catch (error) {
+        this.services.engine.reportFailure(error);
+        this.services.log.error(`${this.name}: no engine: ${formatError(error).replace(/\n/g, ' ')}`);
+        this.record(input, started, false);
+        const reason = SandboxError.is(error) ? error.reason : 'engine-unavailable';
+        return textResult(secrets.redact(`failed · ${reason.replace(/-/g, ' ')}\n${formatError(error)}`));
+      }
+      const { text, failure } = await this.services.track(
+        callTool(this.name, input, { service: this.services.service, engine: engineLabel(engine.kind, engine.capabilities), capabilities: engine.capabilities, signal: cancellation.signal, budget, redact: (value) => secrets.redact(value), store: this.services.store, workspaceFolder: this.services.workspaceFolder() }),
       );
-      this.services.engine.reportSuccess();
-      this.services.log.info(`${this.name} (${Math.round(performance.now() - started)} ms): ${firstLine(text)}`);
-      this.record(input, started, true, /\bexit code (\d+)/.exec(firstLine(text))?.[1]);
-      return new vscode.LanguageModelToolResult(resultParts(text).map((part) => new vscode.LanguageModelTextPart(part)));
+      if (failure === 'engine-unavailable' || failure === 'engine-permission') this.services.engine.reportFailure(new SandboxError(failure, firstLine(text)));
+      else this.services.engine.reportSuccess();
+      this.services.log[failure ? 'warn' : 'info'](`${this.name} (${Math.round(performance.now() - started)} ms): ${firstLine(text)}`);
+      this.record(input, started, !failure, /\bexit code (\d+)/.exec(firstLine(text))?.[1]);
+      return textResult(text);
     } catch (error) {
       this.services.engine.reportFailure((error as Error).cause ?? error);
       this.services.log.error(`${this.name} failed after ${Math.round(performance.now() - started)} ms: ${(error as Error).message.replace(/\n/g, ' ')}`);
@@ -110,6 +119,11 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
       ...(sandboxId ? { sandboxId } : {}),
     });
   }
+}
+
+/** The text as the parts of a result, none longer than a client shows the model (see resultParts.ts). */
+function textResult(text: string): vscode.LanguageModelToolResult {
+  return new vscode.LanguageModelToolResult(resultParts(text).map((part) => new vscode.LanguageModelTextPart(part)));
 }
 
 function firstLine(text: string): string {

@@ -44,10 +44,11 @@ suite('Sessions through the tools', () => {
     await invoke('sandbox_exec', { sandbox_id: 'doomed', command: 'echo precious > keep.txt' });
     const session = (await api.service.list()).find((candidate) => candidate.name === 'doomed')!;
     await api.engine.get().docker.getContainer(session.id).kill({ signal: 'SIGKILL' });
-    await assert.rejects(invoke('sandbox_exec', { sandbox_id: 'doomed', command: 'cat keep.txt' }), /no longer running: it was killed \(SIGKILL\)/);
-    await assert.rejects(invoke('sandbox_fs_read', { sandbox_id: 'doomed', path: 'keep.txt' }), /no longer running[\s\S]*sandbox_open/);
+    // A dead session is the environment's failure: a result that says so, not a thrown "check your input".
+    assert.match(await invoke('sandbox_exec', { sandbox_id: 'doomed', command: 'cat keep.txt' }), /^failed · session dead\n[\s\S]*no longer running: it was killed \(SIGKILL\)/);
+    assert.match(await invoke('sandbox_fs_read', { sandbox_id: 'doomed', path: 'keep.txt' }), /^failed · session dead\n[\s\S]*no longer running[\s\S]*sandbox_open/);
     // As the hint says: opening it again is refused while the dead one is there; close, then open.
-    await assert.rejects(invoke('sandbox_open', { session: 'doomed', runtime: 'bash' }), /no longer running/);
+    assert.match(await invoke('sandbox_open', { session: 'doomed', runtime: 'bash' }), /^failed · session dead\n[\s\S]*no longer running/);
     await invoke('sandbox_close', { sandbox_id: 'doomed' });
     const reopened = await invoke('sandbox_open', { session: 'doomed', runtime: 'bash' });
     assert.match(reopened, /doomed/);

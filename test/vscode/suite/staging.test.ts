@@ -78,7 +78,7 @@ suite('File staging', () => {
   test('staging from the workspace is refused when the user allows no workspace access', async () => {
     await setAccess('none');
     try {
-      await assert.rejects(invoke('sandbox_stage_file', { sandbox_id: SESSION, workspace_path: 'hello.py', path: 'hello.py' }), /allows no workspace access[\s\S]*agentSandbox\.workspaceAccess/);
+      assert.match(await invoke('sandbox_stage_file', { sandbox_id: SESSION, workspace_path: 'hello.py', path: 'hello.py' }), /^failed · permission denied\n[\s\S]*allows no workspace access[\s\S]*agentSandbox\.workspaceAccess/);
     } finally {
       await setAccess('ro');
     }
@@ -90,7 +90,7 @@ suite('File staging', () => {
     await setAccess('ro');
     try {
       await invoke('sandbox_exec', { sandbox_id: SESSION, command: 'echo text > ro.txt' });
-      await assert.rejects(invoke('sandbox_publish_file', { sandbox_id: SESSION, path: 'ro.txt', save_to_workspace: 'staging-ro.txt' }), /needs read-write workspace access/);
+      assert.match(await invoke('sandbox_publish_file', { sandbox_id: SESSION, path: 'ro.txt', save_to_workspace: 'staging-ro.txt' }), /^failed · permission denied\n[\s\S]*needs read-write workspace access/);
       assert.equal(fs.existsSync(path.join(folder(), 'staging-ro.txt')), false);
     } finally {
       await setAccess('rw');
