@@ -63,11 +63,15 @@ export interface RemovedOrphan {
   reason: string;
 }
 
-/** Removes every orphan the engine holds (all folders), and says which and why. */
+/** Removes every orphan the engine holds (all folders, or one folder's and every compute sandbox's), and says which and why. */
 export async function removeOrphans(engine: SandboxEngine, check: Omit<OrphanCheck, 'folderExists'> & { folderExists?: (folder: string) => boolean; onlyFolder?: string }, signal?: AbortSignal): Promise<RemovedOrphan[]> {
   const full: OrphanCheck = { folderExists: existsSync, ...check };
   const removed: RemovedOrphan[] = [];
-  for (const session of await engine.list(check.onlyFolder ? { workspaceFolder: check.onlyFolder } : { includeCompute: true }, signal)) {
+  // Compute sandboxes belong to no folder: a process killed mid-call leaves them behind whichever folder gc runs in.
+  const sessions = check.onlyFolder
+    ? [...(await engine.list({ workspaceFolder: check.onlyFolder }, signal)), ...(await engine.list({ includeCompute: true }, signal)).filter((session) => session.mode === 'compute')]
+    : await engine.list({ includeCompute: true }, signal);
+  for (const session of sessions) {
     const reason = orphanReason(session, full);
     if (!reason) continue;
     await engine.remove(session.id, signal);
