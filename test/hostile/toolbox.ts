@@ -15,14 +15,14 @@ export interface ToolAnswer {
   text: string;
 }
 
-export function toolbox(options: { settings?: object; secrets?: Record<string, string>; folder?: string } = {}) {
+export function toolbox(options: { settings?: object; secrets?: Record<string, string>; folder?: string; storeMaxBytes?: number } = {}) {
   const engine = testEngine();
   const folder = options.folder ?? mkdtempSync(join(tmpdir(), 'agent-sandbox-hostile-ws-'));
   const settings = parseSettings({ images: TEST_IMAGES, ...options.settings });
   const secrets = options.secrets ?? {};
   const redactor = new Redactor(secrets);
   const service = new SandboxService({ engine: () => engine, settings: () => settings, workspaceFolder: () => folder, trusted: () => true, client: 'vscode', injectedEnv: () => secrets });
-  const store = new FileStore(mkdtempSync(join(tmpdir(), 'agent-sandbox-hostile-store-')));
+  const store = new FileStore(mkdtempSync(join(tmpdir(), 'agent-sandbox-hostile-store-')), { maxFileBytes: options.storeMaxBytes });
   return {
     engine,
     service,
