@@ -8,6 +8,9 @@ import { createHash } from 'node:crypto';
 import { chmodSync, closeSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { resolveSpec } from '../../src/core/resolveSpec';
+import { openSession } from '../../src/core/sessions';
+import { VirtualEngine } from '../../src/engines/virtual/virtualEngine';
 import { requireEngine } from '../engine/harness';
 import { hostSnapshot, seededRandom, snapshotDiff } from './hostSnapshot';
 import { observe } from './report';
@@ -196,6 +199,29 @@ describe('host files: the host reads and writes a folder that a read-write sandb
     observe(AREA, `stage workspace_path big × ${TRIES} while the sandbox swaps big (5 B) ↔ 4 MiB file, store limit 1 MiB (${swaps} swaps, seed ${SEED})`, 'the size check holds for the file actually read: nothing over 1 MiB staged', `${oversized} staged a file over the limit; ${tally(answers)}`, oversized === 0 && wrongRefusal === 0);
     assert.equal(oversized, 0, `${oversized} calls staged a file over the 1 MiB limit`);
     assert.equal(wrongRefusal, 0, tally(refusals));
+  });
+
+  it('a read-write virtual session on the same folder, while d swaps between a folder and a link to the secret\'s folder', async () => {
+    // The virtual engine works on the host folder in this process: the container races it the same way.
+    const engine = new VirtualEngine();
+    const stop = await swapping('d', 'd.alt');
+    let output = '';
+    let swaps = 'unknown';
+    try {
+      const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'bash', workspaceAccess: 'rw' }), { name: 'virtual-racer', workspaceFolder: folder });
+      const result = await sandbox.exec({ command: `for i in $(seq 1 ${TRIES}); do cat d/secret.txt; echo; echo pwned > d/virtual-$i.txt; done 2>/dev/null; echo finished`, timeoutSeconds: 600 });
+      output = result.stdout;
+    } finally {
+      swaps = await stop();
+      await engine.dispose();
+    }
+    const leaked = output.includes(SECRET.trim());
+    const host = hostUntouched();
+    const reads = output.split('\n').filter((line) => line === 'decoy').length;
+    observe(AREA, `rw virtual session: cat d/secret.txt and echo > d/virtual-N.txt × ${TRIES} while a container swaps d ↔ link to a host folder (${swaps} swaps, seed ${SEED})`, 'the secret never read, nothing written outside the folder', `${leaked ? 'the host secret was READ' : 'secret never read'}; ${reads} reads of the folder's own file; ${host.detail}`, !leaked && host.ok);
+    assert.equal(leaked, false, 'the virtual session read the host secret');
+    assert.ok(host.ok, host.detail);
+    assert.match(output, /finished/);
   });
 
   it('a hard link to a host file outside the mount cannot be made from inside the container', async () => {
