@@ -12,7 +12,7 @@ import { errnoOf, HostFileError, hostFileError, linkRefused, movedOutside } from
 /** Linux's O_PATH (fs.constants has none): a descriptor for fstat and /proc links that never reads, so it cannot block. */
 export const O_PATH = 0o10000000;
 /** O_NONBLOCK as well: a FIFO in a folder's place must not hang the call. */
-const DIRECTORY_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+export const DIRECTORY_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 export function hostFilesSupported(): boolean {
   return process.platform === 'linux' && existsSync('/proc/self/fd');
@@ -105,7 +105,8 @@ export class HostFolder {
     return this.openDirEntry(dir, name, path);
   }
 
-  private async openDirEntry(dir: HostDir, name: string, path: string): Promise<HostDir> {
+  /** The folder `name` inside `dir`, opened without following a link. */
+  async openDirEntry(dir: HostDir, name: string, path: string): Promise<HostDir> {
     let handle: FileHandle;
     try {
       handle = await open(dir.entry(name), DIRECTORY_FLAGS);

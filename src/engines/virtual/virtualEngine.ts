@@ -9,6 +9,7 @@ import type { EngineCapabilities, EngineInfo, OpenOptions, Sandbox, SandboxEngin
 import { missingCapabilities } from '../../core/engineCapabilities';
 import { SandboxError } from '../../core/errors';
 import { WORKSPACE_DIR } from '../../core/paths';
+import { PROTECTED_PATHS } from '../../core/policy/protectedPaths';
 import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec';
 import { MiB } from '../../core/units';
 import { javascriptSupported, justBashVersion, workerLocation, type WorkerLocation } from './location';
@@ -56,6 +57,7 @@ export class VirtualEngine implements SandboxEngine {
         javascript: this.capabilities.languages.includes('node'),
         maxMemoryBytes: Math.floor(spec.limits.memoryBytes / 2),
         maxFileReadBytes: spec.limits.memoryBytes,
+        protectedPaths: [...(options.protectedPaths ?? PROTECTED_PATHS)],
       },
       Math.max(64, Math.floor(spec.limits.memoryBytes / MiB)),
     );
