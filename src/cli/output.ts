@@ -1,6 +1,7 @@
 /** How the CLI prints: the program's own output as is, everything else on stderr, or one JSON object with --json. */
 import type { EngineInfo, ExecResult, SessionInfo } from '../core/engine';
 import { SandboxError } from '../core/errors';
+import { quoteName } from '../core/hostFiles/quoteName';
 import type { StoredFile } from '../core/fileStore';
 import type { RemovedOrphan } from '../core/orphans';
 import type { PromptProblem } from '../core/prompt/problems';
@@ -109,6 +110,11 @@ export class Output {
     for (const row of rows) this.stdout.write(`${row.file}:${row.line}:${row.column}: ${row.severity}: ${row.message}\n`);
     const errors = rows.filter((row) => row.severity === 'error').length;
     this.note(`checked ${files.length} file(s): ${errors} error(s), ${rows.length - errors} warning(s)`);
+  }
+
+  /** A file `validate` did not read; on stderr even with --json, whose stdout stays one array. */
+  skipped(file: string, why: string): void {
+    this.note(`skipped ${quoteName(file)}: ${why}`);
   }
 
   usage(text: string): void {
