@@ -90,14 +90,21 @@ describe('host files: the host reads and writes a folder that a read-write sandb
     return box.call('sandbox_exec', { sandbox_id: 'racer', command });
   }
 
-  /** Starts swapping /workspace/a and /workspace/b in the sandbox; the returned function stops it and tells how many swaps were made. */
+  /** How each swapped name looks when it is the folder's own, harmless file (a shell test). */
+  const HARMLESS: Record<string, string> = { d: '[ -d d ] && [ ! -L d ]', f: '[ -f f ]', big: '[ "$(stat -c %s big)" -lt 100 ]' };
+
+  /**
+   * Starts swapping /workspace/a and /workspace/b in the sandbox; the returned function stops it, puts
+   * the harmless file back under `a` for the next case, and tells how many swaps were made.
+   */
   async function swapping(a: string, b: string): Promise<() => Promise<string>> {
     const started = await exec(`cd /workspace && rm -f /tmp/swap.count && (nohup python3 /tmp/swap.py ${a} ${b} >/tmp/swap.log 2>&1 & echo "pid=$!")`);
     const pid = /pid=(\d+)/.exec(started.text)?.[1];
     assert.ok(pid, started.text);
     return async () => {
-      const stopped = await exec(`kill ${pid}; for i in $(seq 100); do [ -s /tmp/swap.count ] && break; sleep 0.1; done; echo "swaps=$(cat /tmp/swap.count)"`);
-      return /swaps=(\d+)/.exec(stopped.text)?.[1] ?? 'unknown';
+      const swapBack = `python3 -c "import ctypes; ctypes.CDLL(None).renameat2(-100, b'${a}', -100, b'${b}', 2)"`;
+      const stopped = await exec(`cd /workspace; kill ${pid}; for i in $(seq 100); do [ -s /tmp/swap.count ] && break; sleep 0.1; done; ${HARMLESS[a]} || ${swapBack}; ${HARMLESS[a]} && echo "swaps=$(cat /tmp/swap.count)"`);
+      return /swaps=(\d+)/.exec(stopped.text)?.[1] ?? `unknown (${firstLine(stopped.text)})`;
     };
   }
 
@@ -119,6 +126,9 @@ describe('host files: the host reads and writes a folder that a read-write sandb
   }
 
   it('publish with save_to_workspace while d swaps between a folder and a link to a host folder outside', async () => {
+    // Unraced first: the same call works while d is a plain folder.
+    const calm = await box.call('sandbox_publish_file', { sandbox_id: 'racer', path: 'payload.txt', save_to_workspace: 'd/calm.txt' });
+    assert.ok(calm.ok && existsSync(join(folder, 'd', 'calm.txt')), calm.text);
     const stop = await swapping('d', 'd.alt');
     const answers: ToolAnswer[] = [];
     let swaps = 'unknown';
@@ -132,10 +142,11 @@ describe('host files: the host reads and writes a folder that a read-write sandb
     const host = hostUntouched();
     observe(AREA, `publish save_to_workspace d/out.txt × ${TRIES} while the sandbox swaps d ↔ link to a host folder (${swaps} swaps, seed ${SEED})`, 'nothing written outside the folder; the canary folder unchanged', `${host.detail}; ${tally(answers)}`, host.ok);
     assert.ok(host.ok, host.detail);
-    assert.ok(answers.some((answer) => answer.ok), `no publish succeeded: ${tally(answers)}`);
   });
 
   it('stage from workspace_path while d swaps between a folder and a link to a host folder holding a secret', async () => {
+    const calm = await box.call('sandbox_stage_file', { sandbox_id: 'racer', workspace_path: 'd/secret.txt', path: 'staged/secret.txt' });
+    assert.ok(calm.ok && calm.text.includes(sha('decoy')), calm.text);
     const stop = await swapping('d', 'd.alt');
     const answers: ToolAnswer[] = [];
     let swaps = 'unknown';
@@ -150,10 +161,11 @@ describe('host files: the host reads and writes a folder that a read-write sandb
     observe(AREA, `stage workspace_path d/secret.txt × ${TRIES} while the sandbox swaps d ↔ link to a host folder with a secret (${swaps} swaps, seed ${SEED})`, 'the secret is never staged; only the folder\'s own file or a refusal', `${leaked} staged the host secret; ${host.detail}; ${tally(answers)}`, contained);
     assert.equal(leaked, 0, `the host secret was staged ${leaked} times`);
     assert.ok(host.ok, host.detail);
-    assert.ok(answers.some((answer) => answer.ok && answer.text.includes(sha('decoy'))), `the folder's own file was never staged: ${tally(answers)}`);
   });
 
   it('stage from workspace_path while f swaps between a regular file and a FIFO', async () => {
+    const calm = await box.call('sandbox_stage_file', { sandbox_id: 'racer', workspace_path: 'f', path: 'staged/f' });
+    assert.ok(calm.ok && calm.text.includes(sha('small')), calm.text);
     const stop = await swapping('f', 'f.alt');
     const answers: ToolAnswer[] = [];
     let hung = false;
@@ -185,6 +197,8 @@ describe('host files: the host reads and writes a folder that a read-write sandb
   });
 
   it('stage from workspace_path while big swaps between a small file and one over the size limit', async () => {
+    const calm = await box.call('sandbox_stage_file', { sandbox_id: 'racer', workspace_path: 'big', path: 'staged/big' });
+    assert.ok(calm.ok && calm.text.includes(sha('small')), calm.text);
     const stop = await swapping('big', 'big.alt');
     const answers: ToolAnswer[] = [];
     let swaps = 'unknown';
@@ -204,11 +218,12 @@ describe('host files: the host reads and writes a folder that a read-write sandb
   it('a read-write virtual session on the same folder, while d swaps between a folder and a link to the secret\'s folder', async () => {
     // The virtual engine works on the host folder in this process: the container races it the same way.
     const engine = new VirtualEngine();
+    const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'bash', workspaceAccess: 'rw' }), { name: 'virtual-racer', workspaceFolder: folder });
+    assert.equal((await sandbox.exec({ command: 'cat d/secret.txt' })).stdout, 'decoy', 'unraced, the virtual session reads the folder\'s own file');
     const stop = await swapping('d', 'd.alt');
     let output = '';
     let swaps = 'unknown';
     try {
-      const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'bash', workspaceAccess: 'rw' }), { name: 'virtual-racer', workspaceFolder: folder });
       const result = await sandbox.exec({ command: `for i in $(seq 1 ${TRIES}); do cat d/secret.txt; echo; echo pwned > d/virtual-$i.txt; done 2>/dev/null; echo finished`, timeoutSeconds: 600 });
       output = result.stdout;
     } finally {

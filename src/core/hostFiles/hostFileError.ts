@@ -51,7 +51,8 @@ export function hostFileError(error: unknown, path: string): HostFileError {
     case 'EDQUOT':
       return new HostFileError(code, 'file-too-large', `The disk holding the workspace is full; ${shown} was not written.`, 'Free some space, then try again.');
     default:
-      return new HostFileError(code, 'engine-error', `The workspace file ${shown} cannot be accessed: ${(error as Error).message ?? code}.`, 'Check the path, then try again.', { cause: error });
+      // The code only: the system's message repeats the path unescaped (and as /proc/self/fd/N/…).
+      return new HostFileError(code, 'engine-error', `The workspace file ${shown} cannot be accessed (${code}).`, 'Check the path, then try again.', { cause: error });
   }
 }
 
