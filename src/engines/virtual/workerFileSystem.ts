@@ -2,7 +2,9 @@
  * The file system a virtual sandbox sees: just-bash's memory file system for everything, and at
  * /workspace either memory (access none), just-bash's overlay on the workspace folder whose writes
  * stay in memory (ro), or the folder itself through HostFolderFs (rw), which walks every path on
- * descriptors, follows no link and refuses protected paths. Nothing leads out of the folder.
+ * descriptors, follows no link and refuses protected paths. The ro overlay still reads the folder by
+ * path (with just-bash's own link checks), so a rw session of the same folder racing it is not yet
+ * held off the way HostFolderFs holds it off.
  */
 import type { IFileSystem } from 'just-bash';
 import { WORKSPACE_DIR } from '../../core/paths';
