@@ -40,8 +40,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     // The file store is local: its commands work without an engine.
     if (args.command === 'files') return await filesCommand({ args, output, signal: controller.signal, readStdin });
-    // Checking .prompt files is pure analysis: no engine either.
-    if (args.command === 'validate') return await validateCommand({ args, output, signal: controller.signal, readStdin });
+    // Checking .prompt files is pure analysis: no engine either, and nothing to clean up, so Ctrl-C
+    // and SIGTERM end it at once (their default) rather than waiting for a read to notice an abort.
+    if (args.command === 'validate') {
+      process.removeListener('SIGINT', interrupt);
+      process.removeListener('SIGTERM', interrupt);
+      return await validateCommand({ args, output, signal: controller.signal, readStdin });
+    }
     const context = { args, output, signal: controller.signal, readStdin };
     if (args.command === 'tool' && args.values.list) return toolList(context);
     engine = await createEngine(args, (message) => process.stderr.write(`agent-sandbox: ${message}\n`));

@@ -2,6 +2,7 @@
 import type { EngineInfo, ExecResult, SessionInfo } from '../core/engine';
 import { placeBytes } from '../core/diskLimit';
 import { SandboxError } from '../core/errors';
+import { quotedName as quoteName } from '../core/displayName';
 import type { StoredFile } from '../core/fileStore';
 import type { RemovedOrphan } from '../core/orphans';
 import type { PromptProblem } from '../core/prompt/problems';
@@ -128,6 +129,11 @@ export class Output {
   toolList(tools: { name: string; description: string; inputSchema: unknown }[]): void {
     if (this.json) return this.print({ tools });
     for (const tool of tools) this.stdout.write(`${tool.name}\n  ${tool.description.replace(/\n/g, '\n  ')}\n  input: ${JSON.stringify(tool.inputSchema)}\n\n`);
+  }
+
+  /** A file `validate` did not read; on stderr even with --json, whose stdout stays one array. */
+  skipped(file: string, why: string): void {
+    this.note(`skipped ${quoteName(file)}: ${why}`);
   }
 
   usage(text: string): void {

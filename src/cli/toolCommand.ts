@@ -7,6 +7,7 @@
 import { FileStore, defaultFileStoreFolder } from '../core/fileStore';
 import type { SandboxEngine } from '../core/engine';
 import { engineLabel } from '../core/engineCapabilities';
+import { protectedPathsFor } from '../core/policy/protectedPaths';
 import { Redactor } from '../core/redaction';
 import { SandboxService } from '../core/sandboxService';
 import { collectSecrets } from '../core/secrets';
@@ -66,7 +67,7 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
   const service = new SandboxService({ engine: () => engine, settings: () => settings, workspaceFolder: () => folder, trusted: () => true, client: 'cli', injectedEnv: () => secrets });
   const store = new FileStore(defaultFileStoreFolder());
   try {
-    const { text, failure } = await callTool(name, input, { service, engine: engineLabel(engine.kind, engine.capabilities), capabilities: engine.capabilities, signal, budget: { maxChars: DEFAULT_RESULT_CHARS }, redact: (value) => (redactor.isEmpty ? value : redactor.redact(value)), store, workspaceFolder: folder, onProgress: (progress) => output.progress(progress.message) });
+    const { text, failure } = await callTool(name, input, { service, engine: engineLabel(engine.kind, engine.capabilities), capabilities: engine.capabilities, signal, budget: { maxChars: DEFAULT_RESULT_CHARS }, redact: (value) => (redactor.isEmpty ? value : redactor.redact(value)), store, workspaceFolder: folder, protectedPaths: protectedPathsFor(folder, settings.configWritesAllowedIn), onProgress: (progress) => output.progress(progress.message) });
     output.toolResult(resultParts(text).map((part) => ({ type: 'text' as const, text: part })), Boolean(failure));
     return failure ? 1 : 0;
   } catch (error) {

@@ -1,9 +1,10 @@
 // `agent-sandbox validate` as CI runs it: the built CLI on real files, with no engine in reach.
 import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { runCliText } from './cliRunner';
+import { CLI, runCliText } from './cliRunner';
 
 const FIXTURES = resolve(__dirname, '../fixtures/prompts');
 
@@ -44,6 +45,26 @@ describe('agent-sandbox validate (the built CLI)', () => {
     assert.equal(json.code, 1);
     const rows = JSON.parse(json.stdout) as { file: string; line: number; column: number; severity: string }[];
     assert.deepEqual(rows.map((row) => `${row.file}:${row.line}:${row.column}:${row.severity}`), ['broken.prompt:4:12:error', 'broken.prompt:5:3:warning']);
+  });
+
+  it('skips a FIFO named on the command line, saying so, instead of blocking on it', async () => {
+    execFileSync('mkfifo', [join(folder, 'pipe.prompt')]);
+    writeFileSync(join(folder, 'real.prompt'), '---\nsandbox: python\n---\nHello\n');
+    // Killed only if it blocks for good (the old behaviour): not a timing assertion.
+    const run = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolveRun, fail) => {
+      const child = spawn(process.execPath, [CLI, 'validate', 'pipe.prompt', 'real.prompt'], { cwd: folder, stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000, killSignal: 'SIGKILL' });
+      let stderr = '';
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      child.on('error', fail);
+      child.on('close', (code, signal) => resolveRun({ code, signal, stderr }));
+    });
+    assert.equal(run.signal, null, `validate blocked on the FIFO and was killed: ${run.stderr}`);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stderr, 'agent-sandbox: skipped "pipe.prompt": it is not a regular file (a FIFO)\nagent-sandbox: checked 1 file(s): 0 error(s), 0 warning(s)\n');
+    const only = await validate(['pipe.prompt'], folder);
+    assert.equal(only.code, 2, 'nothing was checked');
+    assert.match(only.stderr, /skipped "pipe\.prompt"/);
+    rmSync(join(folder, 'pipe.prompt'));
   });
 
   it('exits 0 with only warnings, and 2 when an argument names nothing', async () => {

@@ -28,6 +28,8 @@ export interface ToolboxOptions {
   folder?: string;
   /** The language-model tools in this process (default), or the CLI's tool command. */
   via?: ToolPath;
+  /** The file store's size limit per file. */
+  storeMaxBytes?: number;
 }
 
 export function toolbox(options: ToolboxOptions = {}) {
@@ -37,7 +39,7 @@ export function toolbox(options: ToolboxOptions = {}) {
   const secrets = options.secrets ?? {};
   const redactor = new Redactor(secrets);
   const service = new SandboxService({ engine: () => engine, settings: () => settings, workspaceFolder: () => folder, trusted: () => true, client: 'vscode', injectedEnv: () => secrets });
-  const store = new FileStore(mkdtempSync(join(tmpdir(), 'agent-sandbox-hostile-store-')));
+  const store = new FileStore(mkdtempSync(join(tmpdir(), 'agent-sandbox-hostile-store-')), { maxFileBytes: options.storeMaxBytes });
   return {
     engine,
     service,

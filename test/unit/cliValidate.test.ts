@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,7 @@ import { PassThrough } from 'node:stream';
 import { UsageError, parseCommandLine } from '../../src/cli/args';
 import { Output } from '../../src/cli/output';
 import { expandPromptArguments, globToRegExp } from '../../src/cli/promptFiles';
+import { readPromptFile } from '../../src/cli/readPromptFile';
 import { analyzePrompt } from '../../src/core/prompt/analyzePrompt';
 
 describe('agent-sandbox validate: files and output', () => {
@@ -39,6 +41,14 @@ describe('agent-sandbox validate: files and output', () => {
     assert.throws(() => expandPromptArguments(['missing.prompt'], folder), UsageError);
     assert.throws(() => expandPromptArguments(['nothing/**/*.prompt'], folder), /No file matches nothing/);
     assert.equal(parseCommandLine(['validate', 'a.prompt', '--json']).command, 'validate');
+  });
+
+  it('reads only regular files: a FIFO or a folder named on the command line is skipped, never waited on', async () => {
+    execFileSync('mkfifo', [join(folder, 'pipe.prompt')]);
+    assert.deepEqual(await readPromptFile(join(folder, 'pipe.prompt')), { skipped: 'it is not a regular file (a FIFO)' });
+    assert.deepEqual(await readPromptFile(join(folder, 'agents')), { skipped: 'it is a directory' });
+    assert.deepEqual(await readPromptFile(join(folder, 'top.prompt')), { text: '---\nsandbox: python\n---\n' });
+    assert.deepEqual(expandPromptArguments(['.'], folder).includes('pipe.prompt'), false, 'a folder\'s FIFOs are not listed');
   });
 
   it('prints file:line:col: severity: message, or a JSON array with --json', () => {

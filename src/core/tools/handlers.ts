@@ -28,6 +28,8 @@ export interface HandlerContext {
   store: FileStore;
   /** The workspace folder on the host, for staging from it and saving into it; undefined without one or when it is not trusted. */
   workspaceFolder?: string;
+  /** Names at the top of the workspace folder that save_to_workspace may not write; PROTECTED_PATHS when absent. */
+  protectedPaths?: readonly string[];
 }
 
 type Handler<N extends ToolName> = (input: ToolInput<N>, context: HandlerContext) => Promise<string>;
@@ -133,7 +135,7 @@ export const TOOL_HANDLERS: { [N in ToolName]: Handler<N> } = {
     const published = await context.service.use(input.sandbox_id, (sandbox) => publishFile(sandbox, context.store, input.path, { name, signal: context.signal }), { signal: context.signal });
     // The user confirmed this write in prepareInvocation (see confirmations.ts).
     if (input.save_to_workspace !== undefined) {
-      await writeWorkspaceFile(folder!, input.save_to_workspace, published.data, { overwrite: input.overwrite }).catch((error: unknown) => {
+      await writeWorkspaceFile(folder!, input.save_to_workspace, published.data, { overwrite: input.overwrite, protectedPaths: context.protectedPaths }).catch((error: unknown) => {
         if (!SandboxError.is(error)) throw error;
         throw new SandboxError(error.reason, `${error.message} The file was still published to the file store as ${published.file.key}.`, error.hint);
       });

@@ -15,6 +15,8 @@ export interface WorkerSetup {
   maxMemoryBytes: number;
   /** Largest workspace file a program may read through the mount. */
   maxFileReadBytes: number;
+  /** Names at the top of the folder that an rw sandbox may not create, change, rename or remove. */
+  protectedPaths: readonly string[];
 }
 
 export interface ExecPayload {

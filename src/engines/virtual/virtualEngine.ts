@@ -11,6 +11,7 @@ import { folderLimitReason, placeBytes } from '../../core/diskLimit';
 import { SandboxError } from '../../core/errors';
 import { FolderGrowthWatch } from '../../core/folderGrowth';
 import { WORKSPACE_DIR } from '../../core/paths';
+import { PROTECTED_PATHS } from '../../core/policy/protectedPaths';
 import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec';
 import { MiB } from '../../core/units';
 import { javascriptSupported, justBashVersion, workerLocation, type WorkerLocation } from './location';
@@ -59,6 +60,7 @@ export class VirtualEngine implements SandboxEngine {
         // The disk limit, within the half of the memory that files always had here (core/diskLimit.ts).
         maxMemoryBytes: placeBytes(spec.limits),
         maxFileReadBytes: spec.limits.memoryBytes,
+        protectedPaths: [...(options.protectedPaths ?? PROTECTED_PATHS)],
       },
       Math.max(64, Math.floor(spec.limits.memoryBytes / MiB)),
     );

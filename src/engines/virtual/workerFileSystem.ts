@@ -1,11 +1,14 @@
 /**
- * The file system a virtual sandbox sees, built from just-bash's own file systems: memory for
- * everything, and at /workspace either memory (access none), an overlay on the workspace folder
- * whose writes stay in memory (ro), or the folder itself, read-write and nothing else (rw). The
- * folder-backed ones refuse symbolic links, so nothing leads out of the folder.
+ * The file system a virtual sandbox sees: just-bash's memory file system for everything, and at
+ * /workspace either memory (access none), just-bash's overlay on the workspace folder whose writes
+ * stay in memory (ro), or the folder itself through HostFolderFs (rw), which walks every path on
+ * descriptors, follows no link and refuses protected paths. The ro overlay still reads the folder by
+ * path (with just-bash's own link checks), so a rw session of the same folder racing it is not yet
+ * held off the way HostFolderFs holds it off.
  */
 import type { IFileSystem } from 'just-bash';
 import { WORKSPACE_DIR } from '../../core/paths';
+import { HostFolderFs } from './hostFolderFs';
 import type { WorkerSetup } from './protocol';
 
 export const SANDBOX_HOME = '/home/user';
@@ -24,6 +27,6 @@ export async function buildFileSystem(jb: JustBash, setup: WorkerSetup): Promise
   const workspace =
     setup.access === 'ro'
       ? new jb.OverlayFs({ root: setup.folder, mountPoint: '/', maxFileReadSize: setup.maxFileReadBytes, maxMemoryBytes: setup.maxMemoryBytes })
-      : new jb.ReadWriteFs({ root: setup.folder, maxFileReadSize: setup.maxFileReadBytes });
+      : await HostFolderFs.open(setup.folder, { maxFileReadBytes: setup.maxFileReadBytes, protectedPaths: setup.protectedPaths });
   return new jb.MountableFs({ base, mounts: [{ mountPoint: WORKSPACE_DIR, filesystem: workspace }] });
 }

@@ -8,6 +8,7 @@ import { summarizeInput, type ActivityLog } from '../../core/activityLog';
 import { sandboxIdFor } from '../../core/sessions';
 import { callTool, parseToolInput } from '../../core/tools/runTool';
 import { SandboxError } from '../../core/errors';
+import { protectedPathsFor } from '../../core/policy/protectedPaths';
 import { formatError } from '../../core/tools/format';
 import { resultParts } from '../../core/tools/resultParts';
 import { engineLabel } from '../../core/engineCapabilities';
@@ -87,7 +88,7 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
         return textResult(secrets.redact(`failed · ${reason.replace(/-/g, ' ')}\n${formatError(error)}`));
       }
       const { text, failure } = await this.services.track(
-        callTool(this.name, input, { service: this.services.service, engine: engineLabel(engine.kind, engine.capabilities), capabilities: engine.capabilities, signal: cancellation.signal, budget, redact: (value) => secrets.redact(value), store: this.services.store, workspaceFolder: this.services.workspaceFolder() }),
+        callTool(this.name, input, { service: this.services.service, engine: engineLabel(engine.kind, engine.capabilities), capabilities: engine.capabilities, signal: cancellation.signal, budget, redact: (value) => secrets.redact(value), store: this.services.store, workspaceFolder: this.services.workspaceFolder(), protectedPaths: protectedPathsFor(this.services.workspaceFolder(), this.services.settings().configWritesAllowedIn) }),
       );
       if (failure === 'engine-unavailable' || failure === 'engine-permission') this.services.engine.reportFailure(new SandboxError(failure, firstLine(text)));
       else this.services.engine.reportSuccess();
