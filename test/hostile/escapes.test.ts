@@ -37,4 +37,19 @@ for (const via of ['tools', 'cli'] as ToolPath[]) describe(`processes that try t
     assert.ok(serverKept, 'the server started by an earlier call still runs');
     assert.match(answer.text, /Stopped with the call: \d+ processes/);
   });
+
+  it('processes that change pid in a loop (fork, parent exits) are killed at the timeout too', async () => {
+    // Each hopper forks and exits in a tight loop, so its pid changes faster than /proc can be read; it stops by itself after 20 s.
+    const hopper = "import os, sys, time\nend = time.time() + 20\nwhile time.time() < end:\n    if os.fork():\n        os._exit(0)\n    if int(time.time() * 4) % 2 == 0:\n        open(sys.argv[1], 'a').write('x')\n";
+    await box.call('sandbox_fs_write', { sandbox_id: 'escapes', files: [{ path: 'hopper.py', content: hopper }] });
+    const answer = await box.call('sandbox_exec', { sandbox_id: 'escapes', timeout_seconds: 3, command: 'for i in 1 2 3 4; do python3 hopper.py /tmp/mark$i; done; sleep 100' });
+    assert.match(answer.text, /timed out|killed after 3 s/i);
+    const before = await box.call('sandbox_exec', { sandbox_id: 'escapes', command: 'cat /tmp/mark* 2>/dev/null | wc -c' });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const after = await box.call('sandbox_exec', { sandbox_id: 'escapes', command: 'cat /tmp/mark* 2>/dev/null | wc -c; ' + PROCESSES });
+    const grew = Number(/\d+/.exec(after.text.split('stdout:\n')[1] ?? '')?.[0]) - Number(/\d+/.exec(before.text.split('stdout:\n')[1] ?? '')?.[0]);
+    const alive = (after.text.match(/hopper\.py/g) ?? []).length;
+    observe(`processes (${via})`, 'hoppers that fork and exit in a loop, in a timed-out call', 'all killed: their marks stop growing', alive || grew > 0 ? `still running: ${alive} hoppers, marks grew by ${grew}` : 'none left, marks still', alive === 0 && grew <= 0);
+    assert.ok(alive === 0 && grew <= 0, `hoppers alive: ${alive}, marks grew by ${grew}: ${after.text}`);
+  });
 });

@@ -119,32 +119,23 @@ export function underSubreaper(argv: readonly string[]): string[] {
 /**
  * Kills the process tree of the exec with this marker: the processes carrying the marker (the
  * tree's root and whatever kept its environment) and every descendant of them, found by parent ids
- * in /proc. Each round stops the tree (SIGSTOP, so nothing forks meanwhile) and kills it; rounds go
- * on while anything of the tree is left (a fork bomb forks between two reads of /proc). The init at
- * the root (tini, a child subreaper) is killed last: until then the tree's orphans are reparented to
- * it rather than lost to PID 1. Prints the names of what it killed; exits 1 when the tree outlived
- * every round.
+ * in /proc. First every process of the sandbox's user is stopped at once (kill -STOP -1, one atomic
+ * signal, which no fork escapes), so the process table holds still while it is read: a process that
+ * forks and exits in a loop changes pid faster than a table can be read. Then the tree is killed and
+ * the rest (other calls, background processes of earlier calls) continue. Prints the names of what
+ * it killed.
  */
 const KILL_TREE_SCRIPT = [
   `roots=$(for f in $(grep -lzxF "${EXEC_MARKER_VAR}=$1" /proc/[0-9]*/environ 2>/dev/null); do p=\${f#/proc/}; echo "\${p%/environ}"; done)`,
   '[ -n "$roots" ] || exit 0',
-  'keep=""; for p in $roots; do [ "$(cat "/proc/$p/comm" 2>/dev/null)" = docker-init ] && keep="$keep $p "; done',
-  // pid and ppid of every live process; the name field may hold spaces and parentheses, so split after the last ")"; zombies are left out.
-  'tree_now() {',
-  '  table=$(for s in /proc/[0-9]*/stat; do IFS= read -r l < "$s" 2>/dev/null || continue; p=${s#/proc/}; r=${l##*) }; set -- $r; [ "$1" = Z ] || echo "${p%/stat}:$2"; done)',
-  '  tree=" $(echo $roots) "; grew=1',
-  '  while [ $grew = 1 ]; do grew=0; for row in $table; do p=${row%%:*}; pp=${row#*:}; case "$tree" in *" $pp "*) case "$tree" in *" $p "*) ;; *) tree="$tree$p "; grew=1;; esac;; esac; done; done',
-  '  live=""; for p in $tree; do case "$table" in *"$p:"*) case "$keep" in *" $p "*) ;; *) live="$live $p";; esac;; esac; done',
-  '}',
-  'round=0',
-  'while tree_now; [ -n "$live" ]; do',
-  '  round=$((round + 1)); [ $round -le 30 ] || exit 1',
-  '  for p in $live; do kill -STOP "$p" 2>/dev/null; done',
-  '  for p in $live; do cat "/proc/$p/comm" 2>/dev/null; done',
-  '  for p in $live; do kill -KILL "$p" 2>/dev/null; done',
-  '  sleep 0.02 2>/dev/null || true',
-  'done',
-  'for p in $keep; do kill -KILL "$p" 2>/dev/null; done',
+  'kill -STOP -1 2>/dev/null',
+  // pid:ppid of every process but zombies; the name field may hold spaces and parentheses, so split after the last ")".
+  'table=$(for s in /proc/[0-9]*/stat; do IFS= read -r l < "$s" 2>/dev/null || continue; p=${s#/proc/}; r=${l##*) }; set -- $r; [ "$1" = Z ] || echo "${p%/stat}:$2"; done)',
+  'tree=" $(echo $roots) "; grew=1',
+  'while [ $grew = 1 ]; do grew=0; for row in $table; do p=${row%%:*}; pp=${row#*:}; case "$tree" in *" $pp "*) case "$tree" in *" $p "*) ;; *) tree="$tree$p "; grew=1;; esac;; esac; done; done',
+  'for p in $tree; do cat "/proc/$p/comm" 2>/dev/null; done',
+  'for p in $tree; do kill -KILL "$p" 2>/dev/null; done',
+  'kill -CONT -1 2>/dev/null',
   'exit 0',
 ].join('\n');
 
