@@ -8,7 +8,7 @@ import { WORKSPACE_DIR, resolveWorkspacePath, workspaceRelative } from '../../co
 import { buildExecResult } from '../../core/results';
 import { describeDeath, type DeathReason } from '../../core/sessionDeath';
 import type { DockerEngine } from './dockerEngine';
-import { execInContainer, type ExecOutcome } from './exec';
+import { ALL_PROCESSES, execInContainer, killAll, startBlockedByProcessLimit, type ExecOutcome } from './exec';
 import { filesFillMemory, filledMemoryBecause } from './filesInMemory';
 import { DELETE_SCRIPT, FILE_EXIT, LIST_SCRIPT, READ_SCRIPT, WRITE_SCRIPT, fileErrorFor } from './fileScripts';
 import { DEFAULT_SHELL, DEFAULT_TERMINAL_SIZE, openDockerShell } from './shell';
@@ -29,6 +29,21 @@ export class DockerSandbox implements Sandbox {
   ) {}
 
   async exec(request: ExecRequest, signal?: AbortSignal): Promise<ExecResult> {
+    const result = await this.execOnce(request, signal);
+    // Processes left by an earlier call (a fork bomb) hold every slot of the process limit, so this
+    // command could not even start: free the sandbox by stopping all its processes, then run it again.
+    if (!startBlockedByProcessLimit(result.stderr) || !(await killAll({ container: this.container, user: this.user }).catch(() => false))) return result;
+    // The killed processes hold their slots until the init reaps them: a few short waits.
+    let again = await this.execOnce(request, signal);
+    for (let attempt = 0; attempt < 10 && startBlockedByProcessLimit(again.stderr) && !signal?.aborted; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      again = await this.execOnce(request, signal);
+    }
+    const notice = `The sandbox was at its process limit (${this.info.spec.limits.pids} processes), left by an earlier call, so the command could not start: every process in the sandbox was stopped (background jobs too) and the command ran again.`;
+    return { ...again, notices: [notice, ...again.notices] };
+  }
+
+  private async execOnce(request: ExecRequest, signal?: AbortSignal): Promise<ExecResult> {
     const argv = commandLine(request);
     const timeoutSeconds = request.timeoutSeconds ?? this.info.spec.timeoutSeconds;
     const outcome = await this.run(argv, {
@@ -43,7 +58,8 @@ export class DockerSandbox implements Sandbox {
     const notices: string[] = [];
     // The tree under the command (tini as subreaper) minus the init itself and the shell that started it.
     const killedTree = (outcome.killed ?? []).filter((name) => name !== 'docker-init');
-    if (killedTree.length) notices.push(`Stopped with the call: ${describeProcesses(killedTree)}, everything it had started (background processes and those that left its session or cleared their environment included).`);
+    if (killedTree.includes(ALL_PROCESSES)) notices.push(`Stopped with the call: ${ALL_PROCESSES}.`);
+    else if (killedTree.length) notices.push(`Stopped with the call: ${describeProcesses(killedTree)}, everything it had started (background processes and those that left its session or cleared their environment included).`);
     if (outcome.unkillable) {
       // Processes that cannot be stopped from inside (a fork bomb at the pids limit) end with their container.
       this.engine.deaths.markStopping(this.info.id, 'its processes could not be stopped inside it (a fork bomb, or processes stuck in the kernel)');

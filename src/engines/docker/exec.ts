@@ -98,7 +98,8 @@ export async function execInContainer(params: ExecParams): Promise<ExecOutcome> 
     timedOut = first === 'timeout';
     cancelled = first === 'abort';
     durationMs = performance.now() - t0;
-    killed = await killTree(params, marker).catch(() => undefined);
+    // At the process limit the tree kill cannot start its helpers: one shell's builtin kill still fits.
+    killed = (await killTree(params, marker).catch(() => undefined)) ?? ((await killAll(params).catch(() => false)) ? [ALL_PROCESSES] : undefined);
     const drained = await Promise.race([ended.then(() => true), delay(DRAIN_AFTER_KILL_MS).then(() => false)]);
     if (!drained) stream.destroy();
     unkillable = !killed || !drained;
@@ -138,6 +139,41 @@ const KILL_TREE_SCRIPT = [
   'kill -CONT -1 2>/dev/null',
   'exit 0',
 ].join('\n');
+
+/** What killAll stopped, as a process name in a result. */
+export const ALL_PROCESSES = 'every process of the sandbox (it was at its process limit)';
+
+/**
+ * Kills every process of the sandbox's user but the container's own keep-alive (the first
+ * `sleep` under the init): all are stopped at once (kill -STOP -1), killed one by one, and the
+ * keep-alive continued. Shell builtins only, so it needs no process but its one shell and still runs
+ * when a fork bomb holds every other slot of the process limit.
+ */
+const KILL_ALL_SCRIPT = [
+  'kill -STOP -1 2>/dev/null',
+  'keep=; oldest=',
+  'for d in /proc/[0-9]*; do IFS= read -r l < "$d/stat" 2>/dev/null || continue; case "$l" in *" (sleep) "*) ;; *) continue;; esac; r=${l##*) }; set -- $r; [ "$2" = 1 ] || continue; if [ -z "$oldest" ] || [ "${20}" -lt "$oldest" ]; then oldest=${20}; keep=${d#/proc/}; fi; done',
+  'for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = 1 ] || [ "$p" = $$ ] || [ "$p" = "$keep" ] || kill -KILL "$p" 2>/dev/null; done',
+  'kill -CONT -1 2>/dev/null',
+  'exit 0',
+].join('\n');
+
+export async function killAll(params: Pick<ExecParams, 'container' | 'user'>): Promise<boolean> {
+  const exec = await params.container.exec({ Cmd: ['sh', '-c', KILL_ALL_SCRIPT], User: params.user, AttachStdout: true, AttachStderr: true, Tty: false });
+  const stream = (await exec.start({ hijack: true, stdin: false })) as Duplex;
+  stream.resume();
+  await new Promise<void>((resolve) => {
+    stream.once('end', resolve);
+    stream.once('close', resolve);
+    stream.once('error', () => resolve());
+  });
+  return (await exitCodeOf(exec)) === 0;
+}
+
+/** Whether the command could not start because the sandbox is at its process limit (our init wrapper could not fork). */
+export function startBlockedByProcessLimit(stderr: string): boolean {
+  return /\[FATAL tini \(\d+\)\] fork failed: Resource temporarily unavailable|OCI runtime exec failed[^\n]*resource temporarily unavailable/i.test(stderr);
+}
 
 /** Kills the exec's process tree (see KILL_TREE_SCRIPT); true when the kill ran. */
 export async function killMarked(params: Pick<ExecParams, 'container' | 'user'>, marker: string): Promise<boolean> {
