@@ -108,9 +108,12 @@ function serveScreenshots(page, dir) {
     if (fs.existsSync(path.join(dir, 'auto-accept'))) {
       try {
         const dialog = page.locator('.monaco-dialog-box');
-        if (await dialog.count()) {
+        const primary = dialog.locator('.monaco-button:not(.secondary)').first();
+        // Only tool confirmations: the product's own policy questions are for the test to answer (clickDialogButton).
+        const label = (await dialog.count()) ? ((await primary.textContent({ timeout: 1000 })) ?? '') : '';
+        if (label && !/^(Allow |Turn On|Recreate|Restart|Close )/.test(label.trim())) {
           const message = await dialog.locator('.dialog-message-container').first().textContent({ timeout: 1000 });
-          await dialog.locator('.monaco-button:not(.secondary)').first().click({ timeout: 2000 });
+          await primary.click({ timeout: 2000 });
           fs.appendFileSync(path.join(dir, 'accepted.log'), `${JSON.stringify(message)}\n`);
         }
       } catch {}
@@ -124,7 +127,8 @@ function serveScreenshots(page, dir) {
         const button = page.locator('.monaco-dialog-box .monaco-button', { hasText: label }).first();
         await button.waitFor({ state: 'visible', timeout: 20_000 });
         const message = await page.locator('.monaco-dialog-box .dialog-message-container').first().textContent().catch(() => '');
-        await button.click();
+        // The dialog is there; a busy machine may keep its opening animation from settling, so no stability wait.
+        await button.click({ force: true, timeout: 5_000 });
         fs.writeFileSync(path.join(dir, `${name}.clicked`), `ok\n${message ?? ''}`);
       } catch (err) {
         await page.screenshot({ path: path.join(dir, `${name}-failed.png`) }).catch(() => undefined);

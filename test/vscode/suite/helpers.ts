@@ -96,3 +96,14 @@ export async function closeAllEditors(): Promise<void> {
     await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
   }
 }
+
+/**
+ * Sets the workspace access the way a user does in settings.json: `agentSandbox.workspaceAccessByFolder`
+ * in the user settings, for this folder (no dialog: the user edits their own settings).
+ */
+export async function setWorkspaceAccessInUserSettings(access: 'none' | 'ro' | 'rw'): Promise<void> {
+  const config = vscode.workspace.getConfiguration('agentSandbox');
+  const folder = fs.realpathSync(vscode.workspace.workspaceFolders![0]!.uri.fsPath);
+  const current = config.inspect<Record<string, string>>('workspaceAccessByFolder')?.globalValue ?? {};
+  await config.update('workspaceAccessByFolder', { ...current, [folder]: access }, vscode.ConfigurationTarget.Global);
+}

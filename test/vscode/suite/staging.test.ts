@@ -5,15 +5,16 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { invoke, setWorkspaceAccess } from './helpers';
+import { invoke, setWorkspaceAccessInUserSettings } from './helpers';
 
 const EXTENSION_ID = 'agent-sandbox.agent-sandbox';
 const SESSION = 'staging-test';
 
 const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
 
+// The dialogs of Set Workspace Access are tested in commands.test; here the user sets it in settings.json.
 async function setAccess(value: 'none' | 'ro' | 'rw' | undefined): Promise<void> {
-  await setWorkspaceAccess(value ?? 'none');
+  await setWorkspaceAccessInUserSettings(value ?? 'none');
 }
 
 suite('File staging', () => {
