@@ -159,15 +159,7 @@ const KILL_ALL_SCRIPT = [
 ].join('\n');
 
 export async function killAll(params: Pick<ExecParams, 'container' | 'user'>): Promise<boolean> {
-  const exec = await params.container.exec({ Cmd: ['sh', '-c', KILL_ALL_SCRIPT], User: params.user, AttachStdout: true, AttachStderr: true, Tty: false });
-  const stream = (await exec.start({ hijack: true, stdin: false })) as Duplex;
-  stream.resume();
-  await new Promise<void>((resolve) => {
-    stream.once('end', resolve);
-    stream.once('close', resolve);
-    stream.once('error', () => resolve());
-  });
-  return (await exitCodeOf(exec)) === 0;
+  return (await runHelper(params, [KILL_ALL_SCRIPT])).exitCode === 0;
 }
 
 /** Whether the command could not start because the sandbox is at its process limit (our init wrapper could not fork). */
@@ -182,7 +174,13 @@ export async function killMarked(params: Pick<ExecParams, 'container' | 'user'>,
 
 /** Kills the exec's process tree; the names of the processes it killed, or undefined when it could not run. */
 export async function killTree(params: Pick<ExecParams, 'container' | 'user'>, marker: string): Promise<string[] | undefined> {
-  const exec = await params.container.exec({ Cmd: ['sh', '-c', KILL_TREE_SCRIPT, 'sh', marker], User: params.user, AttachStdout: true, AttachStderr: true, Tty: false });
+  const { exitCode, stdout } = await runHelper(params, [KILL_TREE_SCRIPT, 'sh', marker]);
+  return exitCode === 0 ? stdout.split('\n').filter((name) => name !== '') : undefined;
+}
+
+/** Runs one of our fixed shell scripts (`sh -c SCRIPT ARGS...`) as the sandbox user, directly (not under the init), to its end. */
+async function runHelper(params: Pick<ExecParams, 'container' | 'user'>, args: readonly string[]): Promise<{ exitCode: number | null; stdout: string }> {
+  const exec = await params.container.exec({ Cmd: ['sh', '-c', ...args], User: params.user, AttachStdout: true, AttachStderr: true, Tty: false });
   const stream = (await exec.start({ hijack: true, stdin: false })) as Duplex;
   const chunks: Buffer[] = [];
   stream.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -191,8 +189,7 @@ export async function killTree(params: Pick<ExecParams, 'container' | 'user'>, m
     stream.once('close', resolve);
     stream.once('error', () => resolve());
   });
-  if ((await exitCodeOf(exec)) !== 0) return undefined;
-  return stdoutOf(Buffer.concat(chunks)).split('\n').filter((name) => name !== '');
+  return { exitCode: await exitCodeOf(exec), stdout: stdoutOf(Buffer.concat(chunks)) };
 }
 
 /** The stdout frames of a multiplexed exec stream (each frame: stream id, 3 zero bytes, a 32-bit length, the payload). */
