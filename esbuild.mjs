@@ -27,18 +27,36 @@ const lean = {
   name: 'lean-dependencies',
   setup(build) {
     const inside = (importer, folder) => importer.includes(`${sep}node_modules${sep}${folder}${sep}`);
-    build.onResolve({ filter: /^\.\/(session|buildkit)$/ }, (args) => (inside(args.importer, 'dockerode') ? { path: args.path, namespace: 'lean-stub' } : undefined));
+    build.onResolve({ filter: /^\.\/(session|buildkit)$/ }, (args) =>
+      inside(args.importer, 'dockerode') ? { path: args.path, namespace: 'lean-stub' } : undefined,
+    );
     build.onLoad({ filter: /.*/, namespace: 'lean-stub' }, (args) => ({
       contents: `module.exports = function () { throw new Error('dockerode ${args.path.slice(2)} (BuildKit) is not part of the Agent Sandbox bundle'); };`,
       loader: 'js',
     }));
-    build.onResolve({ filter: /\/locales\/index\.js$/ }, (args) => (inside(args.importer, 'zod') ? { path: join(args.resolveDir, args.path), namespace: 'lean-zod-locales' } : undefined));
-    build.onLoad({ filter: /.*/, namespace: 'lean-zod-locales' }, (args) => ({ contents: 'export { default as en } from "./en.js";', loader: 'js', resolveDir: dirname(args.path) }));
-    build.onResolve({ filter: /^\.\/ssh$/ }, (args) => (inside(args.importer, 'docker-modem') ? { path: './ssh.js', external: true } : undefined));
+    build.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
+      inside(args.importer, 'zod')
+        ? { path: join(args.resolveDir, args.path), namespace: 'lean-zod-locales' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'lean-zod-locales' }, (args) => ({
+      contents: 'export { default as en } from "./en.js";',
+      loader: 'js',
+      resolveDir: dirname(args.path),
+    }));
+    build.onResolve({ filter: /^\.\/ssh$/ }, (args) =>
+      inside(args.importer, 'docker-modem') ? { path: './ssh.js', external: true } : undefined,
+    );
     build.onLoad({ filter: /[\\/]docker-modem[\\/]lib[\\/]modem\.js$/ }, async (args) => {
       const source = await readFile(args.path, 'utf8');
-      const lazy = source.replace("ssh = require('./ssh'),", "ssh = function (options) { return require('./ssh')(options); },");
-      if (lazy === source) throw new Error('esbuild.mjs: docker-modem changed; update the lazy ssh2 require in the lean-dependencies plugin');
+      const lazy = source.replace(
+        "ssh = require('./ssh'),",
+        "ssh = function (options) { return require('./ssh')(options); },",
+      );
+      if (lazy === source)
+        throw new Error(
+          'esbuild.mjs: docker-modem changed; update the lazy ssh2 require in the lean-dependencies plugin',
+        );
       return { contents: lazy, loader: 'js' };
     });
   },
@@ -57,8 +75,21 @@ const builds = [
   { ...node, entryPoints: { extension: 'src/vscode/extension.ts' }, outdir: 'dist' },
   { ...node, entryPoints: { cli: 'src/cli/main.ts' }, outdir: 'dist', banner: { js: '#!/usr/bin/env node' } },
   // Optional native helpers of ssh2; the pure-JS paths are used without them.
-  { ...node, plugins: [], entryPoints: { ssh: 'node_modules/docker-modem/lib/ssh.js' }, outdir: 'dist', external: ['cpu-features', './crypto/build/Release/sshcrypto.node'] },
-  { ...common, platform: 'browser', target: 'es2022', format: 'iife', entryPoints: { webview: 'webview/main.ts' }, outdir: 'dist' },
+  {
+    ...node,
+    plugins: [],
+    entryPoints: { ssh: 'node_modules/docker-modem/lib/ssh.js' },
+    outdir: 'dist',
+    external: ['cpu-features', './crypto/build/Release/sshcrypto.node'],
+  },
+  {
+    ...common,
+    platform: 'browser',
+    target: 'es2022',
+    format: 'iife',
+    entryPoints: { webview: 'webview/main.ts' },
+    outdir: 'dist',
+  },
   // The virtual engine's worker with just-bash, in dist/just-bash/ (see scripts/buildVirtualEngine.mjs).
   virtualEngineBuild(common),
 ];

@@ -46,10 +46,18 @@ export async function copyVirtualEngineAssets() {
   await rm(VIRTUAL_OUT, { recursive: true, force: true });
   await mkdir(CHUNKS, { recursive: true });
   const manifest = JSON.parse(await readFile(join(PACKAGE, 'package.json'), 'utf8'));
-  await writeFile(join(VIRTUAL_OUT, 'package.json'), `${JSON.stringify({ name: 'just-bash', version: manifest.version, license: manifest.license, type: 'module', private: true }, null, 2)}\n`);
+  await writeFile(
+    join(VIRTUAL_OUT, 'package.json'),
+    `${JSON.stringify({ name: 'just-bash', version: manifest.version, license: manifest.license, type: 'module', private: true }, null, 2)}\n`,
+  );
   await cp(join(PACKAGE, 'LICENSE'), join(VIRTUAL_OUT, 'LICENSE'));
   await cp(join(PACKAGE, 'dist', 'bundle', 'chunks', 'worker.js'), join(CHUNKS, 'worker.js'));
-  await cp(join(PACKAGE, 'vendor', 'cpython-emscripten'), join(VIRTUAL_OUT, 'vendor', 'cpython-emscripten'), { recursive: true });
-  await cp(join('node_modules', '@jitl', 'quickjs-wasmfile-release-sync', 'dist', 'emscripten-module.wasm'), join(CHUNKS, 'emscripten-module.wasm'));
+  await cp(join(PACKAGE, 'vendor', 'cpython-emscripten'), join(VIRTUAL_OUT, 'vendor', 'cpython-emscripten'), {
+    recursive: true,
+  });
+  await cp(
+    join('node_modules', '@jitl', 'quickjs-wasmfile-release-sync', 'dist', 'emscripten-module.wasm'),
+    join(CHUNKS, 'emscripten-module.wasm'),
+  );
   await cp(join('node_modules', 'sql.js', 'dist', 'sql-wasm.wasm'), join(CHUNKS, 'sql-wasm.wasm'));
 }

@@ -57,12 +57,16 @@ export function manifestDrift(actual: unknown, expected: readonly LanguageModelT
     }
     const keys = new Set([...Object.keys(wanted as object), ...Object.keys((had ?? {}) as object)]);
     const changed = [...keys].filter(
-      (key) => JSON.stringify((had as Record<string, unknown>)[key]) !== JSON.stringify((wanted as Record<string, unknown>)[key]),
+      (key) =>
+        JSON.stringify((had as Record<string, unknown>)[key]) !==
+        JSON.stringify((wanted as Record<string, unknown>)[key]),
     );
     if (changed.length) drift.push(`${name}: ${changed.join(', ')} differ`);
   }
-  for (const name of have.keys()) if (!want.has(name)) drift.push(`${name}: in package.json but not among the tool definitions`);
-  if (!drift.length && JSON.stringify(actual) !== JSON.stringify(expected)) drift.push('the tools are listed in a different order');
+  for (const name of have.keys())
+    if (!want.has(name)) drift.push(`${name}: in package.json but not among the tool definitions`);
+  if (!drift.length && JSON.stringify(actual) !== JSON.stringify(expected))
+    drift.push('the tools are listed in a different order');
   return drift;
 }
 
@@ -77,14 +81,17 @@ export function updatedPackageJson(text: string, tools: readonly LanguageModelTo
 function main(args: readonly string[]): number {
   const text = readFileSync(PACKAGE_JSON, 'utf8');
   const tools = languageModelToolsManifest();
-  const current = (JSON.parse(text) as { contributes?: { languageModelTools?: unknown } }).contributes?.languageModelTools;
+  const current = (JSON.parse(text) as { contributes?: { languageModelTools?: unknown } }).contributes
+    ?.languageModelTools;
   const drift = manifestDrift(current, tools);
   if (args.includes('--check')) {
     if (!drift.length) {
       console.log('package.json languageModelTools are up to date.');
       return 0;
     }
-    console.error(`package.json languageModelTools are out of date:\n  ${drift.join('\n  ')}\nRun: npx tsx scripts/generateManifest.ts`);
+    console.error(
+      `package.json languageModelTools are out of date:\n  ${drift.join('\n  ')}\nRun: npx tsx scripts/generateManifest.ts`,
+    );
     return 1;
   }
   const next = updatedPackageJson(text, tools);
@@ -93,7 +100,9 @@ function main(args: readonly string[]): number {
     return 0;
   }
   writeFileSync(PACKAGE_JSON, next);
-  console.log(`Updated contributes.languageModelTools in package.json (${tools.length} tools)${drift.length ? `:\n  ${drift.join('\n  ')}` : '.'}`);
+  console.log(
+    `Updated contributes.languageModelTools in package.json (${tools.length} tools)${drift.length ? `:\n  ${drift.join('\n  ')}` : '.'}`,
+  );
   return 0;
 }
 

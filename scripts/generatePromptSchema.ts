@@ -10,7 +10,10 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { dotpromptFrontmatterSchema } from '../src/core/prompt/frontmatterSchema';
 
-export const PROMPT_SCHEMA_FILE = resolve(fileURLToPath(new URL('..', import.meta.url)), 'schemas/dotprompt-frontmatter.schema.json');
+export const PROMPT_SCHEMA_FILE = resolve(
+  fileURLToPath(new URL('..', import.meta.url)),
+  'schemas/dotprompt-frontmatter.schema.json',
+);
 
 /** The schema as YAML tools read it (draft-07, which the YAML language server and most validators support). */
 export function promptFrontmatterJsonSchema(): Record<string, unknown> {
@@ -34,7 +37,9 @@ function main(args: readonly string[]): number {
     return 0;
   }
   if (args.includes('--check')) {
-    console.error('schemas/dotprompt-frontmatter.schema.json is out of date. Run: npx tsx scripts/generatePromptSchema.ts');
+    console.error(
+      'schemas/dotprompt-frontmatter.schema.json is out of date. Run: npx tsx scripts/generatePromptSchema.ts',
+    );
     return 1;
   }
   writeFileSync(PROMPT_SCHEMA_FILE, wanted);

@@ -67,7 +67,18 @@ export const FLAGS_ARGUMENT: Readonly<Record<string, number>> = { open: 1, opena
 /** O_CREAT | __O_TMPFILE with the generic values (asm-generic/fcntl.h). */
 export const CREATING_FLAGS = 0o100 | 0o20000000;
 /** Where those values hold, as the engine names architectures; alpha, mips, parisc and sparc differ, and there only the mode rule allows. */
-const GENERIC_OPEN_FLAGS_ARCHES = ['amd64', 'x86', 'arm', 'arm64', 'ppc', 'ppc64', 'ppc64le', 's390', 's390x', 'riscv64'];
+const GENERIC_OPEN_FLAGS_ARCHES = [
+  'amd64',
+  'x86',
+  'arm',
+  'arm64',
+  'ppc',
+  'ppc64',
+  'ppc64le',
+  's390',
+  's390x',
+  'riscv64',
+];
 /**
  * Refused with ENOSYS, so that libc falls back to a call the rules above see: openat2 carries its mode
  * in a struct behind a pointer, which a seccomp filter cannot read; io_uring runs IORING_OP_OPENAT and
@@ -81,14 +92,19 @@ const TAG = 'agent-sandbox:';
 
 /** The engine's profile with our rules: every allowed mode-setting call loses S_ISUID and S_ISGID, openat2 and io_uring go. */
 export function sandboxSeccompProfile(base: SeccompProfile): SeccompProfile {
-  if (!/^SCMP_ACT_(ERRNO|KILL)/.test(base.defaultAction)) throw new Error(`the base profile's default action is ${base.defaultAction}; expected one that refuses`);
+  if (!/^SCMP_ACT_(ERRNO|KILL)/.test(base.defaultAction))
+    throw new Error(`the base profile's default action is ${base.defaultAction}; expected one that refuses`);
   const touched = new Set([...Object.keys(MODE_ARGUMENT), ...REFUSED]);
   const allowedInBase = new Set<string>();
   for (const rule of base.syscalls) {
     for (const name of rule.names.filter((each) => touched.has(each))) {
-      const plain = rule.action === 'SCMP_ACT_ALLOW' && !rule.args?.length && isEmpty(rule.includes) && isEmpty(rule.excludes);
+      const plain =
+        rule.action === 'SCMP_ACT_ALLOW' && !rule.args?.length && isEmpty(rule.includes) && isEmpty(rule.excludes);
       // A conditional rule upstream would need a look before ours replace it: stop rather than guess.
-      if (!plain) throw new Error(`the base profile has a conditional or non-allow rule for ${name}; review it before regenerating`);
+      if (!plain)
+        throw new Error(
+          `the base profile has a conditional or non-allow rule for ${name}; review it before regenerating`,
+        );
       allowedInBase.add(name);
     }
   }
@@ -99,7 +115,12 @@ export function sandboxSeccompProfile(base: SeccompProfile): SeccompProfile {
   // Only what the engine allowed is allowed again, now on conditions: a call it refused stays refused.
   for (const [name, index] of Object.entries(MODE_ARGUMENT)) {
     if (!allowedInBase.has(name)) continue;
-    syscalls.push({ names: [name], action: 'SCMP_ACT_ALLOW', args: [{ index, value: SETID_BITS, valueTwo: 0, op: 'SCMP_CMP_MASKED_EQ' }], comment: `${TAG} ${name} only with a mode without S_ISUID and S_ISGID` });
+    syscalls.push({
+      names: [name],
+      action: 'SCMP_ACT_ALLOW',
+      args: [{ index, value: SETID_BITS, valueTwo: 0, op: 'SCMP_CMP_MASKED_EQ' }],
+      comment: `${TAG} ${name} only with a mode without S_ISUID and S_ISGID`,
+    });
     const flags = FLAGS_ARGUMENT[name];
     if (flags !== undefined) {
       syscalls.push({
@@ -114,14 +135,29 @@ export function sandboxSeccompProfile(base: SeccompProfile): SeccompProfile {
   const refused = REFUSED.filter((name) => allowedInBase.has(name));
   if (refused.length) {
     const comment = `${TAG} ENOSYS, so that libc falls back to calls whose mode the rules above check`;
-    syscalls.push({ names: refused, action: 'SCMP_ACT_ERRNO', errnoRet: ENOSYS, comment, excludes: { arches: MIPS_ARCHES } });
-    syscalls.push({ names: refused, action: 'SCMP_ACT_ERRNO', errnoRet: ENOSYS_MIPS, comment, includes: { arches: MIPS_ARCHES } });
+    syscalls.push({
+      names: refused,
+      action: 'SCMP_ACT_ERRNO',
+      errnoRet: ENOSYS,
+      comment,
+      excludes: { arches: MIPS_ARCHES },
+    });
+    syscalls.push({
+      names: refused,
+      action: 'SCMP_ACT_ERRNO',
+      errnoRet: ENOSYS_MIPS,
+      comment,
+      includes: { arches: MIPS_ARCHES },
+    });
   }
   return { ...base, syscalls };
 }
 
 function isEmpty(filter: SeccompFilter | undefined): boolean {
-  return !filter || Object.values(filter).every((value) => value === undefined || (Array.isArray(value) && value.length === 0));
+  return (
+    !filter ||
+    Object.values(filter).every((value) => value === undefined || (Array.isArray(value) && value.length === 0))
+  );
 }
 
 export function readBaseProfile(): SeccompProfile {
@@ -145,7 +181,9 @@ function main(args: readonly string[]): number {
     return 0;
   }
   if (args.includes('--check')) {
-    console.error('src/engines/docker/seccompProfile.json is out of date. Run: npx tsx scripts/generateSeccompProfile.ts');
+    console.error(
+      'src/engines/docker/seccompProfile.json is out of date. Run: npx tsx scripts/generateSeccompProfile.ts',
+    );
     return 1;
   }
   writeFileSync(SANDBOX_PROFILE_FILE, wanted);

@@ -44,9 +44,10 @@ rm -rf "$logs"
 [ "$engine_rc" = 0 ] || { echo "provisioning the engine failed (exit $engine_rc)" >&2; exit "$engine_rc"; }
 [ "$vscode_rc" = 0 ] || { echo "provisioning the VS Code host failed (exit $vscode_rc)" >&2; exit "$vscode_rc"; }
 
-log "build and typecheck"
+log "build, typecheck and lint (layer rules, formatting)"
 node esbuild.mjs --quiet
 npx tsc -p . --noEmit
+npm run --silent lint
 
 log "unit tier"
 npx mocha --config test/unit/.mocharc.json

@@ -4,7 +4,11 @@ import { h } from './dom';
 import { formatDuration, formatTime } from './format';
 
 export function renderActivity(activity: ActivityView[]): HTMLElement {
-  const section = h('section', { class: 'activity', 'aria-labelledby': 'activity-title' }, h('h2', { id: 'activity-title' }, 'Activity'));
+  const section = h(
+    'section',
+    { class: 'activity', 'aria-labelledby': 'activity-title' },
+    h('h2', { id: 'activity-title' }, 'Activity'),
+  );
   if (activity.length === 0) {
     section.append(h('p', { class: 'empty muted' }, 'No tool calls yet.'));
     return section;

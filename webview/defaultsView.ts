@@ -13,26 +13,57 @@ interface Field {
   check: (value: string) => string | undefined;
 }
 
-const number = (min: number, max: number, integer = false) => (value: string) => {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n)) return 'a number';
-  if (integer && !Number.isInteger(n)) return 'a whole number';
-  if (n < min || n > max) return `between ${min} and ${max}`;
-  return undefined;
-};
+const number =
+  (min: number, max: number, integer = false) =>
+  (value: string) => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n)) return 'a number';
+    if (integer && !Number.isInteger(n)) return 'a whole number';
+    if (n < min || n > max) return `between ${min} and ${max}`;
+    return undefined;
+  };
 
 const FIELDS: Field[] = [
-  { key: 'memory', label: 'Memory', help: 'like 512m or 1g, no swap', kind: 'text', check: (value) => (MEMORY.test(value.trim()) ? undefined : 'a size like 512m or 1g') },
+  {
+    key: 'memory',
+    label: 'Memory',
+    help: 'like 512m or 1g, no swap',
+    kind: 'text',
+    check: (value) => (MEMORY.test(value.trim()) ? undefined : 'a size like 512m or 1g'),
+  },
   { key: 'cpus', label: 'CPUs', help: 'cores, 1.5 allowed', kind: 'number', check: number(0.05, 64) },
   { key: 'pids', label: 'Processes', help: 'most at once', kind: 'number', check: number(16, 32768, true) },
   { key: 'timeoutSeconds', label: 'Timeout (s)', help: 'per call', kind: 'number', check: number(1, 86400) },
-  { key: 'maxStdoutBytes', label: 'Stdout cap (bytes)', help: 'kept per call', kind: 'number', check: number(1024, 268435456, true) },
-  { key: 'maxStderrBytes', label: 'Stderr cap (bytes)', help: 'kept per call', kind: 'number', check: number(1024, 268435456, true) },
+  {
+    key: 'maxStdoutBytes',
+    label: 'Stdout cap (bytes)',
+    help: 'kept per call',
+    kind: 'number',
+    check: number(1024, 268435456, true),
+  },
+  {
+    key: 'maxStderrBytes',
+    label: 'Stderr cap (bytes)',
+    help: 'kept per call',
+    kind: 'number',
+    check: number(1024, 268435456, true),
+  },
 ];
 
-export function renderDefaults(defaults: DefaultsView | undefined, post: (message: WebviewToHost) => void, ui: { defaultsOpen: boolean }, onUiChange: () => void): HTMLElement {
+export function renderDefaults(
+  defaults: DefaultsView | undefined,
+  post: (message: WebviewToHost) => void,
+  ui: { defaultsOpen: boolean },
+  onUiChange: () => void,
+): HTMLElement {
   const section = h('details', { class: 'defaults section', open: ui.defaultsOpen });
-  section.append(h('summary', { 'data-action': 'toggle-defaults', 'aria-label': 'Defaults for new sandboxes' }, h('h2', { class: 'inline-title' }, 'Defaults for new sandboxes')));
+  section.append(
+    h(
+      'summary',
+      { 'data-action': 'toggle-defaults', 'aria-label': 'Defaults for new sandboxes' },
+      h('h2', { class: 'inline-title' }, 'Defaults for new sandboxes'),
+    ),
+  );
   section.addEventListener('toggle', () => {
     ui.defaultsOpen = (section as HTMLDetailsElement).open;
     onUiChange();
@@ -42,19 +73,54 @@ export function renderDefaults(defaults: DefaultsView | undefined, post: (messag
   const inputs = new Map<keyof DefaultsEdit, HTMLElement>();
   for (const field of FIELDS) {
     const id = `default-${field.key}`;
-    const input = h('vscode-text-field', { id, value: String(defaults[field.key as keyof DefaultsView]), 'data-field': field.key, 'aria-describedby': `${id}-help`, title: field.help }, field.label);
+    const input = h(
+      'vscode-text-field',
+      {
+        id,
+        value: String(defaults[field.key as keyof DefaultsView]),
+        'data-field': field.key,
+        'aria-describedby': `${id}-help`,
+        title: field.help,
+      },
+      field.label,
+    );
     inputs.set(field.key, input);
-    form.append(h('div', { class: 'field' }, input, h('span', { id: `${id}-help`, class: 'visually-hidden' }, field.help), h('span', { class: 'error small', id: `${id}-error`, role: 'alert' })));
+    form.append(
+      h(
+        'div',
+        { class: 'field' },
+        input,
+        h('span', { id: `${id}-help`, class: 'visually-hidden' }, field.help),
+        h('span', { class: 'error small', id: `${id}-error`, role: 'alert' }),
+      ),
+    );
   }
-  const access = h('vscode-dropdown', { id: 'default-access', 'data-field': 'workspaceAccess', 'aria-label': 'Workspace access' }, ...(['none', 'ro', 'rw'] as const).map((value) => h('vscode-option', { value, selected: value === defaults.workspaceAccess }, value)));
+  const access = h(
+    'vscode-dropdown',
+    { id: 'default-access', 'data-field': 'workspaceAccess', 'aria-label': 'Workspace access' },
+    ...(['none', 'ro', 'rw'] as const).map((value) =>
+      h('vscode-option', { value, selected: value === defaults.workspaceAccess }, value),
+    ),
+  );
   const network = h('vscode-checkbox', { 'data-field': 'network', checked: defaults.network }, 'Network');
-  const target = h('vscode-dropdown', { 'data-field': 'target', 'aria-label': 'Save to', disabled: !defaults.canUseWorkspace }, h('vscode-option', { value: 'user', selected: defaults.target === 'user' }, 'user settings'), h('vscode-option', { value: 'workspace', selected: defaults.target === 'workspace' }, 'workspace settings'));
+  const target = h(
+    'vscode-dropdown',
+    { 'data-field': 'target', 'aria-label': 'Save to', disabled: !defaults.canUseWorkspace },
+    h('vscode-option', { value: 'user', selected: defaults.target === 'user' }, 'user settings'),
+    h('vscode-option', { value: 'workspace', selected: defaults.target === 'workspace' }, 'workspace settings'),
+  );
   form.append(
     h('div', { class: 'field' }, h('label', { for: 'default-access' }, 'Workspace access'), access),
     h('div', { class: 'field field-inline' }, network),
     h('div', { class: 'field' }, h('span', {}, 'Save to'), target),
   );
-  const save = button('Save Defaults', 'Save the default limits to settings', () => submit(), 'save-defaults', 'primary');
+  const save = button(
+    'Save Defaults',
+    'Save the default limits to settings',
+    () => submit(),
+    'save-defaults',
+    'primary',
+  );
   form.append(h('div', { class: 'actions' }, save));
   form.addEventListener('submit', (event) => {
     event.preventDefault();

@@ -2,11 +2,25 @@
 import type { EngineView } from '../src/shared/protocol';
 import { h } from './dom';
 
-export function renderEngine(engine: EngineView | undefined, post: (message: { type: 'retryEngine' } | { type: 'showLog' }) => void): HTMLElement {
-  const section = h('section', { class: 'engine', 'aria-labelledby': 'engine-title' }, h('h2', { id: 'engine-title' }, 'Engine'));
+export function renderEngine(
+  engine: EngineView | undefined,
+  post: (message: { type: 'retryEngine' } | { type: 'showLog' }) => void,
+): HTMLElement {
+  const section = h(
+    'section',
+    { class: 'engine', 'aria-labelledby': 'engine-title' },
+    h('h2', { id: 'engine-title' }, 'Engine'),
+  );
   if (!engine) return section;
   const state = engine.state;
-  const label = state === 'connected' ? 'connected' : state === 'unavailable' ? 'not reachable' : state === 'connecting' ? 'connecting' : 'not contacted yet';
+  const label =
+    state === 'connected'
+      ? 'connected'
+      : state === 'unavailable'
+        ? 'not reachable'
+        : state === 'connecting'
+          ? 'connecting'
+          : 'not contacted yet';
   section.append(
     h(
       'p',
@@ -21,7 +35,12 @@ export function renderEngine(engine: EngineView | undefined, post: (message: { t
   if (engine.isolation) section.append(h('p', { class: 'muted small' }, engine.isolation));
   if (state === 'unavailable') {
     section.append(
-      h('div', { class: 'problem', role: 'alert' }, h('p', {}, engine.problem ?? 'The engine does not answer.'), engine.fix ? h('p', { class: 'fix' }, engine.fix) : null),
+      h(
+        'div',
+        { class: 'problem', role: 'alert' },
+        h('p', {}, engine.problem ?? 'The engine does not answer.'),
+        engine.fix ? h('p', { class: 'fix' }, engine.fix) : null,
+      ),
       h(
         'div',
         { class: 'actions' },
@@ -33,7 +52,13 @@ export function renderEngine(engine: EngineView | undefined, post: (message: { t
   return section;
 }
 
-export function button(text: string, label: string, onClick: () => void, action: string, appearance: 'primary' | 'secondary' = 'secondary'): HTMLElement {
+export function button(
+  text: string,
+  label: string,
+  onClick: () => void,
+  action: string,
+  appearance: 'primary' | 'secondary' = 'secondary',
+): HTMLElement {
   const element = h('vscode-button', { appearance, 'aria-label': label, title: label, 'data-action': action }, text);
   element.addEventListener('click', onClick);
   return element;

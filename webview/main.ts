@@ -2,8 +2,24 @@
  * The Sandbox panel's browser code. The host sends a full state once, then events; each section
  * re-renders on its own event, and live stats update their card in place so focus is never lost.
  */
-import { provideVSCodeDesignSystem, vsCodeButton, vsCodeCheckbox, vsCodeDropdown, vsCodeOption, vsCodeTag, vsCodeTextField } from '@vscode/webview-ui-toolkit';
-import type { ActivityView, DefaultsView, EngineView, HostToWebview, SessionView, StatsView, WebviewToHost } from '../src/shared/protocol';
+import {
+  provideVSCodeDesignSystem,
+  vsCodeButton,
+  vsCodeCheckbox,
+  vsCodeDropdown,
+  vsCodeOption,
+  vsCodeTag,
+  vsCodeTextField,
+} from '@vscode/webview-ui-toolkit';
+import type {
+  ActivityView,
+  DefaultsView,
+  EngineView,
+  HostToWebview,
+  SessionView,
+  StatsView,
+  WebviewToHost,
+} from '../src/shared/protocol';
 import { renderActivity } from './activityView';
 import { h } from './dom';
 import { renderDefaults } from './defaultsView';
@@ -18,13 +34,24 @@ interface VsCodeApi {
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
-provideVSCodeDesignSystem().register(vsCodeButton(), vsCodeCheckbox(), vsCodeDropdown(), vsCodeOption(), vsCodeTag(), vsCodeTextField());
+provideVSCodeDesignSystem().register(
+  vsCodeButton(),
+  vsCodeCheckbox(),
+  vsCodeDropdown(),
+  vsCodeOption(),
+  vsCodeTag(),
+  vsCodeTextField(),
+);
 
 const vscode = acquireVsCodeApi();
 const ACTIVITY_SHOWN = 50;
 
 /** UI state only (never data the host owns), kept across hide/show and reloads. */
-const ui: SessionsUi & { defaultsOpen: boolean } = { newRuntime: 'python', defaultsOpen: false, ...((vscode.getState() as Partial<SessionsUi & { defaultsOpen: boolean }> | undefined) ?? {}) };
+const ui: SessionsUi & { defaultsOpen: boolean } = {
+  newRuntime: 'python',
+  defaultsOpen: false,
+  ...((vscode.getState() as Partial<SessionsUi & { defaultsOpen: boolean }> | undefined) ?? {}),
+};
 const saveUi = () => vscode.setState({ ...ui });
 
 let engine: EngineView | undefined;
@@ -42,7 +69,10 @@ const slots = {
   defaults: h('div', { class: 'slot slot-defaults' }),
   activity: h('div', { class: 'slot slot-activity' }),
 };
-root.replaceChildren(h('div', { class: 'layout' }, slots.engine, slots.sessions, slots.activity, slots.defaults), status);
+root.replaceChildren(
+  h('div', { class: 'layout' }, slots.engine, slots.sessions, slots.activity, slots.defaults),
+  status,
+);
 
 /** Re-renders a section, keeping keyboard focus on the same control if it is still there. */
 function replace(slot: HTMLElement, content: HTMLElement): void {
@@ -56,7 +86,9 @@ function focusKey(element: HTMLElement): string | undefined {
   const action = element.closest('[data-action],[data-field]') as HTMLElement | null;
   if (!action) return undefined;
   const card = element.closest('[data-session]') as HTMLElement | null;
-  const own = action.dataset.action ? `[data-action="${action.dataset.action}"]` : `[data-field="${action.dataset.field}"]`;
+  const own = action.dataset.action
+    ? `[data-action="${action.dataset.action}"]`
+    : `[data-field="${action.dataset.field}"]`;
   return card ? `[data-session="${CSS.escape(card.dataset.session!)}"] ${own}` : own;
 }
 

@@ -11,18 +11,58 @@ export interface SessionsUi {
   newRuntime: (typeof RUNTIMES)[number];
 }
 
-export function renderSessions(sessions: SessionView[], stats: Map<string, StatsView>, ui: SessionsUi, post: (message: WebviewToHost) => void, onUiChange: () => void): HTMLElement {
+export function renderSessions(
+  sessions: SessionView[],
+  stats: Map<string, StatsView>,
+  ui: SessionsUi,
+  post: (message: WebviewToHost) => void,
+  onUiChange: () => void,
+): HTMLElement {
   const section = h('section', { class: 'sessions', 'aria-labelledby': 'sessions-title' });
-  const runtime = h('vscode-dropdown', { 'aria-label': 'Runtime of the new session', 'data-field': 'new-runtime' }, ...RUNTIMES.map((name) => h('vscode-option', { value: name, selected: name === ui.newRuntime }, name)));
+  const runtime = h(
+    'vscode-dropdown',
+    { 'aria-label': 'Runtime of the new session', 'data-field': 'new-runtime' },
+    ...RUNTIMES.map((name) => h('vscode-option', { value: name, selected: name === ui.newRuntime }, name)),
+  );
   runtime.addEventListener('change', (event) => {
     ui.newRuntime = (event.target as HTMLSelectElement).value as SessionsUi['newRuntime'];
     onUiChange();
   });
-  const name = h('vscode-text-field', { 'aria-label': 'Name of the new session', placeholder: 'name', value: nextName(sessions), 'data-field': 'new-name', size: 12 });
-  const open = button('Open Session', 'Open a new session', () => post({ type: 'openSession', name: ((name as unknown as { value: string }).value || nextName(sessions)).trim(), runtime: ui.newRuntime }), 'open-session', 'primary');
-  section.append(h('div', { class: 'section-head' }, h('h2', { id: 'sessions-title' }, `Sessions (${sessions.length})`), h('div', { class: 'new-session' }, name, runtime, open)));
+  const name = h('vscode-text-field', {
+    'aria-label': 'Name of the new session',
+    placeholder: 'name',
+    value: nextName(sessions),
+    'data-field': 'new-name',
+    size: 12,
+  });
+  const open = button(
+    'Open Session',
+    'Open a new session',
+    () =>
+      post({
+        type: 'openSession',
+        name: ((name as unknown as { value: string }).value || nextName(sessions)).trim(),
+        runtime: ui.newRuntime,
+      }),
+    'open-session',
+    'primary',
+  );
+  section.append(
+    h(
+      'div',
+      { class: 'section-head' },
+      h('h2', { id: 'sessions-title' }, `Sessions (${sessions.length})`),
+      h('div', { class: 'new-session' }, name, runtime, open),
+    ),
+  );
   if (sessions.length === 0) {
-    section.append(h('p', { class: 'empty muted' }, 'No sessions are open. Agents open one on their first sandbox call, or open one here.'));
+    section.append(
+      h(
+        'p',
+        { class: 'empty muted' },
+        'No sessions are open. Agents open one on their first sandbox call, or open one here.',
+      ),
+    );
     return section;
   }
   const list = h('ul', { class: 'cards', role: 'list' });
@@ -31,9 +71,17 @@ export function renderSessions(sessions: SessionView[], stats: Map<string, Stats
   return section;
 }
 
-function renderCard(session: SessionView, stats: StatsView | undefined, post: (message: WebviewToHost) => void): HTMLElement {
+function renderCard(
+  session: SessionView,
+  stats: StatsView | undefined,
+  post: (message: WebviewToHost) => void,
+): HTMLElement {
   const dead = session.state === 'dead';
-  const card = h('li', { class: `card state-${session.state}`, 'data-session': session.sandboxId, 'aria-label': `Session ${session.sandboxId}, ${session.state}` });
+  const card = h('li', {
+    class: `card state-${session.state}`,
+    'data-session': session.sandboxId,
+    'aria-label': `Session ${session.sandboxId}, ${session.state}`,
+  });
   card.append(
     h(
       'div',
@@ -43,24 +91,51 @@ function renderCard(session: SessionView, stats: StatsView | undefined, post: (m
       h('span', { class: 'runtime' }, session.runtime),
       h('span', { class: `pill pill-${session.state}`, role: 'status' }, session.state),
     ),
-    h('p', { class: 'muted small image', title: session.image }, `${session.image} · up ${formatAge(session.createdAt)}${session.lastUsedAt && !dead ? ` · idle ${formatAge(session.lastUsedAt)}` : ''}`),
+    h(
+      'p',
+      { class: 'muted small image', title: session.image },
+      `${session.image} · up ${formatAge(session.createdAt)}${session.lastUsedAt && !dead ? ` · idle ${formatAge(session.lastUsedAt)}` : ''}`,
+    ),
   );
-  if (dead) card.append(h('p', { class: 'death', role: 'alert' }, session.deathReason ?? 'The session is no longer running.'));
+  if (dead)
+    card.append(h('p', { class: 'death', role: 'alert' }, session.deathReason ?? 'The session is no longer running.'));
   else card.append(renderUsage(session, stats));
   card.append(
     h(
       'div',
       { class: 'badges' },
-      h('span', { class: `badge access-${session.workspaceAccess}`, 'data-badge': 'access' }, ACCESS_LABEL[session.workspaceAccess]),
-      h('span', { class: `badge network-${session.network ? 'on' : 'off'}`, 'data-badge': 'network' }, `network: ${session.network ? 'on' : 'off'}`),
+      h(
+        'span',
+        { class: `badge access-${session.workspaceAccess}`, 'data-badge': 'access' },
+        ACCESS_LABEL[session.workspaceAccess],
+      ),
+      h(
+        'span',
+        { class: `badge network-${session.network ? 'on' : 'off'}`, 'data-badge': 'network' },
+        `network: ${session.network ? 'on' : 'off'}`,
+      ),
     ),
   );
   if (session.lastCommand) {
     const { summary, exitCode } = session.lastCommand;
-    card.append(h('p', { class: 'last small' }, h('span', { class: 'muted' }, 'last: '), h('code', {}, summary), exitCode === null ? '' : h('span', { class: exitCode === 0 ? 'exit-ok' : 'exit-bad' }, ` → exit ${exitCode}`)));
+    card.append(
+      h(
+        'p',
+        { class: 'last small' },
+        h('span', { class: 'muted' }, 'last: '),
+        h('code', {}, summary),
+        exitCode === null ? '' : h('span', { class: exitCode === 0 ? 'exit-ok' : 'exit-bad' }, ` → exit ${exitCode}`),
+      ),
+    );
   }
   const id = session.sandboxId;
-  const access = h('vscode-dropdown', { 'aria-label': `Workspace access of ${id}`, 'data-action': 'set-access', disabled: dead }, ...(['none', 'ro', 'rw'] as const).map((value) => h('vscode-option', { value, selected: value === session.workspaceAccess }, value)));
+  const access = h(
+    'vscode-dropdown',
+    { 'aria-label': `Workspace access of ${id}`, 'data-action': 'set-access', disabled: dead },
+    ...(['none', 'ro', 'rw'] as const).map((value) =>
+      h('vscode-option', { value, selected: value === session.workspaceAccess }, value),
+    ),
+  );
   access.addEventListener('change', (event) => {
     const value = (event.target as HTMLSelectElement).value as SessionView['workspaceAccess'];
     if (value !== session.workspaceAccess) post({ type: 'setAccess', sandboxId: id, access: value });
@@ -69,9 +144,21 @@ function renderCard(session: SessionView, stats: StatsView | undefined, post: (m
     h(
       'div',
       { class: 'actions' },
-      dead ? null : button('Terminal', `Open a terminal in ${id}`, () => post({ type: 'openTerminal', sandboxId: id }), 'open-terminal'),
+      dead
+        ? null
+        : button(
+            'Terminal',
+            `Open a terminal in ${id}`,
+            () => post({ type: 'openTerminal', sandboxId: id }),
+            'open-terminal',
+          ),
       dead ? null : h('label', { class: 'inline' }, h('span', { class: 'small muted' }, 'access'), access),
-      button('Restart', `Restart ${id} (its files are lost)`, () => post({ type: 'restartSession', sandboxId: id }), 'restart-session'),
+      button(
+        'Restart',
+        `Restart ${id} (its files are lost)`,
+        () => post({ type: 'restartSession', sandboxId: id }),
+        'restart-session',
+      ),
       button('Close', `Close ${id}`, () => post({ type: 'closeSession', sandboxId: id }), 'close-session'),
     ),
   );
@@ -85,8 +172,16 @@ export function renderUsage(session: SessionView, stats: StatsView | undefined):
   return h(
     'div',
     { class: 'usage' },
-    meter('CPU', cpu, cpu === undefined ? `- of ${session.cpus} CPU` : `${stats!.cpuPercent.toFixed(0)}% of ${session.cpus} CPU`),
-    meter('Memory', memory === undefined ? undefined : (100 * memory) / limit, memory === undefined ? `- of ${formatBytes(limit)}` : `${formatBytes(memory)} of ${formatBytes(limit)}`),
+    meter(
+      'CPU',
+      cpu,
+      cpu === undefined ? `- of ${session.cpus} CPU` : `${stats!.cpuPercent.toFixed(0)}% of ${session.cpus} CPU`,
+    ),
+    meter(
+      'Memory',
+      memory === undefined ? undefined : (100 * memory) / limit,
+      memory === undefined ? `- of ${formatBytes(limit)}` : `${formatBytes(memory)} of ${formatBytes(limit)}`,
+    ),
   );
 }
 
@@ -98,7 +193,18 @@ function meter(label: string, percent: number | undefined, text: string): HTMLEl
     'div',
     { class: 'meter-row' },
     h('span', { class: 'small meter-label' }, label),
-    h('div', { class: `meter ${value > 85 ? 'meter-high' : ''}`, role: 'meter', 'aria-label': `${label}: ${text}`, 'aria-valuemin': 0, 'aria-valuemax': 100, 'aria-valuenow': Math.round(value) }, fill),
+    h(
+      'div',
+      {
+        class: `meter ${value > 85 ? 'meter-high' : ''}`,
+        role: 'meter',
+        'aria-label': `${label}: ${text}`,
+        'aria-valuemin': 0,
+        'aria-valuemax': 100,
+        'aria-valuenow': Math.round(value),
+      },
+      fill,
+    ),
     h('span', { class: 'small meter-text' }, text),
   );
 }

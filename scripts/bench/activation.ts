@@ -25,7 +25,11 @@ export async function measureActivation(root: string, iterations: number, warmup
   const samples: ActivationResult['samples'] = [];
   for (let index = 0; index < warmup + iterations; index++) {
     const { stdout } = await run(process.execPath, [join(__dirname, 'activationChild.cjs'), extension], { cwd: root });
-    const sample = JSON.parse(stdout.trim().split('\n').pop()!) as { requireMs: number; activateMs: number; sockets: number };
+    const sample = JSON.parse(stdout.trim().split('\n').pop()!) as {
+      requireMs: number;
+      activateMs: number;
+      sockets: number;
+    };
     if (index >= warmup) samples.push({ ...sample, totalMs: sample.requireMs + sample.activateMs });
   }
   const bundle: Record<string, number> = {};

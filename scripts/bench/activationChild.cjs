@@ -32,36 +32,125 @@ function standIn(name) {
   });
 }
 
-class Disposable {
-  constructor(fn) { this.fn = fn; }
-  static from(...items) { return new Disposable(() => items.forEach((item) => item?.dispose?.())); }
-  dispose() { this.fn?.(); }
+class StandInDisposable {
+  constructor(fn) {
+    this.fn = fn;
+  }
+  static from(...items) {
+    return new StandInDisposable(() => items.forEach((item) => item?.dispose?.()));
+  }
+  dispose() {
+    this.fn?.();
+  }
 }
 class EventEmitter {
-  constructor() { this.listeners = new Set(); this.event = (listener) => { this.listeners.add(listener); return new Disposable(() => this.listeners.delete(listener)); }; }
-  fire(value) { for (const listener of [...this.listeners]) listener(value); }
-  dispose() { this.listeners.clear(); }
+  constructor() {
+    this.listeners = new Set();
+    this.event = (listener) => {
+      this.listeners.add(listener);
+      return new StandInDisposable(() => this.listeners.delete(listener));
+    };
+  }
+  fire(value) {
+    for (const listener of [...this.listeners]) listener(value);
+  }
+  dispose() {
+    this.listeners.clear();
+  }
 }
-const uri = (fsPath) => ({ fsPath, path: fsPath, scheme: 'file', toString: () => `file://${fsPath}`, with: () => uri(fsPath) });
-const configuration = { get: () => undefined, has: () => false, inspect: () => undefined, update: async () => undefined };
+const uri = (fsPath) => ({
+  fsPath,
+  path: fsPath,
+  scheme: 'file',
+  toString: () => `file://${fsPath}`,
+  with: () => uri(fsPath),
+});
+const configuration = {
+  get: () => undefined,
+  has: () => false,
+  inspect: () => undefined,
+  update: async () => undefined,
+};
 const overrides = {
-  Disposable,
+  Disposable: StandInDisposable,
   EventEmitter,
-  Uri: { file: uri, joinPath: (base, ...parts) => uri(path.join(base.fsPath, ...parts)), parse: (text) => uri(text.replace(/^file:\/\//, '')) },
+  Uri: {
+    file: uri,
+    joinPath: (base, ...parts) => uri(path.join(base.fsPath, ...parts)),
+    parse: (text) => uri(text.replace(/^file:\/\//, '')),
+  },
   l10n: { t: (message, ...args) => String(message).replace(/\{(\d+)\}/g, (_, index) => String(args[Number(index)])) },
   version: '1.100.0',
   env: standIn('vscode.env'),
-  workspace: new Proxy({ getConfiguration: () => configuration, workspaceFolders: undefined, isTrusted: true }, {
-    get: (target, key) => (key in target ? target[key] : standIn(`vscode.workspace.${String(key)}`)),
-  }),
+  workspace: new Proxy(
+    { getConfiguration: () => configuration, workspaceFolders: undefined, isTrusted: true },
+    {
+      get: (target, key) => (key in target ? target[key] : standIn(`vscode.workspace.${String(key)}`)),
+    },
+  ),
 };
 // esbuild's interop copies the module's own property names, so every namespace and class must be one.
-const NAMES = ['window', 'commands', 'languages', 'lm', 'chat', 'extensions', 'tasks', 'debug', 'authentication', 'tests', 'notebooks', 'scm', 'comments',
-  'Range', 'Position', 'Selection', 'Location', 'Diagnostic', 'DiagnosticSeverity', 'DiagnosticTag', 'CompletionItem', 'CompletionItemKind', 'CompletionList', 'CompletionTriggerKind',
-  'MarkdownString', 'SnippetString', 'Hover', 'CodeAction', 'CodeActionKind', 'CodeLens', 'WorkspaceEdit', 'TextEdit', 'ThemeColor', 'ThemeIcon', 'StatusBarAlignment',
-  'ProgressLocation', 'ConfigurationTarget', 'LanguageModelToolResult', 'LanguageModelTextPart', 'LanguageModelPromptTsxPart', 'TreeItem', 'TreeItemCollapsibleState',
-  'ViewColumn', 'ExtensionMode', 'FileType', 'RelativePattern', 'CancellationTokenSource', 'CancellationError', 'TerminalLocation', 'FoldingRange', 'DocumentLink',
-  'SemanticTokensLegend', 'SemanticTokensBuilder', 'QuickPickItemKind', 'UIKind', 'LogLevel', 'EndOfLine', 'TextEditorRevealType', 'OverviewRulerLane'];
+const NAMES = [
+  'window',
+  'commands',
+  'languages',
+  'lm',
+  'chat',
+  'extensions',
+  'tasks',
+  'debug',
+  'authentication',
+  'tests',
+  'notebooks',
+  'scm',
+  'comments',
+  'Range',
+  'Position',
+  'Selection',
+  'Location',
+  'Diagnostic',
+  'DiagnosticSeverity',
+  'DiagnosticTag',
+  'CompletionItem',
+  'CompletionItemKind',
+  'CompletionList',
+  'CompletionTriggerKind',
+  'MarkdownString',
+  'SnippetString',
+  'Hover',
+  'CodeAction',
+  'CodeActionKind',
+  'CodeLens',
+  'WorkspaceEdit',
+  'TextEdit',
+  'ThemeColor',
+  'ThemeIcon',
+  'StatusBarAlignment',
+  'ProgressLocation',
+  'ConfigurationTarget',
+  'LanguageModelToolResult',
+  'LanguageModelTextPart',
+  'LanguageModelPromptTsxPart',
+  'TreeItem',
+  'TreeItemCollapsibleState',
+  'ViewColumn',
+  'ExtensionMode',
+  'FileType',
+  'RelativePattern',
+  'CancellationTokenSource',
+  'CancellationError',
+  'TerminalLocation',
+  'FoldingRange',
+  'DocumentLink',
+  'SemanticTokensLegend',
+  'SemanticTokensBuilder',
+  'QuickPickItemKind',
+  'UIKind',
+  'LogLevel',
+  'EndOfLine',
+  'TextEditorRevealType',
+  'OverviewRulerLane',
+];
 for (const name of NAMES) if (!(name in overrides)) overrides[name] = standIn(`vscode.${name}`);
 const vscode = overrides;
 
@@ -80,10 +169,18 @@ const context = {
   globalStorageUri: uri(storage),
   storageUri: uri(storage),
   logUri: uri(storage),
-  extension: { packageJSON: require(path.join(path.dirname(path.dirname(file)), 'package.json')), id: 'agent-sandbox.agent-sandbox' },
+  extension: {
+    packageJSON: require(path.join(path.dirname(path.dirname(file)), 'package.json')),
+    id: 'agent-sandbox.agent-sandbox',
+  },
   globalState: { get: () => undefined, update: async () => undefined, keys: () => [] },
   workspaceState: { get: () => undefined, update: async () => undefined, keys: () => [] },
-  secrets: { get: async () => undefined, store: async () => undefined, delete: async () => undefined, onDidChange: () => new Disposable() },
+  secrets: {
+    get: async () => undefined,
+    store: async () => undefined,
+    delete: async () => undefined,
+    onDidChange: () => new StandInDisposable(),
+  },
   environmentVariableCollection: standIn('environmentVariableCollection'),
   extensionMode: 3,
 };
@@ -95,9 +192,17 @@ const t1 = performance.now();
 extension.activate(context);
 const t2 = performance.now();
 // Activation makes no engine call: no socket may be open besides stdio.
-const sockets = process._getActiveHandles().filter((handle) => handle?.constructor?.name === 'Socket' && (handle._handle?.fd ?? -1) > 2).length;
+const sockets = process
+  ._getActiveHandles()
+  .filter((handle) => handle?.constructor?.name === 'Socket' && (handle._handle?.fd ?? -1) > 2).length;
 for (const item of context.subscriptions) {
-  try { item?.dispose?.(); } catch { /* a stand-in may not dispose */ }
+  try {
+    item?.dispose?.();
+  } catch {
+    /* a stand-in may not dispose */
+  }
 }
-process.stdout.write(`${JSON.stringify({ requireMs: t1 - t0, activateMs: t2 - t1, modules: Object.keys(require.cache).filter((key) => !loadedBefore.has(key)).length, sockets })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ requireMs: t1 - t0, activateMs: t2 - t1, modules: Object.keys(require.cache).filter((key) => !loadedBefore.has(key)).length, sockets })}\n`,
+);
 process.exit(0);

@@ -36,8 +36,19 @@ async function main(): Promise<void> {
   const folder = mkdtempSync(join(tmpdir(), 'agent-sandbox-bench-'));
   const engine = new DockerEngine({ images: TEST_IMAGES, poolSize: POOL_SIZE });
   const settings = parseSettings({ images: TEST_IMAGES, pool: { size: POOL_SIZE } });
-  const service = new SandboxService({ engine: () => engine, settings: () => settings, workspaceFolder: () => folder, trusted: () => true });
-  const tool: ToolCallContext = { service, engine: 'docker', signal: new AbortController().signal, store: new FileStore(join(folder, '.store')), redact: (text) => text };
+  const service = new SandboxService({
+    engine: () => engine,
+    settings: () => settings,
+    workspaceFolder: () => folder,
+    trusted: () => true,
+  });
+  const tool: ToolCallContext = {
+    service,
+    engine: 'docker',
+    signal: new AbortController().signal,
+    store: new FileStore(join(folder, '.store')),
+    redact: (text) => text,
+  };
   const notes: string[] = [
     `Our arms go through runTool (the language-model tools' own path) on a long-lived DockerEngine with a warm pool of ${POOL_SIZE}; untimed between calls, the pool refills and used containers finish being removed (an agent's think time between calls is longer than the ~150 ms that takes), so arms never overlap.`,
     'The API one-shot is create, start, wait, logs, remove with the same limits and NetworkDisabled; `docker run --rm` has the same limits but `--network none` (the CLI has no NetworkDisabled).',
@@ -57,7 +68,15 @@ async function main(): Promise<void> {
     log(`Benchmark on ${machine.cpu}, ${machine.engine}; ${iterations} rounds after ${warmup} warm-up.`);
     await runTool('sandbox_open', {}, tool);
     session = engine.docker.getContainer(service.known(undefined)!.id);
-    const setup = { engine, service, tool, pythonImage: TEST_IMAGES.python, session: () => session!, iterations, warmup };
+    const setup = {
+      engine,
+      service,
+      tool,
+      pythonImage: TEST_IMAGES.python,
+      session: () => session!,
+      iterations,
+      warmup,
+    };
     const all = benchGroups(setup);
     const virtual = await virtualGroup(iterations, warmup);
     if (typeof virtual === 'string') notes.push(virtual);
@@ -68,10 +87,24 @@ async function main(): Promise<void> {
     }
     if (typeof virtual !== 'string') await virtual.dispose();
     const profiles = only && !only.includes('run') ? [] : await profileCalls(setup);
-    const activation = process.argv.includes('--no-activation') ? undefined : await measureActivation(ROOT, Math.max(10, iterations), 3);
-    if (activation) notes.push('Activation is require() of the built dist/extension.js plus activate() in a fresh Node process per sample, with a stand-in `vscode` module: our code only, not VS Code\'s own work (scripts/bench/activationChild.cjs); no socket was open after activate (no engine call).');
-    if (activation?.samples.some((sample) => sample.sockets > 0)) notes.push('WARNING: a socket was open after activate(): activation reached for the engine.');
-    const report: BenchReport = { when: new Date().toISOString(), machine, settings: { rounds: iterations, 'warm-up': warmup, 'pool size': POOL_SIZE }, groups, activation, notes, profiles };
+    const activation = process.argv.includes('--no-activation')
+      ? undefined
+      : await measureActivation(ROOT, Math.max(10, iterations), 3);
+    if (activation)
+      notes.push(
+        "Activation is require() of the built dist/extension.js plus activate() in a fresh Node process per sample, with a stand-in `vscode` module: our code only, not VS Code's own work (scripts/bench/activationChild.cjs); no socket was open after activate (no engine call).",
+      );
+    if (activation?.samples.some((sample) => sample.sockets > 0))
+      notes.push('WARNING: a socket was open after activate(): activation reached for the engine.');
+    const report: BenchReport = {
+      when: new Date().toISOString(),
+      machine,
+      settings: { rounds: iterations, 'warm-up': warmup, 'pool size': POOL_SIZE },
+      groups,
+      activation,
+      notes,
+      profiles,
+    };
     await write(report, log);
   } finally {
     await runTool('sandbox_close', {}, tool).catch(() => undefined);

@@ -26,7 +26,8 @@ export interface BenchSetup {
 const PYTHON_ONE_LINER = 'print(6 * 7)';
 
 function expect(text: string, wanted: string, what: string): void {
-  if (!text.includes(wanted)) throw new Error(`${what} returned ${JSON.stringify(text.slice(0, 200))}, without ${JSON.stringify(wanted)}`);
+  if (!text.includes(wanted))
+    throw new Error(`${what} returned ${JSON.stringify(text.slice(0, 200))}, without ${JSON.stringify(wanted)}`);
 }
 
 export function benchGroups(setup: BenchSetup): Group[] {
@@ -35,8 +36,14 @@ export function benchGroups(setup: BenchSetup): Group[] {
   const hostConfig = sandboxHostConfig(spec, setup.pythonImage);
   const settle = () => engine.computeRuns.pool.settled();
   const base = { iterations: setup.iterations, warmup: setup.warmup, settle };
-  const sandboxRun = async () => expect(await runTool('sandbox_run', { code: PYTHON_ONE_LINER, runtime: 'python' }, tool), '42', 'sandbox_run');
-  const apiOneShot = async () => expect(await rawOneShot(engine.docker, setup.pythonImage, hostConfig, ['python3', '-c', PYTHON_ONE_LINER]), '42', 'the API one-shot');
+  const sandboxRun = async () =>
+    expect(await runTool('sandbox_run', { code: PYTHON_ONE_LINER, runtime: 'python' }, tool), '42', 'sandbox_run');
+  const apiOneShot = async () =>
+    expect(
+      await rawOneShot(engine.docker, setup.pythonImage, hostConfig, ['python3', '-c', PYTHON_ONE_LINER]),
+      '42',
+      'the API one-shot',
+    );
 
   const groups: Group[] = [
     {
@@ -45,7 +52,11 @@ export function benchGroups(setup: BenchSetup): Group[] {
       arms: [
         { name: 'sandbox_run (warm pool)', run: sandboxRun },
         { name: 'API one-shot', run: apiOneShot },
-        { name: 'docker run --rm', run: async () => expect(await cliOneShot(setup.pythonImage, spec, ['python3', '-c', PYTHON_ONE_LINER]), '42', 'docker run') },
+        {
+          name: 'docker run --rm',
+          run: async () =>
+            expect(await cliOneShot(setup.pythonImage, spec, ['python3', '-c', PYTHON_ONE_LINER]), '42', 'docker run'),
+        },
       ],
       comparisons: [
         { ours: 'sandbox_run (warm pool)', baseline: 'docker run --rm', target: 0.25 },
@@ -57,9 +68,23 @@ export function benchGroups(setup: BenchSetup): Group[] {
       id: 'exec',
       title: 'sandbox_exec: echo hi in a session',
       arms: [
-        { name: 'sandbox_exec', run: async () => expect(await runTool('sandbox_exec', { command: 'echo hi' }, tool), 'hi', 'sandbox_exec') },
-        { name: 'API exec', run: async () => expect((await rawExec(engine.docker, setup.session(), ['sh', '-c', 'echo hi'])).stdout, 'hi', 'the API exec') },
-        { name: 'docker exec', run: async () => expect(await cliExec(setup.session().id, ['sh', '-c', 'echo hi']), 'hi', 'docker exec') },
+        {
+          name: 'sandbox_exec',
+          run: async () => expect(await runTool('sandbox_exec', { command: 'echo hi' }, tool), 'hi', 'sandbox_exec'),
+        },
+        {
+          name: 'API exec',
+          run: async () =>
+            expect(
+              (await rawExec(engine.docker, setup.session(), ['sh', '-c', 'echo hi'])).stdout,
+              'hi',
+              'the API exec',
+            ),
+        },
+        {
+          name: 'docker exec',
+          run: async () => expect(await cliExec(setup.session().id, ['sh', '-c', 'echo hi']), 'hi', 'docker exec'),
+        },
       ],
       comparisons: [
         { ours: 'sandbox_exec', baseline: 'API exec', target: 1.1 },
@@ -74,7 +99,11 @@ export function benchGroups(setup: BenchSetup): Group[] {
     id: 'channel',
     title: 'design probe: a long-lived shell channel vs an exec per call (echo hi)',
     arms: [
-      { name: 'API exec', run: async () => expect((await rawExec(engine.docker, setup.session(), ['sh', '-c', 'echo hi'])).stdout, 'hi', 'the API exec') },
+      {
+        name: 'API exec',
+        run: async () =>
+          expect((await rawExec(engine.docker, setup.session(), ['sh', '-c', 'echo hi'])).stdout, 'hi', 'the API exec'),
+      },
       {
         name: 'one attached sh (prototype)',
         run: async () => {
@@ -96,7 +125,15 @@ export function benchGroups(setup: BenchSetup): Group[] {
       id: `write-${size}m`,
       title: `write one ${size} MiB file`,
       arms: [
-        { name: 'sandbox_fs_write', run: async () => expect(await runTool('sandbox_fs_write', { files: [{ path, content, encoding: 'base64' }] }, tool), path, 'sandbox_fs_write') },
+        {
+          name: 'sandbox_fs_write',
+          run: async () =>
+            expect(
+              await runTool('sandbox_fs_write', { files: [{ path, content, encoding: 'base64' }] }, tool),
+              path,
+              'sandbox_fs_write',
+            ),
+        },
         { name: 'putArchive', run: () => rawPut(setup.session(), [{ name: `raw-${path}`, data }]) },
       ],
       comparisons: [{ ours: 'sandbox_fs_write', baseline: 'putArchive', target: 1.2 }],
@@ -131,8 +168,33 @@ export function benchGroups(setup: BenchSetup): Group[] {
     id: 'write-100',
     title: 'write 100 small files in one call',
     arms: [
-      { name: 'sandbox_fs_write', run: async () => expect(await runTool('sandbox_fs_write', { files: small.map((file) => ({ path: file.path, content: file.data.toString('base64'), encoding: 'base64' })) }, tool), '100', 'sandbox_fs_write') },
-      { name: 'putArchive', run: () => rawPut(setup.session(), small.map((file) => ({ name: `raw-${file.path}`, data: file.data }))) },
+      {
+        name: 'sandbox_fs_write',
+        run: async () =>
+          expect(
+            await runTool(
+              'sandbox_fs_write',
+              {
+                files: small.map((file) => ({
+                  path: file.path,
+                  content: file.data.toString('base64'),
+                  encoding: 'base64',
+                })),
+              },
+              tool,
+            ),
+            '100',
+            'sandbox_fs_write',
+          ),
+      },
+      {
+        name: 'putArchive',
+        run: () =>
+          rawPut(
+            setup.session(),
+            small.map((file) => ({ name: `raw-${file.path}`, data: file.data })),
+          ),
+      },
     ],
     comparisons: [{ ours: 'sandbox_fs_write', baseline: 'putArchive', target: 1.2 }],
     ...base,
@@ -144,8 +206,14 @@ export function benchGroups(setup: BenchSetup): Group[] {
     title: `${parallel} sandbox_run calls at once (wall time)`,
     unit: 'wall',
     arms: [
-      { name: `${parallel} × sandbox_run`, run: async () => void (await all(Array.from({ length: parallel }, () => sandboxRun))) },
-      { name: `${parallel} × API one-shot`, run: async () => void (await all(Array.from({ length: parallel }, () => apiOneShot))) },
+      {
+        name: `${parallel} × sandbox_run`,
+        run: async () => void (await all(Array.from({ length: parallel }, () => sandboxRun))),
+      },
+      {
+        name: `${parallel} × API one-shot`,
+        run: async () => void (await all(Array.from({ length: parallel }, () => apiOneShot))),
+      },
     ],
     comparisons: [{ ours: `${parallel} × sandbox_run`, baseline: `${parallel} × API one-shot`, target: 1.0 }],
     iterations: Math.max(3, Math.ceil(setup.iterations / 4)),
@@ -159,5 +227,6 @@ export function benchGroups(setup: BenchSetup): Group[] {
 async function all(calls: (() => Promise<void>)[]): Promise<void> {
   const results = await Promise.allSettled(calls.map((call) => call()));
   const failed = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
-  if (failed.length) throw new Error(`${failed.length} of ${calls.length} calls failed: ${(failed[0]!.reason as Error).message}`);
+  if (failed.length)
+    throw new Error(`${failed.length} of ${calls.length} calls failed: ${(failed[0]!.reason as Error).message}`);
 }

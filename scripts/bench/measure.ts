@@ -79,13 +79,25 @@ export async function measureGroup(group: Group, log: (line: string) => void): P
   group.done?.();
   const arms = group.arms.map((arm) => {
     const values = samples.get(arm.name)!;
-    return { name: arm.name, samples: values, summary: summarize(values.filter(Number.isFinite)), errors: errors.get(arm.name)! };
+    return {
+      name: arm.name,
+      samples: values,
+      summary: summarize(values.filter(Number.isFinite)),
+      errors: errors.get(arm.name)!,
+    };
   });
   const p50 = (name: string) => arms.find((arm) => arm.name === name)!.summary.p50;
   const comparisons = group.comparisons.map((comparison) => {
     const ratio = ratios(samples.get(comparison.ours)!, samples.get(comparison.baseline)!);
     const p50Ratio = p50(comparison.ours) / p50(comparison.baseline);
-    return { ...comparison, p50Ratio, ratio, ...(comparison.target !== undefined ? { met: p50Ratio <= comparison.target && errors.get(comparison.ours)!.length === 0 } : {}) };
+    return {
+      ...comparison,
+      p50Ratio,
+      ratio,
+      ...(comparison.target !== undefined
+        ? { met: p50Ratio <= comparison.target && errors.get(comparison.ours)!.length === 0 }
+        : {}),
+    };
   });
   return { id: group.id, title: group.title, unit: group.unit, arms, comparisons };
 }

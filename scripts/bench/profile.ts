@@ -8,10 +8,16 @@ import { resolveSpec } from '../../src/core/resolveSpec';
 import { SandboxService } from '../../src/core/sandboxService';
 import { parseSettings } from '../../src/core/settings';
 
-type Modem = { dial(options: { method: string; path: string }, callback: (error: unknown, data: unknown) => void): unknown };
+type Modem = {
+  dial(options: { method: string; path: string }, callback: (error: unknown, data: unknown) => void): unknown;
+};
 
 /** Runs `call` while recording every request dockerode makes through `engine` (background ones too, once they end). */
-async function traced(engine: DockerEngine, title: string, call: () => Promise<unknown>): Promise<{ title: string; lines: string[] }> {
+async function traced(
+  engine: DockerEngine,
+  title: string,
+  call: () => Promise<unknown>,
+): Promise<{ title: string; lines: string[] }> {
   const modem = engine.docker.modem as unknown as Modem;
   const original = modem.dial;
   const calls: { started: number; line: string }[] = [];
@@ -20,7 +26,10 @@ async function traced(engine: DockerEngine, title: string, call: () => Promise<u
     const started = performance.now() - t0;
     return original.call(this, options, (error, data) => {
       const path = options.path.split('?')[0]!.replace(/[0-9a-f]{64}/g, '{id}');
-      calls.push({ started, line: `+${started.toFixed(1).padStart(6)} ms  ${options.method.padEnd(6)} ${path.padEnd(34)} ${(performance.now() - t0 - started).toFixed(1).padStart(6)} ms` });
+      calls.push({
+        started,
+        line: `+${started.toFixed(1).padStart(6)} ms  ${options.method.padEnd(6)} ${path.padEnd(34)} ${(performance.now() - t0 - started).toFixed(1).padStart(6)} ms`,
+      });
       callback(error, data);
     });
   };
@@ -33,7 +42,9 @@ async function traced(engine: DockerEngine, title: string, call: () => Promise<u
   }
   await engine.computeRuns.pool.settled();
   const lines = calls.sort((a, b) => a.started - b.started).map((entry) => entry.line);
-  lines.push(`the call returned after ${total.toFixed(1)} ms${calls.some((entry) => entry.started > total) ? '; requests starting later are background work' : ''}`);
+  lines.push(
+    `the call returned after ${total.toFixed(1)} ms${calls.some((entry) => entry.started > total) ? '; requests starting later are background work' : ''}`,
+  );
   return { title, lines };
 }
 
@@ -42,28 +53,77 @@ export async function profileCalls(setup: BenchSetup): Promise<{ title: string; 
   const profiles = [];
   await engine.computeRuns.pool.settled();
   // The run itself makes no round trip; what shows is the pool's refill and the removal of the used container, both in the background.
-  profiles.push(await traced(engine, 'One sandbox_run from the warm pool (every round trip below is background work: the refill, then the used container\'s removal)', () => runTool('sandbox_run', { code: 'print(6 * 7)', runtime: 'python' }, tool)));
+  profiles.push(
+    await traced(
+      engine,
+      "One sandbox_run from the warm pool (every round trip below is background work: the refill, then the used container's removal)",
+      () => runTool('sandbox_run', { code: 'print(6 * 7)', runtime: 'python' }, tool),
+    ),
+  );
   await engine.computeRuns.pool.settled();
   // The program's own share: python3's start and exit, timed inside the sandbox.
-  const inside = await runTool('sandbox_run', { runtime: 'bash', code: 's=$(date +%s%N); python3 -c "print(6 * 7)" >/dev/null; e=$(date +%s%N); echo "python3 inside: $(( (e - s) / 1000 )) us"' }, tool);
-  profiles.push({ title: 'The Python one-liner itself, timed inside the sandbox', lines: inside.split('\n').filter((line) => line.includes('python3 inside')) });
+  const inside = await runTool(
+    'sandbox_run',
+    {
+      runtime: 'bash',
+      code: 's=$(date +%s%N); python3 -c "print(6 * 7)" >/dev/null; e=$(date +%s%N); echo "python3 inside: $(( (e - s) / 1000 )) us"',
+    },
+    tool,
+  );
+  profiles.push({
+    title: 'The Python one-liner itself, timed inside the sandbox',
+    lines: inside.split('\n').filter((line) => line.includes('python3 inside')),
+  });
   await engine.computeRuns.pool.settled();
 
   const cold = new DockerEngine({ images: TEST_IMAGES, poolSize: 0 });
   try {
-    const coldService = new SandboxService({ engine: () => cold, settings: () => parseSettings({ images: TEST_IMAGES }), workspaceFolder: () => undefined, trusted: () => true });
+    const coldService = new SandboxService({
+      engine: () => cold,
+      settings: () => parseSettings({ images: TEST_IMAGES }),
+      workspaceFolder: () => undefined,
+      trusted: () => true,
+    });
     const coldTool = { ...tool, service: coldService };
     await runTool('sandbox_run', { code: 'print(1)', runtime: 'python' }, coldTool);
-    profiles.push(await traced(cold, 'One sandbox_run without a warm container (pool empty or size 0)', () => runTool('sandbox_run', { code: 'print(6 * 7)', runtime: 'python' }, coldTool)));
+    profiles.push(
+      await traced(cold, 'One sandbox_run without a warm container (pool empty or size 0)', () =>
+        runTool('sandbox_run', { code: 'print(6 * 7)', runtime: 'python' }, coldTool),
+      ),
+    );
   } finally {
     await cold.dispose();
   }
-  profiles.push(await traced(engine, 'One sandbox_exec (echo hi)', () => runTool('sandbox_exec', { command: 'echo hi' }, tool)));
+  profiles.push(
+    await traced(engine, 'One sandbox_exec (echo hi)', () => runTool('sandbox_exec', { command: 'echo hi' }, tool)),
+  );
   const content = Buffer.alloc(1024 * 1024, 7).toString('base64');
-  profiles.push(await traced(engine, 'One sandbox_fs_write of 1 MiB (one exec: the script checks the paths, tar unpacks as the sandbox user)', () => runTool('sandbox_fs_write', { files: [{ path: 'profile.bin', content, encoding: 'base64' }] }, tool)));
-  profiles.push(await traced(engine, 'One sandbox_fs_read of 1 MiB (one exec: realpath, stat, head as the sandbox user)', () => runTool('sandbox_fs_read', { path: 'profile.bin', encoding: 'base64', max_bytes: 1024 * 1024 }, tool)));
-  profiles.push(await traced(engine, 'One putArchive of 1 MiB (as root in the engine)', () => rawPut(setup.session(), [{ name: 'profile-raw.bin', data: Buffer.alloc(1024 * 1024, 7) }])));
+  profiles.push(
+    await traced(
+      engine,
+      'One sandbox_fs_write of 1 MiB (one exec: the script checks the paths, tar unpacks as the sandbox user)',
+      () => runTool('sandbox_fs_write', { files: [{ path: 'profile.bin', content, encoding: 'base64' }] }, tool),
+    ),
+  );
+  profiles.push(
+    await traced(engine, 'One sandbox_fs_read of 1 MiB (one exec: realpath, stat, head as the sandbox user)', () =>
+      runTool('sandbox_fs_read', { path: 'profile.bin', encoding: 'base64', max_bytes: 1024 * 1024 }, tool),
+    ),
+  );
+  profiles.push(
+    await traced(engine, 'One putArchive of 1 MiB (as root in the engine)', () =>
+      rawPut(setup.session(), [{ name: 'profile-raw.bin', data: Buffer.alloc(1024 * 1024, 7) }]),
+    ),
+  );
   const spec = resolveSpec({ runtime: 'python', mode: 'compute' });
-  profiles.push(await traced(engine, 'One raw API one-shot (python3 -c)', () => rawOneShot(engine.docker, setup.pythonImage, sandboxHostConfig(spec, setup.pythonImage), ['python3', '-c', 'print(6 * 7)'])));
+  profiles.push(
+    await traced(engine, 'One raw API one-shot (python3 -c)', () =>
+      rawOneShot(engine.docker, setup.pythonImage, sandboxHostConfig(spec, setup.pythonImage), [
+        'python3',
+        '-c',
+        'print(6 * 7)',
+      ]),
+    ),
+  );
   return profiles;
 }

@@ -16,12 +16,24 @@ const USER = '1000:1000';
 
 /** HostConfig of our sandbox for this spec: memory without swap, CPU, pids, caps, no-new-privileges, init, ulimits. */
 export function sandboxHostConfig(spec: SandboxSpec, image: string): Docker.HostConfig {
-  const options = containerCreateOptions({ name: 'bench', image, spec, user: { uid: 1000, gid: 1000 }, createdAt: '', notices: [] });
+  const options = containerCreateOptions({
+    name: 'bench',
+    image,
+    spec,
+    user: { uid: 1000, gid: 1000 },
+    createdAt: '',
+    notices: [],
+  });
   return options.HostConfig!;
 }
 
 /** create, start, wait, logs, remove: a one-shot through the API, NetworkDisabled like ours. */
-export async function rawOneShot(docker: Docker, image: string, hostConfig: Docker.HostConfig, argv: string[]): Promise<string> {
+export async function rawOneShot(
+  docker: Docker,
+  image: string,
+  hostConfig: Docker.HostConfig,
+  argv: string[],
+): Promise<string> {
   const container = await docker.createContainer({
     Image: image,
     Cmd: argv,
@@ -43,21 +55,60 @@ export async function rawOneShot(docker: Docker, image: string, hostConfig: Dock
 export async function cliOneShot(image: string, spec: SandboxSpec, argv: string[]): Promise<string> {
   const { limits } = spec;
   const args = [
-    'run', '--rm', '--network', 'none', '--init', '--user', USER,
-    '--memory', String(limits.memoryBytes), '--memory-swap', String(limits.memoryBytes), '--cpus', String(limits.cpus), '--pids-limit', String(limits.pids),
-    '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--ipc', 'private',
-    '--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096', '--ulimit', 'core=0',
-    image, ...argv,
+    'run',
+    '--rm',
+    '--network',
+    'none',
+    '--init',
+    '--user',
+    USER,
+    '--memory',
+    String(limits.memoryBytes),
+    '--memory-swap',
+    String(limits.memoryBytes),
+    '--cpus',
+    String(limits.cpus),
+    '--pids-limit',
+    String(limits.pids),
+    '--cap-drop',
+    'ALL',
+    '--security-opt',
+    'no-new-privileges',
+    '--ipc',
+    'private',
+    '--ulimit',
+    'nofile=4096:4096',
+    '--ulimit',
+    'nproc=4096:4096',
+    '--ulimit',
+    'core=0',
+    image,
+    ...argv,
   ];
   return (await run('docker', args)).stdout;
 }
 
 /** exec create, start (attached), demux, inspect: what any exec-based client does. */
-export async function rawExec(docker: Docker, container: Docker.Container, argv: string[]): Promise<{ stdout: string; exitCode: number | null }> {
-  const exec = await container.exec({ Cmd: argv, User: USER, WorkingDir: '/workspace', AttachStdout: true, AttachStderr: true, Tty: false });
+export async function rawExec(
+  docker: Docker,
+  container: Docker.Container,
+  argv: string[],
+): Promise<{ stdout: string; exitCode: number | null }> {
+  const exec = await container.exec({
+    Cmd: argv,
+    User: USER,
+    WorkingDir: '/workspace',
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: false,
+  });
   const stream = (await exec.start({ hijack: true, stdin: false })) as Duplex;
   let stdout = '';
-  docker.modem.demuxStream(stream, { write: (chunk: Buffer) => ((stdout += chunk.toString()), true) } as unknown as NodeJS.WritableStream, { write: () => true } as unknown as NodeJS.WritableStream);
+  docker.modem.demuxStream(
+    stream,
+    { write: (chunk: Buffer) => ((stdout += chunk.toString()), true) } as unknown as NodeJS.WritableStream,
+    { write: () => true } as unknown as NodeJS.WritableStream,
+  );
   await new Promise<void>((resolve) => {
     stream.once('end', resolve);
     stream.once('close', resolve);
@@ -72,7 +123,14 @@ export async function cliExec(containerId: string, argv: string[]): Promise<stri
 
 /** A tar of the files (built here, as a client would) put under /workspace. */
 export async function rawPut(container: Docker.Container, files: { name: string; data: Uint8Array }[]): Promise<void> {
-  const entries: TarEntry[] = files.map((file) => ({ name: file.name, type: 'file', data: file.data, mode: 0o644, uid: 1000, gid: 1000 }));
+  const entries: TarEntry[] = files.map((file) => ({
+    name: file.name,
+    type: 'file',
+    data: file.data,
+    mode: 0o644,
+    uid: 1000,
+    gid: 1000,
+  }));
   await container.putArchive(await buildTar(entries), { path: '/workspace' });
 }
 
@@ -106,10 +164,20 @@ export class ShellChannel {
   private constructor(private readonly stream: Duplex) {}
 
   static async open(docker: Docker, container: Docker.Container): Promise<ShellChannel> {
-    const exec = await container.exec({ Cmd: ['sh'], User: USER, WorkingDir: '/workspace', AttachStdin: true, AttachStdout: true, AttachStderr: true, Tty: false });
+    const exec = await container.exec({
+      Cmd: ['sh'],
+      User: USER,
+      WorkingDir: '/workspace',
+      AttachStdin: true,
+      AttachStdout: true,
+      AttachStderr: true,
+      Tty: false,
+    });
     const stream = (await exec.start({ hijack: true, stdin: true })) as Duplex;
     const channel = new ShellChannel(stream);
-    const sink = { write: (chunk: Buffer) => ((channel.buffer += chunk.toString()), channel.waiter?.(), true) } as unknown as NodeJS.WritableStream;
+    const sink = {
+      write: (chunk: Buffer) => ((channel.buffer += chunk.toString()), channel.waiter?.(), true),
+    } as unknown as NodeJS.WritableStream;
     docker.modem.demuxStream(stream, sink, sink);
     return channel;
   }

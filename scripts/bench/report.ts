@@ -16,31 +16,59 @@ export interface BenchReport {
 
 export function markdown(report: BenchReport): string {
   const out: string[] = [];
-  out.push(`Machine: ${Object.entries(report.machine).map(([key, value]) => `${key} ${value}`).join(', ')}.`);
-  out.push(`Run: ${report.when}; ${Object.entries(report.settings).map(([key, value]) => `${key} ${value}`).join(', ')}.`, '');
+  out.push(
+    `Machine: ${Object.entries(report.machine)
+      .map(([key, value]) => `${key} ${value}`)
+      .join(', ')}.`,
+  );
+  out.push(
+    `Run: ${report.when}; ${Object.entries(report.settings)
+      .map(([key, value]) => `${key} ${value}`)
+      .join(', ')}.`,
+    '',
+  );
   out.push('| operation | arm | p50 ms | p90 ms | errors |', '| --- | --- | ---: | ---: | ---: |');
   for (const group of report.groups) {
-    for (const arm of group.arms) out.push(`| ${group.title} | ${arm.name} | ${ms(arm.summary.p50)} | ${ms(arm.summary.p90)} | ${arm.errors.length} |`);
+    for (const arm of group.arms)
+      out.push(
+        `| ${group.title} | ${arm.name} | ${ms(arm.summary.p50)} | ${ms(arm.summary.p90)} | ${arm.errors.length} |`,
+      );
   }
   if (report.activation) {
     const { activation } = report;
-    out.push(`| extension activation (require + activate, Node with a stand-in vscode) | dist/extension.js | ${ms(activation.total.p50)} | ${ms(activation.total.p90)} | 0 |`);
+    out.push(
+      `| extension activation (require + activate, Node with a stand-in vscode) | dist/extension.js | ${ms(activation.total.p50)} | ${ms(activation.total.p90)} | 0 |`,
+    );
   }
-  out.push('', '| ours / baseline | p50 / p50 | per-round ratio p50 (p10–p90) | target | met |', '| --- | ---: | ---: | ---: | :---: |');
+  out.push(
+    '',
+    '| ours / baseline | p50 / p50 | per-round ratio p50 (p10–p90) | target | met |',
+    '| --- | ---: | ---: | ---: | :---: |',
+  );
   for (const group of report.groups) {
     for (const comparison of group.comparisons) {
       const target = comparison.target === undefined ? '–' : `≤ ${comparison.target.toFixed(2)}×`;
       const met = comparison.met === undefined ? '' : comparison.met ? 'yes' : '**no**';
-      out.push(`| ${group.title}: ${comparison.ours} / ${comparison.baseline} | ${ratio(comparison.p50Ratio)} | ${ratio(comparison.ratio.p50)} (${ratio(comparison.ratio.p10)}–${ratio(comparison.ratio.p90)}) | ${target} | ${met} |`);
+      out.push(
+        `| ${group.title}: ${comparison.ours} / ${comparison.baseline} | ${ratio(comparison.p50Ratio)} | ${ratio(comparison.ratio.p50)} (${ratio(comparison.ratio.p10)}–${ratio(comparison.ratio.p90)}) | ${target} | ${met} |`,
+      );
     }
   }
   if (report.activation) {
     const { activation } = report;
     const met = activation.total.p50 < 50 ? 'yes' : '**no**';
-    out.push(`| extension activation: require ${ms(activation.require.p50)} ms + activate() ${ms(activation.activate.p50)} ms (p50) | ${ms(activation.total.p50)} ms | | < 50 ms | ${met} |`);
-    out.push('', `Bundle: ${Object.entries(activation.bundle).map(([file, bytes]) => `${file} ${(bytes / 1024).toFixed(0)} KiB`).join(', ')}.`);
+    out.push(
+      `| extension activation: require ${ms(activation.require.p50)} ms + activate() ${ms(activation.activate.p50)} ms (p50) | ${ms(activation.total.p50)} ms | | < 50 ms | ${met} |`,
+    );
+    out.push(
+      '',
+      `Bundle: ${Object.entries(activation.bundle)
+        .map(([file, bytes]) => `${file} ${(bytes / 1024).toFixed(0)} KiB`)
+        .join(', ')}.`,
+    );
   }
-  for (const profile of report.profiles) out.push('', `${profile.title}:`, '', ...profile.lines.map((line) => `    ${line}`));
+  for (const profile of report.profiles)
+    out.push('', `${profile.title}:`, '', ...profile.lines.map((line) => `    ${line}`));
   if (report.notes.length) out.push('', ...report.notes.map((note) => `- ${note}`));
   return `${out.join('\n')}\n`;
 }
@@ -56,26 +84,40 @@ export function svgChart(report: BenchReport): string {
     title: group.title,
     rows: group.arms.map((arm) => ({ name: arm.name, samples: arm.samples.filter(Number.isFinite) })),
   }));
-  if (report.activation) panels.push({ title: 'extension activation (require + activate)', rows: [{ name: 'dist/extension.js', samples: report.activation.samples.map((sample) => sample.totalMs) }] });
+  if (report.activation)
+    panels.push({
+      title: 'extension activation (require + activate)',
+      rows: [{ name: 'dist/extension.js', samples: report.activation.samples.map((sample) => sample.totalMs) }],
+    });
   const parts: string[] = [];
   let y = 30;
-  parts.push(`<text x="12" y="20" class="title">Agent Sandbox benchmark · ${escape(report.when)} · ${escape(report.machine.cpu ?? '')}</text>`);
+  parts.push(
+    `<text x="12" y="20" class="title">Agent Sandbox benchmark · ${escape(report.when)} · ${escape(report.machine.cpu ?? '')}</text>`,
+  );
   for (const panel of panels) {
     const all = panel.rows.flatMap((row) => row.samples);
     if (!all.length) continue;
     const low = Math.max(0.1, Math.min(...all) / 1.15);
     const high = Math.max(...all) * 1.15;
-    const x = (value: number) => LEFT + ((Math.log(value) - Math.log(low)) / (Math.log(high) - Math.log(low))) * (WIDTH - LEFT - RIGHT);
+    const x = (value: number) =>
+      LEFT + ((Math.log(value) - Math.log(low)) / (Math.log(high) - Math.log(low))) * (WIDTH - LEFT - RIGHT);
     y += 18;
     parts.push(`<text x="12" y="${y}" class="panel">${escape(panel.title)}</text>`);
     const top = y + 6;
-    for (const tick of ticks(low, high)) parts.push(`<line x1="${x(tick)}" x2="${x(tick)}" y1="${top}" y2="${top + panel.rows.length * ROW}" class="grid"/><text x="${x(tick)}" y="${top + panel.rows.length * ROW + 12}" class="tick">${tick} ms</text>`);
+    for (const tick of ticks(low, high))
+      parts.push(
+        `<line x1="${x(tick)}" x2="${x(tick)}" y1="${top}" y2="${top + panel.rows.length * ROW}" class="grid"/><text x="${x(tick)}" y="${top + panel.rows.length * ROW + 12}" class="tick">${tick} ms</text>`,
+      );
     panel.rows.forEach((row, index) => {
       const mid = top + index * ROW + ROW / 2;
       const at = (p: number) => percentile(row.samples, p);
       parts.push(`<text x="${LEFT - 8}" y="${mid + 4}" class="arm">${escape(row.name)}</text>`);
-      parts.push(`<rect x="${x(at(10))}" y="${mid - 5}" width="${Math.max(1, x(at(90)) - x(at(10)))}" height="10" class="band band${index % 4}"/>`);
-      row.samples.forEach((value, sample) => parts.push(`<circle cx="${x(value)}" cy="${mid + ((sample % 5) - 2) * 2}" r="2" class="dot dot${index % 4}"/>`));
+      parts.push(
+        `<rect x="${x(at(10))}" y="${mid - 5}" width="${Math.max(1, x(at(90)) - x(at(10)))}" height="10" class="band band${index % 4}"/>`,
+      );
+      row.samples.forEach((value, sample) =>
+        parts.push(`<circle cx="${x(value)}" cy="${mid + ((sample % 5) - 2) * 2}" r="2" class="dot dot${index % 4}"/>`),
+      );
       parts.push(`<line x1="${x(at(50))}" x2="${x(at(50))}" y1="${mid - 8}" y2="${mid + 8}" class="median"/>`);
       parts.push(`<text x="${WIDTH - RIGHT + 8}" y="${mid + 4}" class="value">p50 ${ms(at(50))}</text>`);
     });
@@ -94,7 +136,8 @@ export function svgChart(report: BenchReport): string {
 /** Renders the SVG to PNG with Debian's Chromium through playwright-core, when both are there. */
 export async function renderPng(svg: string, path: string): Promise<string | undefined> {
   const executablePath = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((candidate) => existsSync(candidate));
-  if (!executablePath) return 'no Chromium at /usr/bin/chromium (scripts/provision-vscode.sh installs it): PNG skipped, the SVG is there';
+  if (!executablePath)
+    return 'no Chromium at /usr/bin/chromium (scripts/provision-vscode.sh installs it): PNG skipped, the SVG is there';
   const { chromium } = await import('playwright-core');
   const browser = await chromium.launch({ executablePath, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
   try {

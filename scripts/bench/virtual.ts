@@ -9,7 +9,10 @@ import type { SandboxEngine } from '../../src/core/engine';
 import { resolveSpec } from '../../src/core/resolveSpec';
 import type { Group } from './measure';
 
-export async function virtualGroup(iterations: number, warmup: number): Promise<{ group: Group; dispose(): Promise<void> } | string> {
+export async function virtualGroup(
+  iterations: number,
+  warmup: number,
+): Promise<{ group: Group; dispose(): Promise<void> } | string> {
   const path = join(__dirname, '..', '..', 'src', 'engines', 'virtual', 'virtualEngine.ts');
   if (!existsSync(path)) return 'The virtual engine (src/engines/virtual) is not in this tree: its arms were skipped.';
   let engine: SandboxEngine;
@@ -22,7 +25,10 @@ export async function virtualGroup(iterations: number, warmup: number): Promise<
   }
   const check = async (runtime: 'bash' | 'python', code: string, wanted: string) => {
     const result = await runCompute(engine, resolveSpec({ runtime, mode: 'compute' }), { code });
-    if (!result.stdout.includes(wanted)) throw new Error(`${runtime} returned ${JSON.stringify(result.stdout.slice(0, 100))} ${result.stderr.slice(0, 200)}`);
+    if (!result.stdout.includes(wanted))
+      throw new Error(
+        `${runtime} returned ${JSON.stringify(result.stdout.slice(0, 100))} ${result.stderr.slice(0, 200)}`,
+      );
   };
   return {
     group: {

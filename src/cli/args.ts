@@ -57,7 +57,19 @@ Images: --image, or AGENT_SANDBOX_IMAGE_PYTHON / _NODE / _BASH / _LINUX.
 
 Exit codes: the sandboxed program's own; 124 when it timed out; 125 when the sandbox itself failed; 2 for bad usage.`;
 
-export const COMMANDS = ['run', 'open', 'exec', 'ls', 'close', 'engine', 'gc', 'files', 'validate', 'tool', 'help'] as const;
+export const COMMANDS = [
+  'run',
+  'open',
+  'exec',
+  'ls',
+  'close',
+  'engine',
+  'gc',
+  'files',
+  'validate',
+  'tool',
+  'help',
+] as const;
 export type Command = (typeof COMMANDS)[number];
 
 const OPTIONS = {
@@ -143,7 +155,8 @@ export function usageError(message: string): UsageError {
 
 export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   const [first, ...rest] = argv;
-  if (first === undefined || first === '--help' || first === '-h') return { command: 'help', values: {}, positionals: [] };
+  if (first === undefined || first === '--help' || first === '-h')
+    return { command: 'help', values: {}, positionals: [] };
   if (!(COMMANDS as readonly string[]).includes(first)) throw usageError(`Unknown command "${first}".`);
   let parsed;
   try {
@@ -156,7 +169,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
 
 export function runtimeFlag(value: string | undefined): Runtime | undefined {
   if (value === undefined) return undefined;
-  if (!(RUNTIMES as readonly string[]).includes(value)) throw usageError(`--runtime must be one of ${RUNTIMES.join(', ')}, not "${value}".`);
+  if (!(RUNTIMES as readonly string[]).includes(value))
+    throw usageError(`--runtime must be one of ${RUNTIMES.join(', ')}, not "${value}".`);
   return value as Runtime;
 }
 
@@ -173,8 +187,10 @@ export function specFromFlags(values: ParsedArgs['values']): SpecLayer {
   if (workspace !== undefined && !(WORKSPACE_ACCESS as readonly string[]).includes(workspace)) {
     throw usageError(`--workspace must be one of ${WORKSPACE_ACCESS.join(', ')}, not "${workspace}".`);
   }
-  if (values.memory !== undefined && parseSize(values.memory) === undefined) throw usageError(`--memory must be a size like 512m or 1g, not "${values.memory}".`);
-  if (values.disk !== undefined && parseSize(values.disk) === undefined) throw usageError(`--disk must be a size like 256m or 2g, not "${values.disk}".`);
+  if (values.memory !== undefined && parseSize(values.memory) === undefined)
+    throw usageError(`--memory must be a size like 512m or 1g, not "${values.memory}".`);
+  if (values.disk !== undefined && parseSize(values.disk) === undefined)
+    throw usageError(`--disk must be a size like 256m or 2g, not "${values.disk}".`);
   const env: Record<string, string> = {};
   for (const pair of values.env ?? []) {
     const eq = pair.indexOf('=');
@@ -186,7 +202,13 @@ export function specFromFlags(values: ParsedArgs['values']): SpecLayer {
     timeoutSeconds: numberFlag('timeout', values.timeout),
     network: values.network,
     workspaceAccess: workspace as SpecLayer['workspaceAccess'],
-    limits: { memoryBytes: values.memory, diskBytes: values.disk, inodes: numberFlag('inodes', values.inodes), cpus: numberFlag('cpus', values.cpus), pids: numberFlag('pids', values.pids) },
+    limits: {
+      memoryBytes: values.memory,
+      diskBytes: values.disk,
+      inodes: numberFlag('inodes', values.inodes),
+      cpus: numberFlag('cpus', values.cpus),
+      pids: numberFlag('pids', values.pids),
+    },
     env,
     pipPackages: values.pip,
     npmPackages: values.npm,

@@ -29,20 +29,33 @@ export interface CommandContext {
  * The engine for this command: --engine, else AGENT_SANDBOX_ENGINE, else auto. The CLI cannot ask,
  * so auto uses the virtual engine when no Docker Engine answers, and `note` says so (on stderr).
  */
-export async function createEngine(args: ParsedArgs, note: (message: string) => void = () => undefined, env: NodeJS.ProcessEnv = process.env): Promise<SandboxEngine> {
+export async function createEngine(
+  args: ParsedArgs,
+  note: (message: string) => void = () => undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<SandboxEngine> {
   let choice: EngineChoice;
   try {
-    choice = parseEngineChoice(args.values.engine, '--engine') ?? parseEngineChoice(env.AGENT_SANDBOX_ENGINE, 'AGENT_SANDBOX_ENGINE') ?? 'auto';
+    choice =
+      parseEngineChoice(args.values.engine, '--engine') ??
+      parseEngineChoice(env.AGENT_SANDBOX_ENGINE, 'AGENT_SANDBOX_ENGINE') ??
+      'auto';
   } catch (error) {
     throw usageError((error as Error).message);
   }
   if (choice === 'virtual') return new VirtualEngine();
   const runtime = runtimeFlag(args.values.runtime) ?? 'python';
-  const docker = new DockerEngine({ host: args.values['engine-host'], env, images: args.values.image ? { [runtime]: args.values.image } : undefined });
+  const docker = new DockerEngine({
+    host: args.values['engine-host'],
+    env,
+    images: args.values.image ? { [runtime]: args.values.image } : undefined,
+  });
   const selection = await selectEngine({ choice, consent: 'granted', probeDocker: () => probeEngine(docker) });
   if (selection.kind !== 'virtual') return docker;
   await docker.dispose();
-  note(`${selection.dockerProblem} Using the virtual engine instead: bash and Python in this process, a lighter isolation than a container (no real processes, packages or network). Choose with --engine docker|virtual or AGENT_SANDBOX_ENGINE.`);
+  note(
+    `${selection.dockerProblem} Using the virtual engine instead: bash and Python in this process, a lighter isolation than a container (no real processes, packages or network). Choose with --engine docker|virtual or AGENT_SANDBOX_ENGINE.`,
+  );
   return new VirtualEngine();
 }
 
@@ -83,12 +96,30 @@ export async function runCommand(engine: SandboxEngine, context: CommandContext)
   if (sources !== 1 || positionals.length > (positionals[0] === '-' ? 1 : 0)) {
     throw usageError('run takes exactly one of --code CODE, --file PATH, or - (read the code from standard input).');
   }
-  const code = values.code ?? (values.file !== undefined ? await readFile(values.file, 'utf8').catch((error: Error) => {
-    throw usageError(`Cannot read ${values.file}: ${error.message}`);
-  }) : await context.readStdin());
-  const spec = resolveSpec({ mode: 'compute' }, specFromFlags(values), values.workspace ? { workspaceAccess: values.workspace as 'none' } : undefined);
+  const code =
+    values.code ??
+    (values.file !== undefined
+      ? await readFile(values.file, 'utf8').catch((error: Error) => {
+          throw usageError(`Cannot read ${values.file}: ${error.message}`);
+        })
+      : await context.readStdin());
+  const spec = resolveSpec(
+    { mode: 'compute' },
+    specFromFlags(values),
+    values.workspace ? { workspaceAccess: values.workspace as 'none' } : undefined,
+  );
   const folder = spec.workspaceAccess === 'none' ? undefined : workspaceFolder(args);
-  const result = await runCompute(engine, spec, { code }, { signal, workspaceFolder: folder, protectedPaths: protectedPathsFlag(args), onProgress: (progress) => output.progress(progress.message) });
+  const result = await runCompute(
+    engine,
+    spec,
+    { code },
+    {
+      signal,
+      workspaceFolder: folder,
+      protectedPaths: protectedPathsFlag(args),
+      onProgress: (progress) => output.progress(progress.message),
+    },
+  );
   output.execResult(result, { runtime: spec.runtime, engine: engine.kind });
   return exitCodeFor(result);
 }
@@ -98,27 +129,42 @@ export async function openCommand(engine: SandboxEngine, context: CommandContext
   if (args.positionals.length) throw usageError(`open takes no arguments (got "${args.positionals.join(' ')}").`);
   const spec = resolveSpec({ mode: 'code' }, specFromFlags(args.values));
   const name = args.values.session ?? DEFAULT_SESSION;
-  const { sandbox, created } = await openSession(engine, spec, { name, client: 'cli', workspaceFolder: workspaceFolder(args), protectedPaths: protectedPathsFlag(args), signal, onProgress: (progress) => output.progress(progress.message) });
+  const { sandbox, created } = await openSession(engine, spec, {
+    name,
+    client: 'cli',
+    workspaceFolder: workspaceFolder(args),
+    protectedPaths: protectedPathsFlag(args),
+    signal,
+    onProgress: (progress) => output.progress(progress.message),
+  });
   output.session(sandbox.info, created);
   return 0;
 }
 
 export async function execCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
   const { args, output, signal } = context;
-  if (args.positionals.length === 0) throw usageError('exec needs a command after --, like: agent-sandbox exec -- python3 -c "print(42)"');
+  if (args.positionals.length === 0)
+    throw usageError('exec needs a command after --, like: agent-sandbox exec -- python3 -c "print(42)"');
   const sandbox = await requireSession(engine, args.values.session ?? DEFAULT_SESSION, workspaceFolder(args), signal);
   const timeout = args.values.timeout !== undefined ? Number(args.values.timeout) : undefined;
-  if (timeout !== undefined && !(timeout > 0)) throw usageError(`--timeout must be a positive number of seconds, not "${args.values.timeout}".`);
+  if (timeout !== undefined && !(timeout > 0))
+    throw usageError(`--timeout must be a positive number of seconds, not "${args.values.timeout}".`);
   const cmd = args.positionals.length === 1 && /\s/.test(args.positionals[0]!) ? undefined : args.positionals;
   const stdin = args.values.interactive ? await context.readStdin() : undefined;
-  const result = await sandbox.exec({ ...(cmd ? { cmd } : { command: args.positionals[0]! }), stdin, timeoutSeconds: timeout }, signal);
+  const result = await sandbox.exec(
+    { ...(cmd ? { cmd } : { command: args.positionals[0]! }), stdin, timeoutSeconds: timeout },
+    signal,
+  );
   output.execResult(result, { session: sandbox.info.name, engine: engine.kind });
   return exitCodeFor(result);
 }
 
 export async function lsCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
   const { args, output, signal } = context;
-  const sessions = await engine.list(args.values['all-folders'] ? {} : { workspaceFolder: workspaceFolder(args) }, signal);
+  const sessions = await engine.list(
+    args.values['all-folders'] ? {} : { workspaceFolder: workspaceFolder(args) },
+    signal,
+  );
   output.sessions(sessions);
   return 0;
 }
@@ -126,18 +172,25 @@ export async function lsCommand(engine: SandboxEngine, context: CommandContext):
 export async function closeCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
   const { args, output, signal } = context;
   const folder = workspaceFolder(args);
-  if (args.values.all === (args.values.session !== undefined)) throw usageError('close takes either --session NAME or --all.');
+  if (args.values.all === (args.values.session !== undefined))
+    throw usageError('close takes either --session NAME or --all.');
   let targets: SessionInfo[];
   if (args.values.all) {
     targets = await engine.list({ workspaceFolder: folder }, signal);
   } else {
     const name = args.values.session!;
     targets = await engine.list({ name, workspaceFolder: folder }, signal);
-    if (targets.length === 0) throw new SandboxError('session-not-found', `No session named "${name}" is open for ${folder}.`, 'List sessions with agent-sandbox ls.');
+    if (targets.length === 0)
+      throw new SandboxError(
+        'session-not-found',
+        `No session named "${name}" is open for ${folder}.`,
+        'List sessions with agent-sandbox ls.',
+      );
   }
   const closed: SessionInfo[] = [];
   // A closed session's notices are what its removal found (a setuid bit stripped, say).
-  for (const session of targets) closed.push({ ...session, notices: (await engine.remove(session.id, signal))?.notices ?? [] });
+  for (const session of targets)
+    closed.push({ ...session, notices: (await engine.remove(session.id, signal))?.notices ?? [] });
   output.closed(closed);
   return 0;
 }
@@ -153,19 +206,25 @@ export async function gcCommand(engine: SandboxEngine, context: CommandContext):
   const seconds = (name: string, value: string | undefined, fallback: number) => {
     if (value === undefined) return fallback;
     const number = Number(value);
-    if (!Number.isFinite(number) || number < 0) throw usageError(`--${name} must be a number of seconds, not "${value}".`);
+    if (!Number.isFinite(number) || number < 0)
+      throw usageError(`--${name} must be a number of seconds, not "${value}".`);
     return number;
   };
   const after = seconds('after', values.after, 0);
   const grace = seconds('grace', values.grace, 120);
-  if (after > 0) await new Promise<void>((done) => {
-    const timer = setTimeout(done, after * 1000);
-    context.signal.addEventListener('abort', () => (clearTimeout(timer), done()), { once: true });
-  });
+  if (after > 0)
+    await new Promise<void>((done) => {
+      const timer = setTimeout(done, after * 1000);
+      context.signal.addEventListener('abort', () => (clearTimeout(timer), done()), { once: true });
+    });
   const leases = new WorkspaceLeases(join(defaultStateDir(), 'leases'));
   // Only with --folder given explicitly does gc stay in one folder; by default it looks at every folder.
   const onlyFolder = values.folder !== undefined ? workspaceFolder(context.args) : undefined;
-  const removed = await removeOrphans(engine, { now: Date.now(), graceMs: grace * 1000, lease: (folder) => leases.read(folder), onlyFolder }, context.signal);
+  const removed = await removeOrphans(
+    engine,
+    { now: Date.now(), graceMs: grace * 1000, lease: (folder) => leases.read(folder), onlyFolder },
+    context.signal,
+  );
   context.output.orphans(removed);
   return 0;
 }
@@ -176,7 +235,8 @@ export async function filesCommand(context: CommandContext): Promise<number> {
   const [action, ...operands] = args.positionals;
   const limit = process.env.AGENT_SANDBOX_FILE_STORE_MAX_SIZE || undefined;
   const maxFileBytes = limit === undefined ? undefined : parseSize(limit);
-  if (limit !== undefined && !maxFileBytes) throw usageError(`AGENT_SANDBOX_FILE_STORE_MAX_SIZE must be a size like 100m or 1g, not "${limit}".`);
+  if (limit !== undefined && !maxFileBytes)
+    throw usageError(`AGENT_SANDBOX_FILE_STORE_MAX_SIZE must be a size like 100m or 1g, not "${limit}".`);
   const store = new FileStore(defaultFileStoreFolder(), { maxFileBytes });
   const operand = (what: string) => {
     if (operands.length !== 1) throw usageError(`files ${action} takes one ${what}.`);
@@ -200,6 +260,10 @@ export async function filesCommand(context: CommandContext): Promise<number> {
       output.deletedFile(await store.delete(operand('KEY')));
       return 0;
     default:
-      throw usageError(action === undefined ? 'files needs an action: upload, download, list or delete.' : `Unknown files action "${action}": use upload, download, list or delete.`);
+      throw usageError(
+        action === undefined
+          ? 'files needs an action: upload, download, list or delete.'
+          : `Unknown files action "${action}": use upload, download, list or delete.`,
+      );
   }
 }

@@ -1,13 +1,28 @@
 /** The agent-sandbox command line. */
 import { SandboxError } from '../core/errors';
 import { USAGE, UsageError, parseCommandLine, type Command } from './args';
-import { closeCommand, createEngine, workspaceFolder, engineCommand, execCommand, gcCommand, lsCommand, openCommand, runCommand, filesCommand, type CommandContext } from './commands';
+import {
+  closeCommand,
+  createEngine,
+  workspaceFolder,
+  engineCommand,
+  execCommand,
+  gcCommand,
+  lsCommand,
+  openCommand,
+  runCommand,
+  filesCommand,
+  type CommandContext,
+} from './commands';
 import { Output } from './output';
 import { validateCommand } from './validateCommand';
 import { toolCommand, toolList } from './toolCommand';
 import type { SandboxEngine } from '../core/engine';
 
-const HANDLERS: Record<Exclude<Command, 'help' | 'files' | 'validate' | 'tool'>, (engine: SandboxEngine, context: CommandContext) => Promise<number>> = {
+const HANDLERS: Record<
+  Exclude<Command, 'help' | 'files' | 'validate' | 'tool'>,
+  (engine: SandboxEngine, context: CommandContext) => Promise<number>
+> = {
   run: runCommand,
   open: openCommand,
   exec: execCommand,

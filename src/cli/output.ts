@@ -26,17 +26,24 @@ export class Output {
     this.stdout.write(result.stdout);
     this.stderr.write(result.stderr);
     for (const notice of result.notices) this.note(notice);
-    if (result.outcome !== 'ok' && result.outcome !== 'error') this.note(`${result.outcome}: ${result.hint ?? ''}`.trim());
+    if (result.outcome !== 'ok' && result.outcome !== 'error')
+      this.note(`${result.outcome}: ${result.hint ?? ''}`.trim());
     else if (result.diskLimitReached) this.note(result.hint ?? 'disk limit reached');
     else if (result.stdoutTruncated || result.stderrTruncated) this.note(result.hint ?? 'output truncated');
   }
 
   session(info: SessionInfo, created: boolean): void {
     if (this.json) return this.print({ created, ...info });
-    this.stdout.write(`${created ? 'Opened' : 'Reusing'} session ${info.name ?? info.id.slice(0, 12)} (${info.runtime}, ${info.image}, id ${info.id.slice(0, 12)})\n`);
+    this.stdout.write(
+      `${created ? 'Opened' : 'Reusing'} session ${info.name ?? info.id.slice(0, 12)} (${info.runtime}, ${info.image}, id ${info.id.slice(0, 12)})\n`,
+    );
     const { limits } = info.spec;
-    this.stdout.write(`  limits: ${formatSize(limits.memoryBytes)} memory, ${limits.cpus} CPU, ${limits.pids} processes, ${info.spec.timeoutSeconds} s per call, ${formatSize(placeBytes(limits))} disk and ${limits.inodes} files per writable place\n`);
-    this.stdout.write(`  workspace: ${info.workspaceAccess}${info.workspaceFolder && info.workspaceAccess !== 'none' ? ` (${info.workspaceFolder})` : ''}, network: ${info.network ? 'on' : 'off'}\n`);
+    this.stdout.write(
+      `  limits: ${formatSize(limits.memoryBytes)} memory, ${limits.cpus} CPU, ${limits.pids} processes, ${info.spec.timeoutSeconds} s per call, ${formatSize(placeBytes(limits))} disk and ${limits.inodes} files per writable place\n`,
+    );
+    this.stdout.write(
+      `  workspace: ${info.workspaceAccess}${info.workspaceFolder && info.workspaceAccess !== 'none' ? ` (${info.workspaceFolder})` : ''}, network: ${info.network ? 'on' : 'off'}\n`,
+    );
     for (const notice of info.notices) this.note(notice);
   }
 
@@ -46,27 +53,62 @@ export class Output {
       this.stdout.write('No sessions.\n');
       return;
     }
-    const rows = sessions.map((s) => [s.name ?? '-', s.id.slice(0, 12), s.runtime, s.state, s.workspaceAccess, s.network ? 'on' : 'off', s.createdAt, s.image]);
+    const rows = sessions.map((s) => [
+      s.name ?? '-',
+      s.id.slice(0, 12),
+      s.runtime,
+      s.state,
+      s.workspaceAccess,
+      s.network ? 'on' : 'off',
+      s.createdAt,
+      s.image,
+    ]);
     const header = ['SESSION', 'ID', 'RUNTIME', 'STATE', 'WORKSPACE', 'NETWORK', 'CREATED', 'IMAGE'];
     const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-    for (const row of [header, ...rows]) this.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
+    for (const row of [header, ...rows])
+      this.stdout.write(
+        `${row
+          .map((cell, column) => cell.padEnd(widths[column]!))
+          .join('  ')
+          .trimEnd()}\n`,
+      );
   }
 
   closed(sessions: SessionInfo[]): void {
-    if (this.json) return this.print({ closed: sessions.map((s) => ({ id: s.id, name: s.name, ...(s.notices.length ? { notices: s.notices } : {}) })) });
-    this.stdout.write(sessions.length ? `Closed ${sessions.map((s) => s.name ?? s.id.slice(0, 12)).join(', ')}.\n` : 'No sessions to close.\n');
+    if (this.json)
+      return this.print({
+        closed: sessions.map((s) => ({ id: s.id, name: s.name, ...(s.notices.length ? { notices: s.notices } : {}) })),
+      });
+    this.stdout.write(
+      sessions.length
+        ? `Closed ${sessions.map((s) => s.name ?? s.id.slice(0, 12)).join(', ')}.\n`
+        : 'No sessions to close.\n',
+    );
     for (const session of sessions) for (const notice of session.notices) this.note(notice);
   }
 
   orphans(removed: RemovedOrphan[]): void {
-    if (this.json) return this.print({ removed: removed.map(({ session, reason }) => ({ id: session.id, name: session.name, workspaceFolder: session.workspaceFolder, reason })) });
+    if (this.json)
+      return this.print({
+        removed: removed.map(({ session, reason }) => ({
+          id: session.id,
+          name: session.name,
+          workspaceFolder: session.workspaceFolder,
+          reason,
+        })),
+      });
     if (removed.length === 0) this.stdout.write('No orphaned sandboxes.\n');
-    for (const { session, reason } of removed) this.stdout.write(`Removed ${session.name ?? session.id.slice(0, 12)} (${session.workspaceFolder ?? 'no folder'}): ${reason}.\n`);
+    for (const { session, reason } of removed)
+      this.stdout.write(
+        `Removed ${session.name ?? session.id.slice(0, 12)} (${session.workspaceFolder ?? 'no folder'}): ${reason}.\n`,
+      );
   }
 
   engine(info: EngineInfo): void {
     if (this.json) return this.print(info);
-    this.stdout.write(`${info.product} ${info.version} (API ${info.apiVersion ?? '?'}, ${info.os ?? '?'}) at ${info.endpoint}\n`);
+    this.stdout.write(
+      `${info.product} ${info.version} (API ${info.apiVersion ?? '?'}, ${info.os ?? '?'}) at ${info.endpoint}\n`,
+    );
   }
 
   storedFile(file: StoredFile): void {
@@ -83,12 +125,20 @@ export class Output {
     const rows = files.map((file) => [file.key, formatSize(file.size), file.created, file.name]);
     const header = ['KEY', 'SIZE', 'CREATED', 'NAME'];
     const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-    for (const row of [header, ...rows]) this.stdout.write(`${row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell)).join('  ')}\n`);
+    for (const row of [header, ...rows])
+      this.stdout.write(
+        `${row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell)).join('  ')}\n`,
+      );
   }
 
   /** A downloaded file: its bytes as they are on stdout, or where they were saved. */
   fileContent(file: StoredFile, data: Uint8Array, savedTo?: string): void {
-    if (this.json) return this.print(savedTo === undefined ? { ...file, contentBase64: Buffer.from(data).toString('base64') } : { ...file, output: savedTo });
+    if (this.json)
+      return this.print(
+        savedTo === undefined
+          ? { ...file, contentBase64: Buffer.from(data).toString('base64') }
+          : { ...file, output: savedTo },
+      );
     if (savedTo === undefined) this.stdout.write(data);
     else this.stdout.write(`Saved ${file.key} ("${file.name}", ${formatSize(file.size)}) to ${savedTo}\n`);
   }
@@ -101,19 +151,37 @@ export class Output {
   error(error: unknown): void {
     const sandboxError = SandboxError.is(error) ? error : undefined;
     if (this.json) {
-      this.print({ error: { reason: sandboxError?.reason ?? 'internal', message: (error as Error).message ?? String(error), hint: sandboxError?.hint } });
+      this.print({
+        error: {
+          reason: sandboxError?.reason ?? 'internal',
+          message: (error as Error).message ?? String(error),
+          hint: sandboxError?.hint,
+        },
+      });
       return;
     }
-    this.stderr.write(`agent-sandbox: ${sandboxError ? sandboxError.fullMessage : (error as Error).stack ?? String(error)}\n`);
+    this.stderr.write(
+      `agent-sandbox: ${sandboxError ? sandboxError.fullMessage : ((error as Error).stack ?? String(error))}\n`,
+    );
   }
 
   /** Problems of .prompt files, one `file:line:col: severity: message` line each (1-based), or a JSON array. */
   promptProblems(files: { file: string; problems: PromptProblem[] }[]): void {
     const rows = files.flatMap(({ file, problems }) =>
-      problems.map((p) => ({ file, line: p.range.start.line + 1, column: p.range.start.character + 1, endLine: p.range.end.line + 1, endColumn: p.range.end.character + 1, severity: p.severity, code: p.code, message: p.message })),
+      problems.map((p) => ({
+        file,
+        line: p.range.start.line + 1,
+        column: p.range.start.character + 1,
+        endLine: p.range.end.line + 1,
+        endColumn: p.range.end.character + 1,
+        severity: p.severity,
+        code: p.code,
+        message: p.message,
+      })),
     );
     if (this.json) return this.print(rows);
-    for (const row of rows) this.stdout.write(`${row.file}:${row.line}:${row.column}: ${row.severity}: ${row.message}\n`);
+    for (const row of rows)
+      this.stdout.write(`${row.file}:${row.line}:${row.column}: ${row.severity}: ${row.message}\n`);
     const errors = rows.filter((row) => row.severity === 'error').length;
     this.note(`checked ${files.length} file(s): ${errors} error(s), ${rows.length - errors} warning(s)`);
   }
@@ -121,14 +189,19 @@ export class Output {
   /** A tool's result: its text parts as they are (an error's text on stderr), or {"parts": [...]} with --json. */
   toolResult(parts: ToolResultPart[], failed = false): void {
     if (this.json) return this.print(failed ? { error: true, parts } : { parts });
-    const text = parts.map((part) => (part.type === 'text' ? part.text : `[image ${part.mime}, ${formatSize(part.bytes)}]`)).join('');
+    const text = parts
+      .map((part) => (part.type === 'text' ? part.text : `[image ${part.mime}, ${formatSize(part.bytes)}]`))
+      .join('');
     (failed ? this.stderr : this.stdout).write(text.endsWith('\n') ? text : `${text}\n`);
   }
 
   /** The tools: name, description and input schema each. */
   toolList(tools: { name: string; description: string; inputSchema: unknown }[]): void {
     if (this.json) return this.print({ tools });
-    for (const tool of tools) this.stdout.write(`${tool.name}\n  ${tool.description.replace(/\n/g, '\n  ')}\n  input: ${JSON.stringify(tool.inputSchema)}\n\n`);
+    for (const tool of tools)
+      this.stdout.write(
+        `${tool.name}\n  ${tool.description.replace(/\n/g, '\n  ')}\n  input: ${JSON.stringify(tool.inputSchema)}\n\n`,
+      );
   }
 
   /** A file `validate` did not read; on stderr even with --json, whose stdout stays one array. */

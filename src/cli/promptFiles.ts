@@ -14,7 +14,8 @@ export function expandPromptArguments(patterns: readonly string[], cwd: string):
   const files: string[] = [];
   for (const pattern of patterns) {
     const found = GLOB_CHARS.test(pattern) ? expandGlob(pattern, cwd) : expandPath(pattern, cwd);
-    if (found.length === 0) throw usageError(GLOB_CHARS.test(pattern) ? `No file matches ${pattern}.` : `No .prompt files in ${pattern}.`);
+    if (found.length === 0)
+      throw usageError(GLOB_CHARS.test(pattern) ? `No file matches ${pattern}.` : `No .prompt files in ${pattern}.`);
     files.push(...found);
   }
   return [...new Set(files)];
@@ -50,7 +51,11 @@ function walk(cwd: string, folder: string): string[] {
       return;
     }
     for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-      const path = relative ? (relative.endsWith('/') ? `${relative}${entry.name}` : `${relative}/${entry.name}`) : entry.name;
+      const path = relative
+        ? relative.endsWith('/')
+          ? `${relative}${entry.name}`
+          : `${relative}/${entry.name}`
+        : entry.name;
       if (entry.isDirectory() && !SKIPPED_FOLDERS.has(entry.name)) visit(path);
       else if (entry.isFile()) files.push(path);
     }
@@ -75,7 +80,11 @@ export function globToRegExp(pattern: string): RegExp {
       const close = glob.indexOf('}', i);
       if (close === -1) source += '\\{';
       else {
-        source += `(?:${glob.slice(i + 1, close).split(',').map(escape).join('|')})`;
+        source += `(?:${glob
+          .slice(i + 1, close)
+          .split(',')
+          .map(escape)
+          .join('|')})`;
         i = close;
       }
     } else source += escape(char);

@@ -17,8 +17,12 @@ export async function readPromptFile(path: string): Promise<PromptFileRead> {
   try {
     const stats = await handle.stat();
     if (stats.isDirectory()) return { skipped: 'it is a directory' };
-    if (!stats.isFile()) return { skipped: `it is not a regular file (${stats.isFIFO() ? 'a FIFO' : stats.isSocket() ? 'a socket' : 'a device'})` };
-    if (stats.size > MAX_PROMPT_BYTES) return { skipped: `it is ${formatSize(stats.size)}, over ${formatSize(MAX_PROMPT_BYTES)}` };
+    if (!stats.isFile())
+      return {
+        skipped: `it is not a regular file (${stats.isFIFO() ? 'a FIFO' : stats.isSocket() ? 'a socket' : 'a device'})`,
+      };
+    if (stats.size > MAX_PROMPT_BYTES)
+      return { skipped: `it is ${formatSize(stats.size)}, over ${formatSize(MAX_PROMPT_BYTES)}` };
     return { text: await handle.readFile('utf8') };
   } finally {
     await handle.close();

@@ -24,22 +24,40 @@ const DEFAULT_RESULT_CHARS = 48_000;
 
 /** `tool --list`: each tool's name, description and input schema; needs no engine. */
 export function toolList(context: CommandContext): number {
-  context.output.toolList(TOOL_DEFINITIONS.map((tool) => ({ name: tool.name, description: tool.modelDescription, inputSchema: toolInputSchema(tool.schema) })));
+  context.output.toolList(
+    TOOL_DEFINITIONS.map((tool) => ({
+      name: tool.name,
+      description: tool.modelDescription,
+      inputSchema: toolInputSchema(tool.schema),
+    })),
+  );
   return 0;
 }
 
 /** The tool's name and its JSON input, from the positionals (JSON from standard input when it is "-"). */
-export async function toolCall(args: ParsedArgs, readStdin: () => Promise<string>): Promise<{ name: ToolName; input: unknown }> {
+export async function toolCall(
+  args: ParsedArgs,
+  readStdin: () => Promise<string>,
+): Promise<{ name: ToolName; input: unknown }> {
   const [name, json, ...extra] = args.positionals;
-  if (name === undefined) throw usageError('tool needs a tool name and its JSON input, like: agent-sandbox tool sandbox_run \'{"code":"print(1)"}\' (tool --list shows the tools).');
-  if (!(name in TOOL_INPUT_SCHEMAS)) throw usageError(`Unknown tool "${name}". Tools: ${Object.keys(TOOL_INPUT_SCHEMAS).join(', ')}.`);
-  if (extra.length) throw usageError(`tool takes one JSON argument; got ${extra.length + 1}. Quote the JSON as one argument, or pass - and send it on standard input.`);
+  if (name === undefined)
+    throw usageError(
+      'tool needs a tool name and its JSON input, like: agent-sandbox tool sandbox_run \'{"code":"print(1)"}\' (tool --list shows the tools).',
+    );
+  if (!(name in TOOL_INPUT_SCHEMAS))
+    throw usageError(`Unknown tool "${name}". Tools: ${Object.keys(TOOL_INPUT_SCHEMAS).join(', ')}.`);
+  if (extra.length)
+    throw usageError(
+      `tool takes one JSON argument; got ${extra.length + 1}. Quote the JSON as one argument, or pass - and send it on standard input.`,
+    );
   const text = json === undefined || json === '-' ? await readStdin() : json;
   let input: unknown;
   try {
     input = JSON.parse(text.trim() === '' ? '{}' : text);
   } catch (error) {
-    throw usageError(`The input of ${name} is not valid JSON: ${(error as Error).message}. Give one JSON object, like '{"code":"print(1)"}'.`);
+    throw usageError(
+      `The input of ${name} is not valid JSON: ${(error as Error).message}. Give one JSON object, like '{"code":"print(1)"}'.`,
+    );
   }
   return { name: name as ToolName, input };
 }
@@ -58,21 +76,53 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
     workspaceAccess: values.workspace ?? 'none',
     network: values.network ?? false,
     timeoutSeconds: number('timeout', values.timeout),
-    limits: Object.fromEntries(Object.entries({ memory: values.memory, cpus: number('cpus', values.cpus), pids: number('pids', values.pids), disk: values.disk, inodes: number('inodes', values.inodes) }).filter(([, value]) => value !== undefined)),
+    limits: Object.fromEntries(
+      Object.entries({
+        memory: values.memory,
+        cpus: number('cpus', values.cpus),
+        pids: number('pids', values.pids),
+        disk: values.disk,
+        inodes: number('inodes', values.inodes),
+      }).filter(([, value]) => value !== undefined),
+    ),
     configWritesAllowedIn: values['allow-config-writes'] ? [folder] : [],
     images: values.image ? { [values.runtime ?? 'python']: values.image } : {},
   });
   const secrets = collectSecrets(process.env, settings.envPrefixes);
   const redactor = new Redactor(secrets);
-  const service = new SandboxService({ engine: () => engine, settings: () => settings, workspaceFolder: () => folder, trusted: () => true, client: 'cli', injectedEnv: () => secrets });
+  const service = new SandboxService({
+    engine: () => engine,
+    settings: () => settings,
+    workspaceFolder: () => folder,
+    trusted: () => true,
+    client: 'cli',
+    injectedEnv: () => secrets,
+  });
   const store = new FileStore(defaultFileStoreFolder());
   try {
-    const { text, failure } = await callTool(name, input, { service, engine: engineLabel(engine.kind, engine.capabilities), capabilities: engine.capabilities, signal, budget: { maxChars: DEFAULT_RESULT_CHARS }, redact: (value) => (redactor.isEmpty ? value : redactor.redact(value)), store, workspaceFolder: folder, protectedPaths: protectedPathsFor(folder, settings.configWritesAllowedIn), onProgress: (progress) => output.progress(progress.message) });
-    output.toolResult(resultParts(text).map((part) => ({ type: 'text' as const, text: part })), Boolean(failure));
+    const { text, failure } = await callTool(name, input, {
+      service,
+      engine: engineLabel(engine.kind, engine.capabilities),
+      capabilities: engine.capabilities,
+      signal,
+      budget: { maxChars: DEFAULT_RESULT_CHARS },
+      redact: (value) => (redactor.isEmpty ? value : redactor.redact(value)),
+      store,
+      workspaceFolder: folder,
+      protectedPaths: protectedPathsFor(folder, settings.configWritesAllowedIn),
+      onProgress: (progress) => output.progress(progress.message),
+    });
+    output.toolResult(
+      resultParts(text).map((part) => ({ type: 'text' as const, text: part })),
+      Boolean(failure),
+    );
     return failure ? 1 : 0;
   } catch (error) {
     if (error instanceof ToolInputError) throw usageError(error.message);
-    output.toolResult(resultParts((error as Error).message).map((part) => ({ type: 'text' as const, text: part })), true);
+    output.toolResult(
+      resultParts((error as Error).message).map((part) => ({ type: 'text' as const, text: part })),
+      true,
+    );
     return 1;
   }
 }

@@ -19,7 +19,8 @@ export interface CheckedFile {
  */
 export async function validateCommand(context: CommandContext): Promise<number> {
   const { args, output, signal } = context;
-  if (args.positionals.length === 0) throw usageError('validate needs files, folders or globs, like: agent-sandbox validate "agents/**/*.prompt"');
+  if (args.positionals.length === 0)
+    throw usageError('validate needs files, folders or globs, like: agent-sandbox validate "agents/**/*.prompt"');
   const cwd = process.cwd();
   const checked: CheckedFile[] = [];
   let skipped = 0;

@@ -32,7 +32,8 @@ export class ActivityLog {
   lastCommand(sandboxId: string): ActivityEntry | undefined {
     for (let i = this.entries.length - 1; i >= 0; i--) {
       const entry = this.entries[i]!;
-      if (entry.sandboxId === sandboxId && (entry.tool === 'sandbox_exec' || entry.tool === 'sandbox_run')) return entry;
+      if (entry.sandboxId === sandboxId && (entry.tool === 'sandbox_exec' || entry.tool === 'sandbox_run'))
+        return entry;
     }
     return undefined;
   }
@@ -49,13 +50,19 @@ export function summarizeInput(tool: string, input: Record<string, unknown>): st
   let summary: string;
   switch (tool) {
     case 'sandbox_run':
-      summary = `${text(input.runtime) || 'run'}: ${text(input.code).split('\n').find((line) => line.trim()) ?? ''}`;
+      summary = `${text(input.runtime) || 'run'}: ${
+        text(input.code)
+          .split('\n')
+          .find((line) => line.trim()) ?? ''
+      }`;
       break;
     case 'sandbox_exec':
       summary = text(input.command) || text(input.cmd);
       break;
     case 'sandbox_fs_write':
-      summary = (Array.isArray(input.files) ? input.files : []).map((file) => text((file as { path?: unknown }).path)).join(', ');
+      summary = (Array.isArray(input.files) ? input.files : [])
+        .map((file) => text((file as { path?: unknown }).path))
+        .join(', ');
       break;
     case 'sandbox_open':
       summary = `${text(input.session) || 'default'}${input.runtime ? ` (${text(input.runtime)})` : ''}`;

@@ -29,7 +29,10 @@ export function placeBytes(limits: Pick<Limits, 'diskBytes' | 'memoryBytes'>): n
 /** What the limits are, in words: "64 MiB and 5,000 files per writable place". */
 export function describeDiskLimit(limits: Pick<Limits, 'diskBytes' | 'memoryBytes' | 'inodes'>): string {
   const bytes = placeBytes(limits);
-  const clamped = bytes < limits.diskBytes ? ` (limits.disk is ${formatSize(limits.diskBytes)}, but files are kept in memory, so a place holds at most half the ${formatSize(limits.memoryBytes)} memory limit)` : '';
+  const clamped =
+    bytes < limits.diskBytes
+      ? ` (limits.disk is ${formatSize(limits.diskBytes)}, but files are kept in memory, so a place holds at most half the ${formatSize(limits.memoryBytes)} memory limit)`
+      : '';
   return `${formatSize(bytes)} and ${limits.inodes.toLocaleString('en-US')} files per writable place${clamped}`;
 }
 
@@ -44,12 +47,24 @@ export function diskLimitHint(limits: Pick<Limits, 'diskBytes' | 'memoryBytes' |
 }
 
 /** A file operation that found no room. */
-export function diskLimitError(path: string, action: string, limits: Pick<Limits, 'diskBytes' | 'memoryBytes' | 'inodes'>): SandboxError {
-  return new SandboxError('disk-limit', `Cannot ${action} ${path}: ${DISK_LIMIT_REACHED} (${describeDiskLimit(limits)}).`, DISK_LIMIT_NEXT);
+export function diskLimitError(
+  path: string,
+  action: string,
+  limits: Pick<Limits, 'diskBytes' | 'memoryBytes' | 'inodes'>,
+): SandboxError {
+  return new SandboxError(
+    'disk-limit',
+    `Cannot ${action} ${path}: ${DISK_LIMIT_REACHED} (${describeDiskLimit(limits)}).`,
+    DISK_LIMIT_NEXT,
+  );
 }
 
 /** Why a session whose read-write workspace folder grew past a limit was stopped; completes "... stopped it at T because ...". */
-export function folderLimitReason(folder: string, growth: { bytes: number; inodes: number }, limits: { bytes: number; inodes: number }): string {
+export function folderLimitReason(
+  folder: string,
+  growth: { bytes: number; inodes: number },
+  limits: { bytes: number; inodes: number },
+): string {
   const what =
     growth.bytes > limits.bytes
       ? `${formatSize(Math.max(0, growth.bytes))} (limit ${formatSize(limits.bytes)})`

@@ -13,7 +13,9 @@ const SHORT: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 /** The name as it is when it is safe to show, else in double quotes with the unsafe characters (and quotes and backslashes) escaped. */
 export function displayName(name: string): string {
   if (!UNSAFE.test(name)) return name;
-  const escaped = name.replace(/[\\"]/g, (char) => `\\${char}`).replace(UNSAFE_ALL, (char) => SHORT[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const escaped = name
+    .replace(/[\\"]/g, (char) => `\\${char}`)
+    .replace(UNSAFE_ALL, (char) => SHORT[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
   return `"${escaped}"`;
 }
 

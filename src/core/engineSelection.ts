@@ -25,7 +25,8 @@ export type Selection =
   /** No engine may run: `error` says what to install or change; `ask` when the user has not been asked yet. */
   | { kind: 'none'; error: SandboxError; ask: boolean; dockerProblem: string };
 
-const CHOOSE_HINT = 'Start Docker (Docker Desktop, `sudo systemctl start docker`, or Podman with DOCKER_HOST pointing at its socket), or set agentSandbox.engine to "virtual" (CLI: --engine virtual) to run bash and Python in the embedded engine.';
+const CHOOSE_HINT =
+  'Start Docker (Docker Desktop, `sudo systemctl start docker`, or Podman with DOCKER_HOST pointing at its socket), or set agentSandbox.engine to "virtual" (CLI: --engine virtual) to run bash and Python in the embedded engine.';
 
 export async function selectEngine(input: SelectionInput): Promise<Selection> {
   if (input.choice === 'docker') return { kind: 'docker', reason: 'the engine setting is "docker"' };
@@ -35,19 +36,35 @@ export async function selectEngine(input: SelectionInput): Promise<Selection> {
     return { kind: 'docker', reason: 'the Docker Engine answers' };
   } catch (error) {
     // Only "nobody answers" (or "answers but refuses us") moves on; any other failure came from an engine that is there.
-    if (!SandboxError.is(error, 'engine-unavailable') && !SandboxError.is(error, 'engine-permission')) return { kind: 'docker', reason: 'the Docker Engine answers' };
+    if (!SandboxError.is(error, 'engine-unavailable') && !SandboxError.is(error, 'engine-permission'))
+      return { kind: 'docker', reason: 'the Docker Engine answers' };
     const problem = error.message;
     switch (input.consent) {
       case 'granted':
         return { kind: 'virtual', reason: 'no container engine answers', dockerProblem: problem };
       case 'declined':
-        return { kind: 'none', ask: false, dockerProblem: problem, error: new SandboxError('engine-unavailable', `${problem} The virtual engine was declined, so no sandbox can run.`, CHOOSE_HINT, { cause: error }) };
+        return {
+          kind: 'none',
+          ask: false,
+          dockerProblem: problem,
+          error: new SandboxError(
+            'engine-unavailable',
+            `${problem} The virtual engine was declined, so no sandbox can run.`,
+            CHOOSE_HINT,
+            { cause: error },
+          ),
+        };
       default:
         return {
           kind: 'none',
           ask: true,
           dockerProblem: problem,
-          error: new SandboxError('engine-unavailable', `${problem} No sandbox runs until an engine is chosen: the user is being asked whether to use the virtual engine (in-process bash and Python, lighter isolation than a container).`, `Ask the user to answer that question, or to ${CHOOSE_HINT.charAt(0).toLowerCase()}${CHOOSE_HINT.slice(1)}`, { cause: error }),
+          error: new SandboxError(
+            'engine-unavailable',
+            `${problem} No sandbox runs until an engine is chosen: the user is being asked whether to use the virtual engine (in-process bash and Python, lighter isolation than a container).`,
+            `Ask the user to answer that question, or to ${CHOOSE_HINT.charAt(0).toLowerCase()}${CHOOSE_HINT.slice(1)}`,
+            { cause: error },
+          ),
         };
     }
   }
@@ -57,19 +74,31 @@ export async function selectEngine(input: SelectionInput): Promise<Selection> {
 export function parseEngineChoice(value: string | undefined, source: string): EngineChoice | undefined {
   if (value === undefined || value === '') return undefined;
   if ((ENGINE_CHOICES as readonly string[]).includes(value)) return value as EngineChoice;
-  throw new SandboxError('invalid-input', `${source} must be one of ${ENGINE_CHOICES.join(', ')}, not "${value}".`, 'auto uses Docker when it answers; docker and virtual pick one engine.');
+  throw new SandboxError(
+    'invalid-input',
+    `${source} must be one of ${ENGINE_CHOICES.join(', ')}, not "${value}".`,
+    'auto uses Docker when it answers; docker and virtual pick one engine.',
+  );
 }
 
 /** How long `auto` waits for the Docker Engine to answer before counting it as absent. */
 export const PROBE_TIMEOUT_MS = 3000;
 
 /** Asks an engine who it is; an engine that does not answer in time counts as unavailable. */
-export async function probeEngine(engine: { info(signal?: AbortSignal): Promise<unknown> }, timeoutMs = PROBE_TIMEOUT_MS): Promise<void> {
+export async function probeEngine(
+  engine: { info(signal?: AbortSignal): Promise<unknown> },
+  timeoutMs = PROBE_TIMEOUT_MS,
+): Promise<void> {
   const signal = AbortSignal.timeout(timeoutMs);
   try {
     await engine.info(signal);
   } catch (error) {
     if (!signal.aborted) throw error;
-    throw new SandboxError('engine-unavailable', `The Docker Engine did not answer within ${timeoutMs / 1000} s.`, 'Check that it runs and that DOCKER_HOST (or agentSandbox.engineHost) points at it.', { cause: error });
+    throw new SandboxError(
+      'engine-unavailable',
+      `The Docker Engine did not answer within ${timeoutMs / 1000} s.`,
+      'Check that it runs and that DOCKER_HOST (or agentSandbox.engineHost) points at it.',
+      { cause: error },
+    );
   }
 }

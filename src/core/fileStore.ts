@@ -66,13 +66,23 @@ export class FileStore {
       const existing = await this.readMetadata(id);
       if (existing && existing.sha256 !== sha256) continue; // another content starts with the same digits
       if (existing && (await this.blobMatches(id, data))) return existing; // else the blob is missing or damaged: write it again
-      const file: StoredFile = { key: `files/${id}`, name: cleanName(meta.name) ?? id, size: data.length, sha256, created: existing?.created ?? new Date().toISOString() };
+      const file: StoredFile = {
+        key: `files/${id}`,
+        name: cleanName(meta.name) ?? id,
+        size: data.length,
+        sha256,
+        created: existing?.created ?? new Date().toISOString(),
+      };
       // The blob first, the metadata last: metadata on disk means the blob beside it is complete.
       await this.writeAtomic(id, data);
       await this.writeAtomic(`${id}.json`, Buffer.from(`${JSON.stringify(file, null, 2)}\n`));
       return file;
     }
-    throw new SandboxError('engine-error', `The file store at ${this.folder} has no free key for sha256 ${sha256}.`, 'Delete files from the store and try again.');
+    throw new SandboxError(
+      'engine-error',
+      `The file store at ${this.folder} has no free key for sha256 ${sha256}.`,
+      'Delete files from the store and try again.',
+    );
   }
 
   /** Stores a file from the host's file system, named after it unless a name is given. */
@@ -83,7 +93,12 @@ export class FileStore {
     } catch (error) {
       throw hostFileError(path, error);
     }
-    if (!info.isFile()) throw new SandboxError('not-a-file', `${path} is not a regular file.`, 'Give the path of a file; to store a folder, pack it into an archive first (tar, zip).');
+    if (!info.isFile())
+      throw new SandboxError(
+        'not-a-file',
+        `${path} is not a regular file.`,
+        'Give the path of a file; to store a folder, pack it into an archive first (tar, zip).',
+      );
     this.checkSize(info.size, path);
     const data = await readFile(path);
     return this.put(data, { name: meta.name ?? basename(path) });
@@ -103,7 +118,10 @@ export class FileStore {
     }
     const sha256 = createHash('sha256').update(data).digest('hex');
     if (data.length !== file.size || sha256 !== file.sha256) {
-      throw corrupted(file, `its content (${formatSize(data.length)}, sha256 ${sha256}) no longer matches what was stored (${formatSize(file.size)}, sha256 ${file.sha256})`);
+      throw corrupted(
+        file,
+        `its content (${formatSize(data.length)}, sha256 ${sha256}) no longer matches what was stored (${formatSize(file.size)}, sha256 ${file.sha256})`,
+      );
     }
     return { data, file };
   }
@@ -124,8 +142,14 @@ export class FileStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
     }
-    const files = await Promise.all(names.filter((name) => /^f_[0-9a-f]+\.json$/.test(name)).map((name) => this.readMetadata(name.slice(0, -'.json'.length)).catch(() => undefined)));
-    return files.filter((file): file is StoredFile => file !== undefined).sort((a, b) => a.created.localeCompare(b.created) || a.key.localeCompare(b.key));
+    const files = await Promise.all(
+      names
+        .filter((name) => /^f_[0-9a-f]+\.json$/.test(name))
+        .map((name) => this.readMetadata(name.slice(0, -'.json'.length)).catch(() => undefined)),
+    );
+    return files
+      .filter((file): file is StoredFile => file !== undefined)
+      .sort((a, b) => a.created.localeCompare(b.created) || a.key.localeCompare(b.key));
   }
 
   /** Removes a file; its key stops working. Returns what was removed. */
@@ -140,7 +164,11 @@ export class FileStore {
 
   private checkSize(size: number, what: string): void {
     if (size > this.maxFileBytes) {
-      throw new SandboxError('file-too-large', `${what} is ${formatSize(size)}; the file store takes files up to ${formatSize(this.maxFileBytes)}.`, 'Compress or split the file and store the parts.');
+      throw new SandboxError(
+        'file-too-large',
+        `${what} is ${formatSize(size)}; the file store takes files up to ${formatSize(this.maxFileBytes)}.`,
+        'Compress or split the file and store the parts.',
+      );
     }
   }
 
@@ -159,7 +187,11 @@ export class FileStore {
       parsed = undefined;
     }
     if (!parsed?.success || parsed.data.key !== `files/${id}`) {
-      throw new SandboxError('file-corrupted', `The record of files/${id} in the file store (${join(this.folder, `${id}.json`)}) is damaged.`, `Delete files/${id} and store the file again.`);
+      throw new SandboxError(
+        'file-corrupted',
+        `The record of files/${id} in the file store (${join(this.folder, `${id}.json`)}) is damaged.`,
+        `Delete files/${id} and store the file again.`,
+      );
     }
     return parsed.data;
   }
@@ -201,7 +233,11 @@ export function defaultFileStoreFolder(env: NodeJS.ProcessEnv = process.env, hom
 export function parseKey(key: string): string {
   const match = typeof key === 'string' ? KEY_PATTERN.exec(key) : null;
   if (!match) {
-    throw new SandboxError('invalid-input', `"${String(key).slice(0, 100)}" is not a file store key.`, `A key looks like "${KEY_EXAMPLE}": use one returned by sandbox_publish_file or agent-sandbox files upload, exactly as given.`);
+    throw new SandboxError(
+      'invalid-input',
+      `"${String(key).slice(0, 100)}" is not a file store key.`,
+      `A key looks like "${KEY_EXAMPLE}": use one returned by sandbox_publish_file or agent-sandbox files upload, exactly as given.`,
+    );
   }
   return `f_${match[1]}`;
 }
@@ -209,7 +245,7 @@ export function parseKey(key: string): string {
 /** A name for display and download: the last path component, without control characters, at most 255 bytes. */
 function cleanName(name: string | undefined): string | undefined {
   if (name === undefined) return undefined;
-  // eslint-disable-next-line no-control-regex
+
   let clean = (name.split(/[\\/]/).pop() ?? '').replace(/[\u0000-\u001f\u007f]/g, '').trim();
   if (clean === '.' || clean === '..') clean = '';
   while (Buffer.byteLength(clean) > MAX_NAME_BYTES) clean = clean.slice(0, -1);
@@ -217,16 +253,32 @@ function cleanName(name: string | undefined): string | undefined {
 }
 
 function notFound(key: string): SandboxError {
-  return new SandboxError('file-not-found', `No file ${key} is in the file store.`, 'Use a key returned by sandbox_publish_file or agent-sandbox files upload (agent-sandbox files list shows them); the file may have been deleted.');
+  return new SandboxError(
+    'file-not-found',
+    `No file ${key} is in the file store.`,
+    'Use a key returned by sandbox_publish_file or agent-sandbox files upload (agent-sandbox files list shows them); the file may have been deleted.',
+  );
 }
 
 function corrupted(file: StoredFile, what: string): SandboxError {
-  return new SandboxError('file-corrupted', `The stored file ${file.key} ("${file.name}") is corrupted: ${what}.`, `Delete ${file.key} and store the file again from its source.`);
+  return new SandboxError(
+    'file-corrupted',
+    `The stored file ${file.key} ("${file.name}") is corrupted: ${what}.`,
+    `Delete ${file.key} and store the file again from its source.`,
+  );
 }
 
 function hostFileError(path: string, error: unknown): SandboxError {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT' || code === 'ENOTDIR') return new SandboxError('file-not-found', `${path} does not exist.`, 'Check the path.');
-  if (code === 'EACCES' || code === 'EPERM') return new SandboxError('permission-denied', `${path} cannot be read: permission denied.`, 'Check the file\'s permissions.');
-  return new SandboxError('engine-error', `${path} cannot be read: ${(error as Error).message}`, 'Check the path.', { cause: error });
+  if (code === 'ENOENT' || code === 'ENOTDIR')
+    return new SandboxError('file-not-found', `${path} does not exist.`, 'Check the path.');
+  if (code === 'EACCES' || code === 'EPERM')
+    return new SandboxError(
+      'permission-denied',
+      `${path} cannot be read: permission denied.`,
+      "Check the file's permissions.",
+    );
+  return new SandboxError('engine-error', `${path} cannot be read: ${(error as Error).message}`, 'Check the path.', {
+    cause: error,
+  });
 }

@@ -141,7 +141,12 @@ async function fileSystemUse(path: string): Promise<Usage> {
  * Sums a folder, without following links or leaving its file system; stops once past `cap` (a number
  * caps both). Folders it cannot read are added to `unreadable`; `hidden` says whether a new one was.
  */
-async function walk(folder: string, device: number, cap: Usage | number, unreadable: Set<string>): Promise<{ usage: Usage; exceeded: boolean; hidden: boolean }> {
+async function walk(
+  folder: string,
+  device: number,
+  cap: Usage | number,
+  unreadable: Set<string>,
+): Promise<{ usage: Usage; exceeded: boolean; hidden: boolean }> {
   const most = typeof cap === 'number' ? { bytes: cap, inodes: cap } : cap;
   const usage: Usage = { bytes: 0, inodes: 0 };
   let hidden = false;
@@ -159,7 +164,14 @@ async function walk(folder: string, device: number, cap: Usage | number, unreada
       continue;
     }
     for (let start = 0; start < names.length; start += 64) {
-      const stats = await Promise.all(names.slice(start, start + 64).map((name) => lstat(join(dir, name)).then((stat) => ({ name, stat }), () => undefined)));
+      const stats = await Promise.all(
+        names.slice(start, start + 64).map((name) =>
+          lstat(join(dir, name)).then(
+            (stat) => ({ name, stat }),
+            () => undefined,
+          ),
+        ),
+      );
       for (const entry of stats) {
         if (!entry || entry.stat.dev !== device) continue;
         usage.inodes++;

@@ -5,7 +5,17 @@
  */
 import { z } from 'zod';
 import { invalidSpecError } from './resolveSpec';
-import { MODES, RUNTIMES, diskSchema, limitsSchema, memorySchema, npmPackageListSchema, pipPackageListSchema, sandboxSpecSchema, type SpecLayer } from './spec';
+import {
+  MODES,
+  RUNTIMES,
+  diskSchema,
+  limitsSchema,
+  memorySchema,
+  npmPackageListSchema,
+  pipPackageListSchema,
+  sandboxSpecSchema,
+  type SpecLayer,
+} from './spec';
 
 export const SESSION_SCOPES = ['workflow', 'agent'] as const;
 /** `sandbox.mode` values of Station's agent harness, a different dialect of the same block. */
@@ -17,35 +27,93 @@ const maxStdoutBytes = limit.maxStdoutBytes.unwrap();
 
 export const frontmatterLimitsSchema = z
   .object({
-    timeout_seconds: timeoutSeconds.optional().describe('Seconds a call may run before it is killed (wins over the block\'s own timeout_seconds).'),
-    max_file_size_bytes: limit.maxFileSizeBytes.unwrap().optional().describe('Largest file the file tools write or read, in bytes.'),
+    timeout_seconds: timeoutSeconds
+      .optional()
+      .describe("Seconds a call may run before it is killed (wins over the block's own timeout_seconds)."),
+    max_file_size_bytes: limit.maxFileSizeBytes
+      .unwrap()
+      .optional()
+      .describe('Largest file the file tools write or read, in bytes.'),
     max_files: limit.maxFiles.unwrap().optional().describe('Most files one file operation writes or lists.'),
-    max_stdout_bytes: maxStdoutBytes.optional().describe('Bytes of standard output kept per call; the rest is dropped with a marker.'),
+    max_stdout_bytes: maxStdoutBytes
+      .optional()
+      .describe('Bytes of standard output kept per call; the rest is dropped with a marker.'),
     memory: memorySchema.optional().describe('Memory limit without swap, like 512m or 1g (default 512m).'),
-    memory_mb: z.number().int().min(32).max(64 * 1024).optional().describe('Memory limit in MiB (another spelling of memory).'),
-    cpu: limit.cpus.unwrap().optional().describe('CPU cores the sandbox may use: 1.5 is one and a half cores (default 1).'),
-    cpu_millicores: z.number().int().min(50).max(64_000).optional().describe('CPU in thousandths of a core: 500 is half a core (another spelling of cpu).'),
-    disk: diskSchema.optional().describe('Disk limit for each writable place (/tmp, $HOME, /workspace), like 256m or 2g (default 1g). Files are kept in memory, so a place also holds no more than the memory limit allows.'),
-    inodes: limit.inodes.unwrap().optional().describe('Most files and folders in each writable place (default 100000).'),
+    memory_mb: z
+      .number()
+      .int()
+      .min(32)
+      .max(64 * 1024)
+      .optional()
+      .describe('Memory limit in MiB (another spelling of memory).'),
+    cpu: limit.cpus
+      .unwrap()
+      .optional()
+      .describe('CPU cores the sandbox may use: 1.5 is one and a half cores (default 1).'),
+    cpu_millicores: z
+      .number()
+      .int()
+      .min(50)
+      .max(64_000)
+      .optional()
+      .describe('CPU in thousandths of a core: 500 is half a core (another spelling of cpu).'),
+    disk: diskSchema
+      .optional()
+      .describe(
+        'Disk limit for each writable place (/tmp, $HOME, /workspace), like 256m or 2g (default 1g). Files are kept in memory, so a place also holds no more than the memory limit allows.',
+      ),
+    inodes: limit.inodes
+      .unwrap()
+      .optional()
+      .describe('Most files and folders in each writable place (default 100000).'),
   })
   .loose()
   .describe('Resource limits of the sandbox.');
 
 export const frontmatterSandboxObjectSchema = z
   .object({
-    mode: z.enum(MODES).optional().describe('compute (default): every call runs in a fresh sandbox that is thrown away. code: one persistent session whose files and processes last between calls.'),
-    session: z.enum(SESSION_SCOPES).optional().describe('Code mode only: who shares the session. workflow: every agent of one workflow run; agent: one session per agent.'),
-    runtime: z.enum(RUNTIMES).optional().describe('Language runtime: python (default), node, bash, or linux (a general Linux shell, code mode only).'),
-    image: z.string().min(1).max(512).optional().describe('Container image to use instead of the runtime\'s default, like python:3.11-slim.'),
+    mode: z
+      .enum(MODES)
+      .optional()
+      .describe(
+        'compute (default): every call runs in a fresh sandbox that is thrown away. code: one persistent session whose files and processes last between calls.',
+      ),
+    session: z
+      .enum(SESSION_SCOPES)
+      .optional()
+      .describe(
+        'Code mode only: who shares the session. workflow: every agent of one workflow run; agent: one session per agent.',
+      ),
+    runtime: z
+      .enum(RUNTIMES)
+      .optional()
+      .describe('Language runtime: python (default), node, bash, or linux (a general Linux shell, code mode only).'),
+    image: z
+      .string()
+      .min(1)
+      .max(512)
+      .optional()
+      .describe("Container image to use instead of the runtime's default, like python:3.11-slim."),
     timeout_seconds: timeoutSeconds.optional().describe('Seconds a call may run before it is killed (default 120).'),
-    max_stdout_bytes: maxStdoutBytes.optional().describe('Bytes of standard output kept per call; the rest is dropped with a marker (default 1 MiB).'),
-    allow_network: z.boolean().optional().describe('Ask for network access (off by default). The user\'s settings decide whether it is granted.'),
-    pip_packages: pipPackageListSchema.optional().describe('Python packages installed with pip when the sandbox is created (needs the python runtime or an image with pip).'),
-    npm_packages: npmPackageListSchema.optional().describe('npm packages installed when the sandbox is created (needs the node runtime or an image with npm).'),
+    max_stdout_bytes: maxStdoutBytes
+      .optional()
+      .describe('Bytes of standard output kept per call; the rest is dropped with a marker (default 1 MiB).'),
+    allow_network: z
+      .boolean()
+      .optional()
+      .describe("Ask for network access (off by default). The user's settings decide whether it is granted."),
+    pip_packages: pipPackageListSchema
+      .optional()
+      .describe(
+        'Python packages installed with pip when the sandbox is created (needs the python runtime or an image with pip).',
+      ),
+    npm_packages: npmPackageListSchema
+      .optional()
+      .describe('npm packages installed when the sandbox is created (needs the node runtime or an image with npm).'),
     limits: frontmatterLimitsSchema.optional(),
   })
   .loose()
-  .describe('How this agent\'s code runs: a runtime name (sandbox: python) or a block of settings.');
+  .describe("How this agent's code runs: a runtime name (sandbox: python) or a block of settings.");
 
 export const frontmatterSandboxSchema = z.union([z.enum(RUNTIMES), frontmatterSandboxObjectSchema]);
 export type FrontmatterSandbox = z.output<typeof frontmatterSandboxSchema>;
@@ -53,18 +121,37 @@ export type FrontmatterSandbox = z.output<typeof frontmatterSandboxSchema>;
 /** Station's agent-harness sandbox (`sandbox.mode: docker`, or `harness_config.sandbox`): recognized, checked loosely. */
 export const harnessSandboxSchema = z
   .object({
-    mode: z.enum(HARNESS_SANDBOX_MODES).optional().describe('Agent harness: where the harness runs its tools. host, docker or e2b.'),
+    mode: z
+      .enum(HARNESS_SANDBOX_MODES)
+      .optional()
+      .describe('Agent harness: where the harness runs its tools. host, docker or e2b.'),
     image: z.string().optional().describe('Agent harness: container image for docker mode.'),
-    timeout: z.union([z.string(), z.number()]).optional().describe('Agent harness: how long the sandbox may live, like 30m.'),
+    timeout: z
+      .union([z.string(), z.number()])
+      .optional()
+      .describe('Agent harness: how long the sandbox may live, like 30m.'),
     network: z
-      .union([z.boolean(), z.object({ enabled: z.boolean().optional(), allowed_hosts: z.array(z.string()).optional() }).loose()])
+      .union([
+        z.boolean(),
+        z.object({ enabled: z.boolean().optional(), allowed_hosts: z.array(z.string()).optional() }).loose(),
+      ])
       .optional()
       .describe('Agent harness: network access, true/false or { enabled, allowed_hosts }.'),
-    environment: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional().describe('Agent harness: environment variables in the sandbox.'),
-    resources: z.object({ cpu: z.union([z.string(), z.number()]).optional(), memory: z.union([z.string(), z.number()]).optional() }).loose().optional().describe('Agent harness: cpu and memory of the sandbox.'),
+    environment: z
+      .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+      .optional()
+      .describe('Agent harness: environment variables in the sandbox.'),
+    resources: z
+      .object({
+        cpu: z.union([z.string(), z.number()]).optional(),
+        memory: z.union([z.string(), z.number()]).optional(),
+      })
+      .loose()
+      .optional()
+      .describe('Agent harness: cpu and memory of the sandbox.'),
   })
   .loose()
-  .describe('Sandbox of Station\'s agent harness (mode host, docker or e2b).');
+  .describe("Sandbox of Station's agent harness (mode host, docker or e2b).");
 
 /** Documentation of single enum values, for completions and hovers. */
 export const VALUE_DOCS: Record<string, Record<string, string>> = {

@@ -33,7 +33,13 @@ export function chooseImage(
   env: NodeJS.ProcessEnv = process.env,
 ): ImageChoice {
   const howToChange = `the setting agentSandbox.images.${runtime}, the CLI flag --image, or the variable ${envVarForRuntime(runtime)}`;
-  if (specImage) return { image: specImage, source: 'spec', howToChange: 'the image given in the sandbox configuration', fallbackAllowed: false };
+  if (specImage)
+    return {
+      image: specImage,
+      source: 'spec',
+      howToChange: 'the image given in the sandbox configuration',
+      fallbackAllowed: false,
+    };
   const fromConfig = configured?.[runtime];
   if (fromConfig) return { image: fromConfig, source: 'configured', howToChange, fallbackAllowed: true };
   const fromEnv = env[envVarForRuntime(runtime)];

@@ -26,7 +26,8 @@ const FOREIGN_COMPUTE_MAX_AGE_MS = 25 * 3600_000;
 export function orphanReason(session: SessionInfo, check: OrphanCheck): string | undefined {
   if (session.mode === 'compute') return computeOrphanReason(session, check);
   const folder = session.workspaceFolder;
-  if (folder && folder !== NO_FOLDER && !check.folderExists(folder)) return `its workspace folder ${folder} no longer exists`;
+  if (folder && folder !== NO_FOLDER && !check.folderExists(folder))
+    return `its workspace folder ${folder} no longer exists`;
   if (session.client !== 'vscode') return undefined;
   const lease = check.lease(folder ?? NO_FOLDER);
   if (lease?.keep) return undefined;
@@ -40,7 +41,9 @@ function computeOrphanReason(session: SessionInfo, check: OrphanCheck): string |
   const what = session.owner?.pooled ? 'warm pool container' : 'compute sandbox';
   const owner = session.owner;
   if (owner && owner.host === (check.host ?? hostname())) {
-    return (check.processAlive ?? processAlive)(owner.pid) ? undefined : `it is a ${what} of process ${owner.pid}, which is gone`;
+    return (check.processAlive ?? processAlive)(owner.pid)
+      ? undefined
+      : `it is a ${what} of process ${owner.pid}, which is gone`;
   }
   const age = check.now - Date.parse(session.createdAt);
   if (!(age > FOREIGN_COMPUTE_MAX_AGE_MS)) return undefined;
@@ -64,12 +67,19 @@ export interface RemovedOrphan {
 }
 
 /** Removes every orphan the engine holds (all folders, or one folder's and every compute sandbox's), and says which and why. */
-export async function removeOrphans(engine: SandboxEngine, check: Omit<OrphanCheck, 'folderExists'> & { folderExists?: (folder: string) => boolean; onlyFolder?: string }, signal?: AbortSignal): Promise<RemovedOrphan[]> {
+export async function removeOrphans(
+  engine: SandboxEngine,
+  check: Omit<OrphanCheck, 'folderExists'> & { folderExists?: (folder: string) => boolean; onlyFolder?: string },
+  signal?: AbortSignal,
+): Promise<RemovedOrphan[]> {
   const full: OrphanCheck = { folderExists: existsSync, ...check };
   const removed: RemovedOrphan[] = [];
   // Compute sandboxes belong to no folder: a process killed mid-call leaves them behind whichever folder gc runs in.
   const sessions = check.onlyFolder
-    ? [...(await engine.list({ workspaceFolder: check.onlyFolder }, signal)), ...(await engine.list({ includeCompute: true }, signal)).filter((session) => session.mode === 'compute')]
+    ? [
+        ...(await engine.list({ workspaceFolder: check.onlyFolder }, signal)),
+        ...(await engine.list({ includeCompute: true }, signal)).filter((session) => session.mode === 'compute'),
+      ]
     : await engine.list({ includeCompute: true }, signal);
   for (const session of sessions) {
     const reason = orphanReason(session, full);

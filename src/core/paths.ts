@@ -13,7 +13,11 @@ const MAX_NAME_BYTES = 255;
 /** Resolves `input` (relative to /workspace, or absolute inside it) to a normalized absolute path. */
 export function resolveWorkspacePath(input: string): string {
   if (typeof input !== 'string' || input.length === 0) {
-    throw new SandboxError('invalid-input', 'A path is required.', 'Give a path relative to /workspace, like "data/input.csv".');
+    throw new SandboxError(
+      'invalid-input',
+      'A path is required.',
+      'Give a path relative to /workspace, like "data/input.csv".',
+    );
   }
   if (input.includes('\0')) {
     throw new SandboxError('invalid-input', 'The path contains a NUL character.', 'Remove the NUL byte from the path.');
@@ -32,7 +36,11 @@ export function resolveWorkspacePath(input: string): string {
   }
   for (const name of resolved.split('/')) {
     if (Buffer.byteLength(name) > MAX_NAME_BYTES) {
-      throw new SandboxError('invalid-input', `A path component is longer than ${MAX_NAME_BYTES} bytes.`, 'Use shorter file names.');
+      throw new SandboxError(
+        'invalid-input',
+        `A path component is longer than ${MAX_NAME_BYTES} bytes.`,
+        'Use shorter file names.',
+      );
     }
   }
   return resolved;

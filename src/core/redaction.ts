@@ -74,7 +74,9 @@ export class Redactor {
     const matches = this.find(text, 'text', options.cut ?? false);
     // A value with escape sequences, carriage returns or zero-width characters between its letters.
     const view = visibleView(text);
-    if (view) for (const match of this.find(view.text, 'text', options.cut ?? false)) matches.push({ ...originalRange(view, match.start, match.end), names: match.names });
+    if (view)
+      for (const match of this.find(view.text, 'text', options.cut ?? false))
+        matches.push({ ...originalRange(view, match.start, match.end), names: match.names });
     let result = '';
     let at = 0;
     for (const match of merge(matches)) {
@@ -87,7 +89,11 @@ export class Redactor {
   /** For binary data: the value's bytes (and its text encodings) are overwritten with "*", keeping every offset. */
   redactBytes(data: Uint8Array, options: { cut?: boolean } = {}): Uint8Array {
     if (this.isEmpty || data.length === 0) return data;
-    const matches = this.find(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('latin1'), 'bytes', options.cut ?? false);
+    const matches = this.find(
+      Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('latin1'),
+      'bytes',
+      options.cut ?? false,
+    );
     if (matches.length === 0) return data;
     const copy = Uint8Array.from(data);
     for (const match of matches) copy.fill(0x2a, match.start, match.end);
@@ -97,7 +103,10 @@ export class Redactor {
   private find(text: string, mode: 'text' | 'bytes', cut: boolean): Match[] {
     const matches: Match[] = [];
     for (const secret of this.secrets) {
-      const compiled = (secret.forms[mode] ??= (mode === 'text' ? textForms : byteForms)(secret.value).map((form) => ({ form, regex: formRegex(form) })));
+      const compiled = (secret.forms[mode] ??= (mode === 'text' ? textForms : byteForms)(secret.value).map((form) => ({
+        form,
+        regex: formRegex(form),
+      })));
       for (const { form, regex } of compiled) {
         regex.lastIndex = 0;
         for (let found = regex.exec(text); found; found = regex.exec(text)) {
@@ -138,7 +147,8 @@ export function redactExecResult(result: ExecResult, redactor: Redactor): ExecRe
  */
 export function redactFileContent(content: FileContent, redactor: Redactor): FileContent {
   if (redactor.isEmpty) return content;
-  if (content.encoding === 'utf8') return { ...content, content: redactor.redact(content.content, { cut: content.truncated }) };
+  if (content.encoding === 'utf8')
+    return { ...content, content: redactor.redact(content.content, { cut: content.truncated }) };
   const bytes = Buffer.from(content.content, 'base64');
   let text: string | undefined;
   try {
@@ -146,7 +156,10 @@ export function redactFileContent(content: FileContent, redactor: Redactor): Fil
   } catch {
     text = undefined;
   }
-  const redacted = text === undefined ? Buffer.from(redactor.redactBytes(bytes, { cut: content.truncated })) : Buffer.from(redactor.redact(text, { cut: content.truncated }), 'utf8');
+  const redacted =
+    text === undefined
+      ? Buffer.from(redactor.redactBytes(bytes, { cut: content.truncated }))
+      : Buffer.from(redactor.redact(text, { cut: content.truncated }), 'utf8');
   return redacted.equals(bytes) ? content : { ...content, content: redacted.toString('base64') };
 }
 
@@ -173,4 +186,3 @@ function merge(matches: Match[]): Match[] {
     return { start, end: stop, names: whole ? whole.names : [...new Set(group.flatMap((match) => match.names))] };
   });
 }
-

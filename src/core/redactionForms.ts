@@ -128,7 +128,8 @@ function formSource(form: Form): string {
   const units = form.units.slice(0, REGEX_UNITS);
   let source = units.map((unit, i) => (i === 0 ? '' : separatorSource(form, i)) + unitSource(unit)).join('');
   if (form.lead) source = `(?:${unitSource(form.lead)}${LINE})?${source}`;
-  if (form.trail && units.length === form.units.length) source += `(?:${LINE}${unitSource(form.trail)}(?:${LINE}=){0,2})?`;
+  if (form.trail && units.length === form.units.length)
+    source += `(?:${LINE}${unitSource(form.trail)}(?:${LINE}=){0,2})?`;
   return source;
 }
 
@@ -155,7 +156,9 @@ function walkForm(text: string, at: number, form: Form, unit: number): Walk {
   while (unit < form.units.length && at < text.length) {
     const alternatives = form.units[unit]!;
     const skipped = unit > 0 ? skipSeparator(text, at, form, unit) : at;
-    const next = alternatives.find((alternative) => text.startsWith(alternative, skipped)) ?? (skipped === at ? undefined : alternatives.find((alternative) => text.startsWith(alternative, at)));
+    const next =
+      alternatives.find((alternative) => text.startsWith(alternative, skipped)) ??
+      (skipped === at ? undefined : alternatives.find((alternative) => text.startsWith(alternative, at)));
     if (next === undefined) break;
     at = (text.startsWith(next, skipped) ? skipped : at) + next.length;
     unit++;
@@ -194,7 +197,12 @@ export function cutStart(text: string, form: Form, least: number): number | unde
   for (let start = Math.max(0, text.length - 4 * longest - 8); start < text.length; start++) {
     if (!form.units[0]!.some((alternative) => text.startsWith(alternative, start))) continue;
     const walk = walkForm(text, start, form, 0);
-    if (walk.units >= need && walk.units < form.units.length && skipSeparator(text, walk.at, form, walk.units) >= text.length) return start;
+    if (
+      walk.units >= need &&
+      walk.units < form.units.length &&
+      skipSeparator(text, walk.at, form, walk.units) >= text.length
+    )
+      return start;
   }
   return undefined;
 }

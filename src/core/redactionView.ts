@@ -8,7 +8,8 @@
 // CSI (ESC [ ... final, or the 8-bit CSI), OSC (ESC ] ... BEL or ST), other two-character escapes,
 // lone CR and BS, and the invisible format characters (zero-width space/joiners, word joiner, BOM,
 // soft hyphen, bidirectional marks and isolates).
-const IGNORABLE = /\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\r(?!\n)|[\b\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+const IGNORABLE =
+  /\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\r(?!\n)|[\b\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
 const ANY_IGNORABLE = /[\x1b\x9b\r\b\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
 
 export interface TextView {

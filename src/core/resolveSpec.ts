@@ -33,7 +33,11 @@ export function invalidSpecError(error: z.ZodError, what = 'sandbox configuratio
     const where = issue.path.length ? issue.path.join('.') : what;
     return `- ${where}: ${issue.message}`;
   });
-  return new SandboxError('invalid-input', `Invalid ${what}:\n${lines.join('\n')}`, 'Fix the values listed above and try again.');
+  return new SandboxError(
+    'invalid-input',
+    `Invalid ${what}:\n${lines.join('\n')}`,
+    'Fix the values listed above and try again.',
+  );
 }
 
 function withoutUndefined(value: object): object {

@@ -6,8 +6,20 @@ import type { SandboxSpec } from './spec';
 import { formatSize } from './units';
 
 const SIGNALS: Record<number, string> = {
-  1: 'SIGHUP', 2: 'SIGINT', 3: 'SIGQUIT', 4: 'SIGILL', 6: 'SIGABRT', 7: 'SIGBUS', 8: 'SIGFPE',
-  9: 'SIGKILL', 11: 'SIGSEGV', 13: 'SIGPIPE', 14: 'SIGALRM', 15: 'SIGTERM', 24: 'SIGXCPU', 25: 'SIGXFSZ',
+  1: 'SIGHUP',
+  2: 'SIGINT',
+  3: 'SIGQUIT',
+  4: 'SIGILL',
+  6: 'SIGABRT',
+  7: 'SIGBUS',
+  8: 'SIGFPE',
+  9: 'SIGKILL',
+  11: 'SIGSEGV',
+  13: 'SIGPIPE',
+  14: 'SIGALRM',
+  15: 'SIGTERM',
+  24: 'SIGXCPU',
+  25: 'SIGXFSZ',
 };
 
 export interface RawOutcome {
@@ -52,7 +64,8 @@ export function buildExecResult(raw: RawOutcome, spec: SandboxSpec): ExecResult 
   const stdout = raw.stdout.text('stdout');
   const stderr = raw.stderr.text('stderr');
   // A write that found no room: say which limit it was and what to do, whatever the exit code (a pipeline may hide it).
-  const diskLimitReached = (outcome === 'ok' || outcome === 'error' || outcome === 'signal') && (isDiskFull(stderr) || isDiskFull(stdout));
+  const diskLimitReached =
+    (outcome === 'ok' || outcome === 'error' || outcome === 'signal') && (isDiskFull(stderr) || isDiskFull(stdout));
   if (diskLimitReached) hint = diskLimitHint(spec.limits);
   const truncated = raw.stdout.truncated || raw.stderr.truncated;
   if (truncated) {

@@ -6,7 +6,15 @@
  */
 import { EventEmitter } from 'node:events';
 import { runCompute, type RunInput } from './compute';
-import type { ExecResult, ProgressCallback, Sandbox, SandboxEngine, SessionClient, SessionInfo, SessionScope } from './engine';
+import type {
+  ExecResult,
+  ProgressCallback,
+  Sandbox,
+  SandboxEngine,
+  SessionClient,
+  SessionInfo,
+  SessionScope,
+} from './engine';
 import { SandboxError } from './errors';
 import { protectedPathsFor } from './policy/protectedPaths';
 import { resolveSpec } from './resolveSpec';
@@ -89,9 +97,18 @@ export class SandboxService {
     return this.context.settings().workspaceAccess;
   }
 
-  async run(input: RunInput & { runtime?: Runtime; timeoutSeconds?: number }, options: CallOptions = {}): Promise<ExecResult> {
+  async run(
+    input: RunInput & { runtime?: Runtime; timeoutSeconds?: number },
+    options: CallOptions = {},
+  ): Promise<ExecResult> {
     const settings = this.context.settings();
-    const spec = resolveSpec(specFromSettings(settings), { mode: 'compute', workspaceAccess: 'none', runtime: input.runtime ?? computeRuntime(settings.defaultRuntime), timeoutSeconds: input.timeoutSeconds, env: this.context.injectedEnv?.() });
+    const spec = resolveSpec(specFromSettings(settings), {
+      mode: 'compute',
+      workspaceAccess: 'none',
+      runtime: input.runtime ?? computeRuntime(settings.defaultRuntime),
+      timeoutSeconds: input.timeoutSeconds,
+      env: this.context.injectedEnv?.(),
+    });
     return runCompute(this.context.engine(), spec, input, { images: settings.images, ...options });
   }
 
@@ -110,14 +127,23 @@ export class SandboxService {
   /** The sandbox a tool call means: by sandbox_id (see sandboxIdFor) or container id, or the default one. */
   async sandbox(sandboxId: string | undefined, options: CallOptions = {}): Promise<Sandbox> {
     const died = this.dead.get(sandboxId ?? DEFAULT_SESSION);
-    if (died) throw new SandboxError(died.reason, died.message, `${died.hint ?? ''} Close it with sandbox_close, or call sandbox_open to start a new sandbox with that name.`.trim());
+    if (died)
+      throw new SandboxError(
+        died.reason,
+        died.message,
+        `${died.hint ?? ''} Close it with sandbox_close, or call sandbox_open to start a new sandbox with that name.`.trim(),
+      );
     if (sandboxId === undefined) return (await this.open({}, options)).sandbox;
     const known = this.cached(sandboxId);
     if (known) return this.touch(known);
     const engine = this.context.engine();
     const found = await this.find(sandboxId, options.signal);
     if (!found) {
-      throw new SandboxError('session-not-found', `No sandbox "${sandboxId}" is open in this workspace.`, 'Call sandbox_open to open one (it returns the sandbox_id to use), or omit sandbox_id to use the default sandbox.');
+      throw new SandboxError(
+        'session-not-found',
+        `No sandbox "${sandboxId}" is open in this workspace.`,
+        'Call sandbox_open to open one (it returns the sandbox_id to use), or omit sandbox_id to use the default sandbox.',
+      );
     }
     const sandbox = await engine.attach(found.id, options.signal);
     this.remember(sandbox);
@@ -130,14 +156,19 @@ export class SandboxService {
   }
 
   /** Runs an operation on a sandbox, forgetting it when the engine says it is gone or dead. */
-  async use<T>(sandboxId: string | undefined, operation: (sandbox: Sandbox) => Promise<T>, options: CallOptions = {}): Promise<T> {
+  async use<T>(
+    sandboxId: string | undefined,
+    operation: (sandbox: Sandbox) => Promise<T>,
+    options: CallOptions = {},
+  ): Promise<T> {
     const sandbox = await this.sandbox(sandboxId, options);
     try {
       const result = await operation(sandbox);
       if (this.closedHere.has(sandbox.info.id)) throw closedDuringCall(sandbox.info);
       return result;
     } catch (error) {
-      if (this.closedHere.has(sandbox.info.id) && !SandboxError.is(error, 'session-closed')) throw closedDuringCall(sandbox.info);
+      if (this.closedHere.has(sandbox.info.id) && !SandboxError.is(error, 'session-closed'))
+        throw closedDuringCall(sandbox.info);
       if (SandboxError.is(error, 'session-dead') || SandboxError.is(error, 'session-not-found')) {
         this.dead.set(sandboxIdOf(sandbox.info), error);
         this.forget(sandbox.info);
@@ -153,7 +184,8 @@ export class SandboxService {
     const info = this.cached(id)?.info ?? (await this.find(id, signal));
     const wasDead = this.dead.delete(id);
     if (!info && wasDead) return { ...deadPlaceholder(id) };
-    if (!info) throw new SandboxError('session-not-found', `No sandbox "${id}" is open in this workspace.`, 'Nothing to close.');
+    if (!info)
+      throw new SandboxError('session-not-found', `No sandbox "${id}" is open in this workspace.`, 'Nothing to close.');
     this.closedHere.add(info.id);
     const notices = await this.removeContainer(info.id, signal);
     this.forget(info);
@@ -172,9 +204,22 @@ export class SandboxService {
   }
 
   /** Closes a session and opens a fresh one with the same name and configuration; its files are lost. */
-  async restart(sandboxId: string, options: CallOptions & { workspaceAccess?: WorkspaceAccess; byUser?: boolean } = {}): Promise<OpenOutcome> {
+  async restart(
+    sandboxId: string,
+    options: CallOptions & { workspaceAccess?: WorkspaceAccess; byUser?: boolean } = {},
+  ): Promise<OpenOutcome> {
     const closed = await this.close(sandboxId, options.signal);
-    return this.open({ session: closed.name, scope: closed.scope, runtime: closed.runtime, workspaceAccess: options.workspaceAccess ?? closed.workspaceAccess, network: closed.network, byUser: options.byUser }, options);
+    return this.open(
+      {
+        session: closed.name,
+        scope: closed.scope,
+        runtime: closed.runtime,
+        workspaceAccess: options.workspaceAccess ?? closed.workspaceAccess,
+        network: closed.network,
+        byUser: options.byUser,
+      },
+      options,
+    );
   }
 
   /** Sessions of this workspace in every scope, from the engine (those opened elsewhere, e.g. by the CLI, show too). */
@@ -195,11 +240,15 @@ export class SandboxService {
       const age = now - Date.parse(session.createdAt);
       let reason: Collected['reason'] | undefined;
       if (lifecycle.maxLifetimeMinutes > 0 && age > lifecycle.maxLifetimeMinutes * 60_000) reason = 'lifetime';
-      else if (lifecycle.idleTimeoutMinutes > 0 && now - lastUsed > lifecycle.idleTimeoutMinutes * 60_000) reason = 'idle';
+      else if (lifecycle.idleTimeoutMinutes > 0 && now - lastUsed > lifecycle.idleTimeoutMinutes * 60_000)
+        reason = 'idle';
       if (!reason) continue;
       await this.removeContainer(session.id, signal);
       this.forget(session);
-      this.context.log?.('info', `Closed session ${sandboxIdOf(session)}: ${reason === 'idle' ? `unused for ${lifecycle.idleTimeoutMinutes} min` : `open for ${lifecycle.maxLifetimeMinutes} min, its maximum lifetime`} (settings agentSandbox.sessions.*).`);
+      this.context.log?.(
+        'info',
+        `Closed session ${sandboxIdOf(session)}: ${reason === 'idle' ? `unused for ${lifecycle.idleTimeoutMinutes} min` : `open for ${lifecycle.maxLifetimeMinutes} min, its maximum lifetime`} (settings agentSandbox.sessions.*).`,
+      );
       collected.push({ session, reason });
     }
     return collected;
@@ -232,7 +281,15 @@ export class SandboxService {
     const folder = this.context.workspaceFolder();
     const settings = this.context.settings();
     const protectedPaths = protectedPathsFor(folder, settings.configWritesAllowedIn);
-    const sandbox = await engine.open(spec, { name, scope: request.scope, client: this.context.client, workspaceFolder: folder ?? NO_FOLDER, images: settings.images, protectedPaths, ...options });
+    const sandbox = await engine.open(spec, {
+      name,
+      scope: request.scope,
+      client: this.context.client,
+      workspaceFolder: folder ?? NO_FOLDER,
+      images: settings.images,
+      protectedPaths,
+      ...options,
+    });
     this.remember(sandbox);
     return { sandbox, created: true, notices };
   }
@@ -242,12 +299,17 @@ export class SandboxService {
     const { maxSessions } = this.context.settings().sessions;
     const live = (await this.managed(signal)).filter((session) => session.state === 'running');
     const now = this.now();
-    live.sort((a, b) => (this.lastUsed.get(a.id) ?? this.adopt(a, now)) - (this.lastUsed.get(b.id) ?? this.adopt(b, now)));
+    live.sort(
+      (a, b) => (this.lastUsed.get(a.id) ?? this.adopt(a, now)) - (this.lastUsed.get(b.id) ?? this.adopt(b, now)),
+    );
     while (live.length >= maxSessions) {
       const oldest = live.shift()!;
       await this.removeContainer(oldest.id, signal);
       this.forget(oldest);
-      this.context.log?.('warn', `Closed session ${sandboxIdOf(oldest)}, the least recently used, to make room: at most ${maxSessions} sessions may be open (setting agentSandbox.sessions.maxSessions).`);
+      this.context.log?.(
+        'warn',
+        `Closed session ${sandboxIdOf(oldest)}, the least recently used, to make room: at most ${maxSessions} sessions may be open (setting agentSandbox.sessions.maxSessions).`,
+      );
     }
   }
 
@@ -271,28 +333,48 @@ export class SandboxService {
       if (byId) return byId;
     }
     const { scope, name } = parseSandboxId(sandboxId);
-    return sessions.find((session) => session.name === name && session.scope.kind === scope.kind && (session.scope.key ?? '') === (scope.key ?? ''));
+    return sessions.find(
+      (session) =>
+        session.name === name && session.scope.kind === scope.kind && (session.scope.key ?? '') === (scope.key ?? ''),
+    );
   }
 
   private cached(sandboxId: string): Sandbox | undefined {
-    return this.sandboxes.get(sandboxId) ?? [...this.sandboxes.values()].find((sandbox) => sandboxId.length >= 12 && sandbox.info.id.startsWith(sandboxId));
+    return (
+      this.sandboxes.get(sandboxId) ??
+      [...this.sandboxes.values()].find((sandbox) => sandboxId.length >= 12 && sandbox.info.id.startsWith(sandboxId))
+    );
   }
 
   private sessionSpec(request: OpenRequest): { spec: SandboxSpec; notices: string[] } {
     const settings = this.context.settings();
     const notices: string[] = [];
-    const allowed = request.byUser ? (this.context.trusted() && this.context.workspaceFolder() ? 'rw' : 'none') : this.allowedAccess();
+    const allowed = request.byUser
+      ? this.context.trusted() && this.context.workspaceFolder()
+        ? 'rw'
+        : 'none'
+      : this.allowedAccess();
     let access = request.workspaceAccess ?? request.layer?.workspaceAccess ?? this.allowedAccess();
     if (ACCESS_ORDER[access] > ACCESS_ORDER[allowed]) {
-      notices.push(`Workspace access "${access}" was asked for, but the user allows at most "${allowed}"${this.context.trusted() ? '' : ' (the workspace is not trusted)'}; the sandbox got "${allowed}".`);
+      notices.push(
+        `Workspace access "${access}" was asked for, but the user allows at most "${allowed}"${this.context.trusted() ? '' : ' (the workspace is not trusted)'}; the sandbox got "${allowed}".`,
+      );
       access = allowed;
     }
     let network = request.network ?? request.layer?.network ?? settings.network;
     if (network && !settings.network) {
-      notices.push('Network access was asked for, but the user has not allowed network (setting agentSandbox.network); the sandbox has no network.');
+      notices.push(
+        'Network access was asked for, but the user has not allowed network (setting agentSandbox.network); the sandbox has no network.',
+      );
       network = false;
     }
-    const spec = resolveSpec(specFromSettings(settings), request.layer, { mode: 'code', runtime: request.runtime ?? request.layer?.runtime, workspaceAccess: access, network, env: { ...request.layer?.env, ...this.context.injectedEnv?.() } });
+    const spec = resolveSpec(specFromSettings(settings), request.layer, {
+      mode: 'code',
+      runtime: request.runtime ?? request.layer?.runtime,
+      workspaceAccess: access,
+      network,
+      env: { ...request.layer?.env, ...this.context.injectedEnv?.() },
+    });
     return { spec, notices };
   }
 
@@ -329,14 +411,32 @@ export class SandboxService {
 }
 
 function closedDuringCall(info: SessionInfo): SandboxError {
-  return new SandboxError('session-closed', `The sandbox ${sandboxIdOf(info)} was closed while this call ran, so the call was stopped.`, 'Open a sandbox again with sandbox_open (its files are gone) and repeat the call if it is still needed.');
+  return new SandboxError(
+    'session-closed',
+    `The sandbox ${sandboxIdOf(info)} was closed while this call ran, so the call was stopped.`,
+    'Open a sandbox again with sandbox_open (its files are gone) and repeat the call if it is still needed.',
+  );
 }
 
 /** What close() reports for a session that had already died and disappeared. */
 function deadPlaceholder(sandboxId: string): SessionInfo {
   const { scope, name } = parseSandboxId(sandboxId);
   const spec = resolveSpec({ mode: 'code' });
-  return { id: '', name, engine: 'docker', mode: 'code', runtime: spec.runtime, image: '', spec, workspaceAccess: 'none', scope, network: false, createdAt: '', state: 'stopped', notices: [] };
+  return {
+    id: '',
+    name,
+    engine: 'docker',
+    mode: 'code',
+    runtime: spec.runtime,
+    image: '',
+    spec,
+    workspaceAccess: 'none',
+    scope,
+    network: false,
+    createdAt: '',
+    state: 'stopped',
+    notices: [],
+  };
 }
 
 function computeRuntime(runtime: Runtime): Exclude<Runtime, 'linux'> {

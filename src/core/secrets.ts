@@ -12,7 +12,10 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * AGENT_SANDBOX_ENV_API_KEY=x becomes API_KEY=x. Names that end up empty or invalid are skipped, and
  * when two prefixes give the same name the earlier prefix in `prefixes` wins.
  */
-export function collectSecrets(env: NodeJS.ProcessEnv, prefixes: readonly string[] = SECRET_ENV_PREFIXES): Record<string, string> {
+export function collectSecrets(
+  env: NodeJS.ProcessEnv,
+  prefixes: readonly string[] = SECRET_ENV_PREFIXES,
+): Record<string, string> {
   const secrets: Record<string, string> = {};
   for (const prefix of prefixes) {
     if (!prefix) continue;

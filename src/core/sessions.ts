@@ -11,7 +11,11 @@ const SESSION_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
 export function checkSessionName(name: string): string {
   if (!SESSION_NAME.test(name)) {
-    throw new SandboxError('invalid-input', `"${name}" is not a valid session name.`, 'Use 1-63 letters, digits, ".", "_" or "-", starting with a letter or digit.');
+    throw new SandboxError(
+      'invalid-input',
+      `"${name}" is not a valid session name.`,
+      'Use 1-63 letters, digits, ".", "_" or "-", starting with a letter or digit.',
+    );
   }
   return name;
 }
@@ -33,16 +37,30 @@ export async function openSession(
   return { sandbox: await engine.open({ ...spec, mode: 'code' }, options), created: true };
 }
 
-export async function findSession(engine: SandboxEngine, name: string, workspaceFolder: string, signal?: AbortSignal): Promise<SessionInfo | undefined> {
+export async function findSession(
+  engine: SandboxEngine,
+  name: string,
+  workspaceFolder: string,
+  signal?: AbortSignal,
+): Promise<SessionInfo | undefined> {
   const [found] = await engine.list({ name, workspaceFolder }, signal);
   return found;
 }
 
 /** The named session of this workspace; a clear error when there is none. */
-export async function requireSession(engine: SandboxEngine, name: string, workspaceFolder: string, signal?: AbortSignal): Promise<Sandbox> {
+export async function requireSession(
+  engine: SandboxEngine,
+  name: string,
+  workspaceFolder: string,
+  signal?: AbortSignal,
+): Promise<Sandbox> {
   const found = await findSession(engine, checkSessionName(name), workspaceFolder, signal);
   if (!found) {
-    throw new SandboxError('session-not-found', `No session named "${name}" is open for ${workspaceFolder}.`, `Open it first (agent-sandbox open --session ${name}), or list sessions with agent-sandbox ls.`);
+    throw new SandboxError(
+      'session-not-found',
+      `No session named "${name}" is open for ${workspaceFolder}.`,
+      `Open it first (agent-sandbox open --session ${name}), or list sessions with agent-sandbox ls.`,
+    );
   }
   return engine.attach(found.id, signal);
 }
@@ -64,6 +82,7 @@ const SCOPED_ID = /^(agent|workflow):([A-Za-z0-9][A-Za-z0-9_.-]{0,62})\/(.+)$/;
 /** Reads a sandbox_id back into scope and session name; throws when it cannot be one. */
 export function parseSandboxId(id: string): { scope: SessionScope; name: string } {
   const scoped = SCOPED_ID.exec(id);
-  if (scoped) return { scope: { kind: scoped[1] as 'agent' | 'workflow', key: scoped[2]! }, name: checkSessionName(scoped[3]!) };
+  if (scoped)
+    return { scope: { kind: scoped[1] as 'agent' | 'workflow', key: scoped[2]! }, name: checkSessionName(scoped[3]!) };
   return { scope: { kind: 'workspace' }, name: checkSessionName(id) };
 }

@@ -5,11 +5,30 @@
 import { z } from 'zod';
 import { ENGINE_CHOICES } from './engineSelection';
 import { invalidSpecError } from './resolveSpec';
-import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_SECONDS, RUNTIMES, diskSchema, memorySchema, runtimeSchema, workspaceAccessSchema, type SpecLayer } from './spec';
+import {
+  DEFAULT_LIMITS,
+  DEFAULT_TIMEOUT_SECONDS,
+  RUNTIMES,
+  diskSchema,
+  memorySchema,
+  runtimeSchema,
+  workspaceAccessSchema,
+  type SpecLayer,
+} from './spec';
 
 export const settingsSchema = z.object({
-  engine: z.enum(ENGINE_CHOICES).default('auto').describe('Which engine runs sandboxes: auto (Docker when it answers, else the virtual engine once the user agrees), docker, or virtual.'),
-  engineHost: z.string().optional().describe('Docker Engine endpoint, like unix:///var/run/docker.sock or tcp://host:2376. Empty uses DOCKER_HOST or the default socket.'),
+  engine: z
+    .enum(ENGINE_CHOICES)
+    .default('auto')
+    .describe(
+      'Which engine runs sandboxes: auto (Docker when it answers, else the virtual engine once the user agrees), docker, or virtual.',
+    ),
+  engineHost: z
+    .string()
+    .optional()
+    .describe(
+      'Docker Engine endpoint, like unix:///var/run/docker.sock or tcp://host:2376. Empty uses DOCKER_HOST or the default socket.',
+    ),
   images: z.partialRecord(z.enum(RUNTIMES), z.string().min(1)).default({}).describe('Image per runtime.'),
   defaultRuntime: runtimeSchema.default('python'),
   workspaceAccess: workspaceAccessSchema.default('none'),
@@ -32,21 +51,52 @@ export const settingsSchema = z.object({
   sessions: z
     .object({
       idleTimeoutMinutes: z.number().min(0).default(30).describe('Close a session unused for this long; 0 never does.'),
-      maxLifetimeMinutes: z.number().min(0).default(120).describe('Close a session this long after it opened; 0 never does.'),
-      maxSessions: z.number().int().min(1).max(100).default(5).describe('Most live sessions per workspace; the least recently used one is closed to make room.'),
-      collectIntervalSeconds: z.number().min(1).default(60).describe('How often idle, expired and orphaned sessions are looked for.'),
-      orphanGraceSeconds: z.number().min(1).default(120).describe('How long a session whose window is gone waits to be adopted before it is removed.'),
+      maxLifetimeMinutes: z
+        .number()
+        .min(0)
+        .default(120)
+        .describe('Close a session this long after it opened; 0 never does.'),
+      maxSessions: z
+        .number()
+        .int()
+        .min(1)
+        .max(100)
+        .default(5)
+        .describe('Most live sessions per workspace; the least recently used one is closed to make room.'),
+      collectIntervalSeconds: z
+        .number()
+        .min(1)
+        .default(60)
+        .describe('How often idle, expired and orphaned sessions are looked for.'),
+      orphanGraceSeconds: z
+        .number()
+        .min(1)
+        .default(120)
+        .describe('How long a session whose window is gone waits to be adopted before it is removed.'),
       keepOnExit: z.boolean().default(false).describe('Keep sessions when VS Code closes.'),
     })
     .prefault({}),
   configWritesAllowedIn: z
     .array(z.string().min(1))
     .default([])
-    .describe('Workspace folders (absolute paths) where a read-write sandbox may change .git, .vscode, .github and .devcontainer. Only user or machine settings count.'),
-  envPrefixes: z.array(z.string().min(1)).default(['AGENT_SANDBOX_ENV_', 'STN_CODE_']).describe('Host variables with these prefixes are passed into sandboxes without the prefix.'),
+    .describe(
+      'Workspace folders (absolute paths) where a read-write sandbox may change .git, .vscode, .github and .devcontainer. Only user or machine settings count.',
+    ),
+  envPrefixes: z
+    .array(z.string().min(1))
+    .default(['AGENT_SANDBOX_ENV_', 'STN_CODE_'])
+    .describe('Host variables with these prefixes are passed into sandboxes without the prefix.'),
   pool: z
     .object({
-      size: z.number().int().min(0).max(8).default(2).describe('Containers started ahead of time per compute configuration, so that sandbox_run does not wait for one; 0 turns the pool off.'),
+      size: z
+        .number()
+        .int()
+        .min(0)
+        .max(8)
+        .default(2)
+        .describe(
+          'Containers started ahead of time per compute configuration, so that sandbox_run does not wait for one; 0 turns the pool off.',
+        ),
     })
     .prefault({}),
 });

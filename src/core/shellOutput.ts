@@ -37,7 +37,8 @@ export abstract class ShellOutput {
     if (this.dataListeners.size === 0) {
       this.pending.push(text);
       this.pendingChars += text.length;
-      while (this.pendingChars > PENDING_CAP_CHARS && this.pending.length > 1) this.pendingChars -= this.pending.shift()!.length;
+      while (this.pendingChars > PENDING_CAP_CHARS && this.pending.length > 1)
+        this.pendingChars -= this.pending.shift()!.length;
       return;
     }
     for (const listener of [...this.dataListeners]) listener(text);

@@ -16,13 +16,17 @@ export const MODES = ['compute', 'code'] as const;
 export type SandboxMode = (typeof MODES)[number];
 export const modeSchema = z
   .enum(MODES)
-  .describe('compute: a fresh container per call, discarded after. code: a persistent session with files and processes.');
+  .describe(
+    'compute: a fresh container per call, discarded after. code: a persistent session with files and processes.',
+  );
 
 export const WORKSPACE_ACCESS = ['none', 'ro', 'rw'] as const;
 export type WorkspaceAccess = (typeof WORKSPACE_ACCESS)[number];
 export const workspaceAccessSchema = z
   .enum(WORKSPACE_ACCESS)
-  .describe('How the sandbox sees the workspace folder: none (private /workspace), ro (mounted read-only), rw (read-write).');
+  .describe(
+    'How the sandbox sees the workspace folder: none (private /workspace), ro (mounted read-only), rw (read-write).',
+  );
 
 /** A size as bytes, within bounds; accepts `512m`, `1g`, `256MiB` or a number of bytes. */
 function sizeSchema(what: string, example: string, min: number, max: number) {
@@ -46,13 +50,17 @@ function sizeSchema(what: string, example: string, min: number, max: number) {
 }
 
 /** Memory as bytes; accepts `512m`, `1g`, `256MiB` or a number of bytes. */
-export const memorySchema = sizeSchema('memory', '512m or 1g', 32 * MiB, 64 * GiB).describe('Memory limit (no swap), like 512m or 1g.');
+export const memorySchema = sizeSchema('memory', '512m or 1g', 32 * MiB, 64 * GiB).describe(
+  'Memory limit (no swap), like 512m or 1g.',
+);
 
 /**
  * Disk as bytes, per writable place of the sandbox (/tmp, $HOME, a private /workspace, ...). The
  * floor leaves room for a compute run's program and its files.
  */
-export const diskSchema = sizeSchema('disk', '256m or 2g', 16 * MiB, 1024 * GiB).describe('Disk limit for each writable place (/tmp, $HOME, /workspace, ...), like 256m or 2g.');
+export const diskSchema = sizeSchema('disk', '256m or 2g', 16 * MiB, 1024 * GiB).describe(
+  'Disk limit for each writable place (/tmp, $HOME, /workspace, ...), like 256m or 2g.',
+);
 
 export const DEFAULT_LIMITS = {
   memoryBytes: 512 * MiB,
@@ -76,22 +84,74 @@ export const DEFAULT_TIMEOUT_SECONDS = 120;
 
 export const limitsSchema = z.object({
   memoryBytes: memorySchema.default(DEFAULT_LIMITS.memoryBytes),
-  cpus: z.number().min(0.05).max(64).default(DEFAULT_LIMITS.cpus).describe('CPU cores the sandbox may use (1.5 = one and a half cores).'),
-  pids: z.number().int().min(16).max(32768).default(DEFAULT_LIMITS.pids).describe('Most processes and threads at once (stops fork bombs).'),
-  maxStdoutBytes: z.number().int().min(1024).max(256 * MiB).default(DEFAULT_LIMITS.maxStdoutBytes).describe('Stdout kept per call; the rest is dropped with a truncation marker.'),
-  maxStderrBytes: z.number().int().min(1024).max(256 * MiB).default(DEFAULT_LIMITS.maxStderrBytes).describe('Stderr kept per call; the rest is dropped with a truncation marker.'),
-  maxFileSizeBytes: z.number().int().min(1).max(4 * GiB).default(DEFAULT_LIMITS.maxFileSizeBytes).describe('Largest file the file tools write or read.'),
-  maxFiles: z.number().int().min(1).max(100_000).default(DEFAULT_LIMITS.maxFiles).describe('Most files one file operation writes or lists.'),
-  maxProcessFileBytes: z.number().int().min(1024 * 1024).max(1024 * GiB).default(DEFAULT_LIMITS.maxProcessFileBytes).describe('Largest file a program in the sandbox may write (a bigger write fails with "File too large").'),
+  cpus: z
+    .number()
+    .min(0.05)
+    .max(64)
+    .default(DEFAULT_LIMITS.cpus)
+    .describe('CPU cores the sandbox may use (1.5 = one and a half cores).'),
+  pids: z
+    .number()
+    .int()
+    .min(16)
+    .max(32768)
+    .default(DEFAULT_LIMITS.pids)
+    .describe('Most processes and threads at once (stops fork bombs).'),
+  maxStdoutBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(256 * MiB)
+    .default(DEFAULT_LIMITS.maxStdoutBytes)
+    .describe('Stdout kept per call; the rest is dropped with a truncation marker.'),
+  maxStderrBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(256 * MiB)
+    .default(DEFAULT_LIMITS.maxStderrBytes)
+    .describe('Stderr kept per call; the rest is dropped with a truncation marker.'),
+  maxFileSizeBytes: z
+    .number()
+    .int()
+    .min(1)
+    .max(4 * GiB)
+    .default(DEFAULT_LIMITS.maxFileSizeBytes)
+    .describe('Largest file the file tools write or read.'),
+  maxFiles: z
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(DEFAULT_LIMITS.maxFiles)
+    .describe('Most files one file operation writes or lists.'),
+  maxProcessFileBytes: z
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .max(1024 * GiB)
+    .default(DEFAULT_LIMITS.maxProcessFileBytes)
+    .describe('Largest file a program in the sandbox may write (a bigger write fails with "File too large").'),
   diskBytes: diskSchema.default(DEFAULT_LIMITS.diskBytes),
-  inodes: z.number().int().min(1000).max(4_000_000).default(DEFAULT_LIMITS.inodes).describe('Most files and folders in each writable place of the sandbox.'),
+  inodes: z
+    .number()
+    .int()
+    .min(1000)
+    .max(4_000_000)
+    .default(DEFAULT_LIMITS.inodes)
+    .describe('Most files and folders in each writable place of the sandbox.'),
 });
 export type Limits = z.output<typeof limitsSchema>;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const envSchema = z.record(z.string(), z.string().max(32 * 1024)).superRefine((env, ctx) => {
   for (const name of Object.keys(env)) {
-    if (!ENV_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: `"${name}": environment variable names are letters, digits and _, not starting with a digit` });
+    if (!ENV_NAME.test(name))
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `"${name}": environment variable names are letters, digits and _, not starting with a digit`,
+      });
   }
 });
 
@@ -99,22 +159,46 @@ const envSchema = z.record(z.string(), z.string().max(32 * 1024)).superRefine((e
  * Packages come from the package index by name, with an optional version: never a path, a URL or a
  * repository, which would install whatever those hold (a folder the agent wrote, a server it chose).
  */
-const PIP_REQUIREMENT = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\[[A-Za-z0-9._-]+(?:,[A-Za-z0-9._-]+)*\])?(?:(?:===|~=|==|!=|<=|>=|<|>)[A-Za-z0-9.*+!_-]+(?:,(?:===|~=|==|!=|<=|>=|<|>)[A-Za-z0-9.*+!_-]+)*)?$/;
+const PIP_REQUIREMENT =
+  /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\[[A-Za-z0-9._-]+(?:,[A-Za-z0-9._-]+)*\])?(?:(?:===|~=|==|!=|<=|>=|<|>)[A-Za-z0-9.*+!_-]+(?:,(?:===|~=|==|!=|<=|>=|<|>)[A-Za-z0-9.*+!_-]+)*)?$/;
 const NPM_PACKAGE = /^(?:@[A-Za-z0-9][A-Za-z0-9._-]*\/)?[A-Za-z0-9][A-Za-z0-9._-]*(?:@[A-Za-z0-9.^~<>=*|_+-]+)?$/;
 
 export const pipPackageListSchema = z
-  .array(z.string().min(1).max(200).regex(PIP_REQUIREMENT, 'a pip package is a name from the package index with an optional version, like pandas or numpy==2.1 or requests[socks]>=2.31; not a path, URL or git repository'))
+  .array(
+    z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(
+        PIP_REQUIREMENT,
+        'a pip package is a name from the package index with an optional version, like pandas or numpy==2.1 or requests[socks]>=2.31; not a path, URL or git repository',
+      ),
+  )
   .max(100);
 export const npmPackageListSchema = z
-  .array(z.string().min(1).max(214).regex(NPM_PACKAGE, 'an npm package is a name from the registry with an optional version, like lodash, lodash@4 or @types/node@^22; not a path, URL, tarball or git repository'))
+  .array(
+    z
+      .string()
+      .min(1)
+      .max(214)
+      .regex(
+        NPM_PACKAGE,
+        'an npm package is a name from the registry with an optional version, like lodash, lodash@4 or @types/node@^22; not a path, URL, tarball or git repository',
+      ),
+  )
   .max(100);
 
 export const sandboxSpecSchema = z
   .object({
     mode: modeSchema.default('compute'),
     runtime: runtimeSchema.default('python'),
-    image: z.string().min(1).max(512).optional().describe('Container image to use instead of the runtime\'s default.'),
-    timeoutSeconds: z.number().positive().max(24 * 3600).default(DEFAULT_TIMEOUT_SECONDS).describe('Seconds a call may run before it is killed.'),
+    image: z.string().min(1).max(512).optional().describe("Container image to use instead of the runtime's default."),
+    timeoutSeconds: z
+      .number()
+      .positive()
+      .max(24 * 3600)
+      .default(DEFAULT_TIMEOUT_SECONDS)
+      .describe('Seconds a call may run before it is killed.'),
     network: z.boolean().default(false).describe('Allow network access (off by default).'),
     workspaceAccess: workspaceAccessSchema.default('none'),
     pipPackages: pipPackageListSchema.default([]).describe('Python packages to install when the sandbox is created.'),
@@ -124,7 +208,11 @@ export const sandboxSpecSchema = z
   })
   .superRefine((spec, ctx) => {
     if (spec.runtime === 'linux' && spec.mode !== 'code') {
-      ctx.addIssue({ code: 'custom', path: ['runtime'], message: 'runtime linux is only available in code mode (mode: code)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['runtime'],
+        message: 'runtime linux is only available in code mode (mode: code)',
+      });
     }
   });
 

@@ -20,22 +20,53 @@ export interface StagedFile {
 }
 
 /** Writes the bytes into the sandbox at `path` (relative to /workspace); the sandbox's file size limit applies. */
-export async function stageFile(sandbox: Sandbox, data: Uint8Array, path: string, source: string, signal?: AbortSignal): Promise<StagedFile> {
-  const written = await sandbox.writeFiles([{ path, content: Buffer.from(data).toString('base64'), encoding: 'base64' }], signal);
-  return { source, path: written.files[0]?.path ?? resolveWorkspacePath(path), size: data.length, sha256: sha256Of(data) };
+export async function stageFile(
+  sandbox: Sandbox,
+  data: Uint8Array,
+  path: string,
+  source: string,
+  signal?: AbortSignal,
+): Promise<StagedFile> {
+  const written = await sandbox.writeFiles(
+    [{ path, content: Buffer.from(data).toString('base64'), encoding: 'base64' }],
+    signal,
+  );
+  return {
+    source,
+    path: written.files[0]?.path ?? resolveWorkspacePath(path),
+    size: data.length,
+    sha256: sha256Of(data),
+  };
 }
 
 /** Reads a sandbox file whole and stores it; a file over the store's or the sandbox's size limit is refused, never cut. */
-export async function publishFile(sandbox: Sandbox, store: FileStore, path: string, options: { name?: string; signal?: AbortSignal } = {}): Promise<{ file: StoredFile; data: Uint8Array; path: string }> {
+export async function publishFile(
+  sandbox: Sandbox,
+  store: FileStore,
+  path: string,
+  options: { name?: string; signal?: AbortSignal } = {},
+): Promise<{ file: StoredFile; data: Uint8Array; path: string }> {
   const sandboxLimit = sandbox.info.spec.limits.maxFileSizeBytes;
   const limit = Math.min(store.maxFileBytes, sandboxLimit);
   const read = await sandbox.readFile(path, { encoding: 'base64', maxBytes: limit }, options.signal);
   const data = Buffer.from(read.content, 'base64');
   if (read.truncated) {
-    const which = limit === sandboxLimit ? `the sandbox's file size limit (limits.maxFileSizeBytes) is ${formatSize(limit)}` : `the file store takes files up to ${formatSize(limit)}`;
-    throw new SandboxError('file-too-large', `${read.path} is ${formatSize(read.size)}; ${which}, so it was not published.`, 'Compress it (gzip) or split it (split -b) in the sandbox with sandbox_exec and publish the parts.');
+    const which =
+      limit === sandboxLimit
+        ? `the sandbox's file size limit (limits.maxFileSizeBytes) is ${formatSize(limit)}`
+        : `the file store takes files up to ${formatSize(limit)}`;
+    throw new SandboxError(
+      'file-too-large',
+      `${read.path} is ${formatSize(read.size)}; ${which}, so it was not published.`,
+      'Compress it (gzip) or split it (split -b) in the sandbox with sandbox_exec and publish the parts.',
+    );
   }
-  if (data.length !== read.size) throw new SandboxError('engine-error', `${read.path} changed while it was read (${formatSize(read.size)} reported, ${formatSize(data.length)} read).`, 'Wait until whatever writes it has finished, then publish it again.');
+  if (data.length !== read.size)
+    throw new SandboxError(
+      'engine-error',
+      `${read.path} changed while it was read (${formatSize(read.size)} reported, ${formatSize(data.length)} read).`,
+      'Wait until whatever writes it has finished, then publish it again.',
+    );
   const file = await store.put(data, { name: options.name ?? posix.basename(read.path) });
   return { file, data, path: read.path };
 }

@@ -31,7 +31,11 @@ export function parseSize(text: string | number): number | undefined {
 }
 
 export function formatSize(bytes: number): string {
-  for (const [unit, size] of [['GiB', GiB], ['MiB', MiB], ['KiB', KiB]] as const) {
+  for (const [unit, size] of [
+    ['GiB', GiB],
+    ['MiB', MiB],
+    ['KiB', KiB],
+  ] as const) {
     if (bytes >= size) {
       const value = bytes / size;
       return `${Number.isInteger(value) ? value : value.toFixed(1)} ${unit}`;

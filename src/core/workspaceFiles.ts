@@ -15,6 +15,11 @@ export function readWorkspaceFile(folder: string, path: string, maxBytes: number
  * Writes a file into the workspace folder atomically, creating parent folders. An existing file is
  * replaced only with `overwrite`; protected editor and VCS paths are refused (PROTECTED_PATHS by default).
  */
-export function writeWorkspaceFile(folder: string, path: string, data: Uint8Array, options: WriteHostFileOptions = {}): Promise<string> {
+export function writeWorkspaceFile(
+  folder: string,
+  path: string,
+  data: Uint8Array,
+  options: WriteHostFileOptions = {},
+): Promise<string> {
   return writeHostFile(folder, path, data, options);
 }

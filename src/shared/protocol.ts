@@ -40,7 +40,12 @@ export const sessionViewSchema = z.object({
 });
 export type SessionView = z.output<typeof sessionViewSchema>;
 
-export const statsViewSchema = z.object({ id: z.string(), cpuPercent: z.number(), memoryBytes: z.number(), memoryLimitBytes: z.number() });
+export const statsViewSchema = z.object({
+  id: z.string(),
+  cpuPercent: z.number(),
+  memoryBytes: z.number(),
+  memoryLimitBytes: z.number(),
+});
 export type StatsView = z.output<typeof statsViewSchema>;
 
 export const defaultsViewSchema = z.object({
@@ -70,7 +75,13 @@ export const activityViewSchema = z.object({
 export type ActivityView = z.output<typeof activityViewSchema>;
 
 export const hostToWebviewSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('state'), engine: engineViewSchema, sessions: z.array(sessionViewSchema), defaults: defaultsViewSchema, activity: z.array(activityViewSchema) }),
+  z.object({
+    type: z.literal('state'),
+    engine: engineViewSchema,
+    sessions: z.array(sessionViewSchema),
+    defaults: defaultsViewSchema,
+    activity: z.array(activityViewSchema),
+  }),
   z.object({ type: z.literal('engine'), engine: engineViewSchema }),
   z.object({ type: z.literal('sessions'), sessions: z.array(sessionViewSchema) }),
   z.object({ type: z.literal('stats'), stats: statsViewSchema }),

@@ -26,10 +26,14 @@ export class AccessGrant {
   async set(access: WorkspaceAccess): Promise<void> {
     const folder = this.folder();
     if (!folder) {
-      await vscode.workspace.getConfiguration(this.section).update('workspaceAccess', access, vscode.ConfigurationTarget.Global);
+      await vscode.workspace
+        .getConfiguration(this.section)
+        .update('workspaceAccess', access, vscode.ConfigurationTarget.Global);
       return;
     }
-    await vscode.workspace.getConfiguration(this.section).update(KEY, { ...this.byFolder(), [folder]: access }, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration(this.section)
+      .update(KEY, { ...this.byFolder(), [folder]: access }, vscode.ConfigurationTarget.Global);
   }
 
   private byFolder(): Record<string, string> {

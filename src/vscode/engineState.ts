@@ -5,7 +5,17 @@
  * nothing ever runs on the host. Engines are built without any engine call; the first use decides.
  */
 import * as vscode from 'vscode';
-import type { EngineCapabilities, EngineInfo, EngineKind, OpenOptions, Sandbox, SandboxEngine, RemoveOutcome, SessionFilter, SessionInfo } from '../core/engine';
+import type {
+  EngineCapabilities,
+  EngineInfo,
+  EngineKind,
+  OpenOptions,
+  Sandbox,
+  SandboxEngine,
+  RemoveOutcome,
+  SessionFilter,
+  SessionInfo,
+} from '../core/engine';
 import { CONTAINER_CAPABILITIES } from '../core/engineCapabilities';
 import { probeEngine, selectEngine, type VirtualConsent } from '../core/engineSelection';
 import { SandboxError, errorMessage } from '../core/errors';
@@ -87,7 +97,9 @@ export class EngineState implements vscode.Disposable {
     this.set({ state: 'connecting', kind: engine.kind, endpoint });
     try {
       const info = await engine.info();
-      this.log.info(`Engine: ${info.product} ${info.version} at ${info.endpoint}${engine.kind === 'virtual' ? ' (the virtual engine: in-process, lighter isolation than a container)' : ''}.`);
+      this.log.info(
+        `Engine: ${info.product} ${info.version} at ${info.endpoint}${engine.kind === 'virtual' ? ' (the virtual engine: in-process, lighter isolation than a container)' : ''}.`,
+      );
       this.set({ state: 'connected', kind: engine.kind, endpoint, info });
     } catch (error) {
       this.reportFailure(error);
@@ -104,7 +116,12 @@ export class EngineState implements vscode.Disposable {
   reportFailure(error: unknown): void {
     if (SandboxError.is(error, 'engine-unavailable') || SandboxError.is(error, 'engine-permission')) {
       this.log.error(errorMessage(error));
-      this.set({ state: 'unavailable', kind: this.current.kind, endpoint: this.current.endpoint, problem: errorMessage(error) });
+      this.set({
+        state: 'unavailable',
+        kind: this.current.kind,
+        endpoint: this.current.endpoint,
+        problem: errorMessage(error),
+      });
     }
   }
 
@@ -122,14 +139,25 @@ export class EngineState implements vscode.Disposable {
   private async decide(): Promise<SandboxEngine> {
     const docker = this.dockerEngine(this.settings());
     this.set({ state: 'connecting', kind: 'docker', endpoint: docker.endpoint.description });
-    const selection = await selectEngine({ choice: 'auto', consent: this.consent.get(), probeDocker: () => probeEngine(docker) });
+    const selection = await selectEngine({
+      choice: 'auto',
+      consent: this.consent.get(),
+      probeDocker: () => probeEngine(docker),
+    });
     if (selection.kind === 'docker') return this.decideFor('docker');
     if (selection.kind === 'virtual') {
-      this.log.warn(`${selection.dockerProblem} Using the virtual engine, as the user chose: bash and Python run inside the extension host, a lighter isolation than a container.`);
+      this.log.warn(
+        `${selection.dockerProblem} Using the virtual engine, as the user chose: bash and Python run inside the extension host, a lighter isolation than a container.`,
+      );
       return this.decideFor('virtual');
     }
     this.log.error(selection.error.fullMessage);
-    this.set({ state: 'unavailable', kind: 'docker', endpoint: docker.endpoint.description, problem: selection.error.fullMessage });
+    this.set({
+      state: 'unavailable',
+      kind: 'docker',
+      endpoint: docker.endpoint.description,
+      problem: selection.error.fullMessage,
+    });
     if (selection.ask && !this.asked) {
       this.asked = true;
       void this.consent.ask(selection.dockerProblem).then((answer) => {
@@ -158,16 +186,25 @@ export class EngineState implements vscode.Disposable {
       this.virtual = undefined;
       this.log.info('The engine setting changed to docker; sessions of the virtual engine were closed.');
     }
-    this.set({ state: 'unknown', kind: choice === 'virtual' ? 'virtual' : 'docker', endpoint: choice === 'virtual' ? VIRTUAL_ENDPOINT : (this.docker?.endpoint.description ?? '') });
+    this.set({
+      state: 'unknown',
+      kind: choice === 'virtual' ? 'virtual' : 'docker',
+      endpoint: choice === 'virtual' ? VIRTUAL_ENDPOINT : (this.docker?.endpoint.description ?? ''),
+    });
   }
 
   private dockerEngine(settings: Settings): DockerEngine {
     const key = JSON.stringify([settings.engineHost, settings.images, settings.pool.size]);
     if (!this.docker || key !== this.dockerKey) {
       void this.docker?.dispose();
-      this.docker = new DockerEngine({ host: settings.engineHost, images: settings.images, poolSize: settings.pool.size });
+      this.docker = new DockerEngine({
+        host: settings.engineHost,
+        images: settings.images,
+        poolSize: settings.pool.size,
+      });
       this.dockerKey = key;
-      if (settings.engine !== 'virtual') this.set({ state: 'unknown', kind: 'docker', endpoint: this.docker.endpoint.description });
+      if (settings.engine !== 'virtual')
+        this.set({ state: 'unknown', kind: 'docker', endpoint: this.docker.endpoint.description });
     }
     return this.docker;
   }

@@ -60,8 +60,25 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
   const statusBar = new SandboxStatusBar(engine, service);
   const track = <T>(work: Promise<T>) => statusBar.track(work);
   const activity = new ActivityLog();
-  const panel = new SandboxPanel({ extensionUri: context.extensionUri, service, engine, activity, settings, grant, log, track });
-  const housekeeping = new Housekeeping(service, engine, new WorkspaceLeases(), settings, workspaceFolder, context.extensionPath, log);
+  const panel = new SandboxPanel({
+    extensionUri: context.extensionUri,
+    service,
+    engine,
+    activity,
+    settings,
+    grant,
+    log,
+    track,
+  });
+  const housekeeping = new Housekeeping(
+    service,
+    engine,
+    new WorkspaceLeases(),
+    settings,
+    workspaceFolder,
+    context.extensionPath,
+    log,
+  );
   const store = new FileStore(vscode.Uri.joinPath(context.globalStorageUri, 'files').fsPath);
 
   context.subscriptions.push(
@@ -69,13 +86,25 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     runOutput,
     engine,
     statusBar,
-    ...registerTools({ service, engine, settings, log, track, store, secrets, activity, workspaceFolder: () => (vscode.workspace.isTrusted ? workspaceFolder() : undefined) }),
+    ...registerTools({
+      service,
+      engine,
+      settings,
+      log,
+      track,
+      store,
+      secrets,
+      activity,
+      workspaceFolder: () => (vscode.workspace.isTrusted ? workspaceFolder() : undefined),
+    }),
     ...registerCommands({ service, engine, log, runOutput, track, housekeeping, secrets, grant }),
     ...registerPromptLanguage({ service, engine, log, track }),
     housekeeping,
     panel,
     vscode.window.registerWebviewViewProvider(SandboxPanel.viewId, panel),
-    vscode.commands.registerCommand('agentSandbox.showPanel', () => vscode.commands.executeCommand(`${SandboxPanel.viewId}.focus`)),
+    vscode.commands.registerCommand('agentSandbox.showPanel', () =>
+      vscode.commands.executeCommand(`${SandboxPanel.viewId}.focus`),
+    ),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (!event.affectsConfiguration(SECTION)) return;
       try {
@@ -83,15 +112,27 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
         log.info('Settings changed; new sandboxes use them.');
       } catch (error) {
         log.error((error as Error).message);
-        void vscode.window.showErrorMessage(vscode.l10n.t('Agent Sandbox settings are invalid: {0}', (error as Error).message.split('\n').slice(1).join(' ')));
+        void vscode.window.showErrorMessage(
+          vscode.l10n.t(
+            'Agent Sandbox settings are invalid: {0}',
+            (error as Error).message.split('\n').slice(1).join(' '),
+          ),
+        );
       }
-      if (event.affectsConfiguration(`${SECTION}.engine`) || event.affectsConfiguration(`${SECTION}.engineHost`) || event.affectsConfiguration(`${SECTION}.images`)) service.reset();
+      if (
+        event.affectsConfiguration(`${SECTION}.engine`) ||
+        event.affectsConfiguration(`${SECTION}.engineHost`) ||
+        event.affectsConfiguration(`${SECTION}.images`)
+      )
+        service.reset();
       housekeeping.schedule();
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => service.reset()),
   );
   shutdown = () => engine.shutdown();
-  log.info(`Agent Sandbox ${context.extension.packageJSON.version as string} activated (${vscode.env.appName} ${vscode.version}, extension host ${process.version}).`);
+  log.info(
+    `Agent Sandbox ${context.extension.packageJSON.version as string} activated (${vscode.env.appName} ${vscode.version}, extension host ${process.version}).`,
+  );
   return { log, service, engine, housekeeping, panel, activity, statusText: () => statusBar.text };
 }
 

@@ -59,8 +59,15 @@ export class Housekeeping implements vscode.Disposable {
   }
 
   async cleanUpOrphans(): Promise<RemovedOrphan[]> {
-    const removed = await removeOrphans(this.engine.get(), { now: Date.now(), graceMs: this.settings().sessions.orphanGraceSeconds * 1000, lease: (folder) => this.leases.read(folder) });
-    for (const { session, reason } of removed) this.log.info(`Removed orphaned sandbox ${session.name ?? session.id.slice(0, 12)} of ${session.workspaceFolder ?? 'no folder'}: ${reason}.`);
+    const removed = await removeOrphans(this.engine.get(), {
+      now: Date.now(),
+      graceMs: this.settings().sessions.orphanGraceSeconds * 1000,
+      lease: (folder) => this.leases.read(folder),
+    });
+    for (const { session, reason } of removed)
+      this.log.info(
+        `Removed orphaned sandbox ${session.name ?? session.id.slice(0, 12)} of ${session.workspaceFolder ?? 'no folder'}: ${reason}.`,
+      );
     return removed;
   }
 
@@ -80,11 +87,25 @@ export class Housekeeping implements vscode.Disposable {
     // A detached CLI removes this window's sessions after the grace period, unless a window (this
     // one, reloaded) has renewed the lease by then.
     try {
-      const child = spawn(process.execPath, [join(this.extensionPath, 'dist', 'cli.js'), 'gc', '--folder', folder, '--after', String(settings.sessions.orphanGraceSeconds + 5), '--grace', String(settings.sessions.orphanGraceSeconds), ...(settings.engineHost ? ['--engine-host', settings.engineHost] : [])], {
-        detached: true,
-        stdio: 'ignore',
-        env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', AGENT_SANDBOX_STATE_DIR: join(this.leases.dir, '..') },
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          join(this.extensionPath, 'dist', 'cli.js'),
+          'gc',
+          '--folder',
+          folder,
+          '--after',
+          String(settings.sessions.orphanGraceSeconds + 5),
+          '--grace',
+          String(settings.sessions.orphanGraceSeconds),
+          ...(settings.engineHost ? ['--engine-host', settings.engineHost] : []),
+        ],
+        {
+          detached: true,
+          stdio: 'ignore',
+          env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', AGENT_SANDBOX_STATE_DIR: join(this.leases.dir, '..') },
+        },
+      );
       child.unref();
     } catch (error) {
       this.log.warn(`Could not start the cleanup of this window's sessions: ${errorMessage(error)}`);

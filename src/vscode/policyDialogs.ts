@@ -13,9 +13,15 @@ export async function confirmLooserAccess(current: WorkspaceAccess, next: Worksp
   const allow = next === 'rw' ? vscode.l10n.t('Allow Read-Write') : vscode.l10n.t('Allow Read-Only');
   const detail =
     next === 'rw'
-      ? vscode.l10n.t('Sandboxes of this workspace will be able to change, create and delete files in the folder (not .git, .vscode, .github or .devcontainer).')
+      ? vscode.l10n.t(
+          'Sandboxes of this workspace will be able to change, create and delete files in the folder (not .git, .vscode, .github or .devcontainer).',
+        )
       : vscode.l10n.t('Sandboxes of this workspace will be able to read every file in the folder.');
-  const choice = await vscode.window.showWarningMessage(vscode.l10n.t('Give sandboxes "{0}" access to this workspace folder?', next), { modal: true, detail }, allow);
+  const choice = await vscode.window.showWarningMessage(
+    vscode.l10n.t('Give sandboxes "{0}" access to this workspace folder?', next),
+    { modal: true, detail },
+    allow,
+  );
   return choice === allow;
 }
 
@@ -23,6 +29,15 @@ export async function confirmLooserAccess(current: WorkspaceAccess, next: Worksp
 export async function confirmNetwork(current: boolean, next: boolean): Promise<boolean> {
   if (!next || current) return true;
   const allow = vscode.l10n.t('Turn On Network');
-  const choice = await vscode.window.showWarningMessage(vscode.l10n.t('Let sandboxes reach the network?'), { modal: true, detail: vscode.l10n.t('Code in a sandbox could then send what it can read to any server. This is saved in your user settings and applies to every workspace.') }, allow);
+  const choice = await vscode.window.showWarningMessage(
+    vscode.l10n.t('Let sandboxes reach the network?'),
+    {
+      modal: true,
+      detail: vscode.l10n.t(
+        'Code in a sandbox could then send what it can read to any server. This is saved in your user settings and applies to every workspace.',
+      ),
+    },
+    allow,
+  );
   return choice === allow;
 }

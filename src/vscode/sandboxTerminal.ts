@@ -52,7 +52,9 @@ export class SandboxPseudoterminal implements vscode.Pseudoterminal {
 
   setDimensions(dimensions: vscode.TerminalDimensions): void {
     this.dimensions = { cols: dimensions.columns, rows: dimensions.rows };
-    this.shell?.resize(dimensions.columns, dimensions.rows).catch((error: unknown) => this.log?.(`${this.name}: resizing the terminal failed: ${describe(error)}`));
+    this.shell
+      ?.resize(dimensions.columns, dimensions.rows)
+      .catch((error: unknown) => this.log?.(`${this.name}: resizing the terminal failed: ${describe(error)}`));
   }
 
   /** The user closed the terminal: the shell and everything it started go with it. */
@@ -89,7 +91,8 @@ export class SandboxPseudoterminal implements vscode.Pseudoterminal {
     );
     // The terminal may have been resized while the shell started.
     const now = this.dimensions;
-    if (now && (now.cols !== asked?.cols || now.rows !== asked?.rows)) this.setDimensions({ columns: now.cols, rows: now.rows });
+    if (now && (now.cols !== asked?.cols || now.rows !== asked?.rows))
+      this.setDimensions({ columns: now.cols, rows: now.rows });
     if (this.earlyInput) {
       shell.write(this.earlyInput);
       this.earlyInput = '';
@@ -128,7 +131,12 @@ export function openSandboxTerminal(name: string, open: OpenShell, log?: (messag
 
 /** The error and what to do about it, in red, then how to get rid of the terminal; the terminal needs CR LF. */
 function failureText(error: unknown): string {
-  const lines = [vscode.l10n.t('Could not open a shell in the sandbox: {0}', SandboxError.is(error) ? error.message : describe(error))];
+  const lines = [
+    vscode.l10n.t(
+      'Could not open a shell in the sandbox: {0}',
+      SandboxError.is(error) ? error.message : describe(error),
+    ),
+  ];
   if (SandboxError.is(error) && error.hint) lines.push(error.hint);
   const body = lines.map((line) => line.replace(/\r?\n/g, '\r\n')).join('\r\n');
   return `\x1b[31m${body}\x1b[0m\r\n\r\n${vscode.l10n.t('Press any key to close this terminal.')}\r\n`;

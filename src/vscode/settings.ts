@@ -4,7 +4,16 @@
  * may only tighten them (see core/policy/settingsLevels.ts).
  */
 import * as vscode from 'vscode';
-import { TIGHTEN_ONLY_NUMBERS, USER_ONLY_SETTINGS, tightenAccess, tightenNumber, tightenSwitch, userOnly, type MergedSetting, type SettingLevels } from '../core/policy/settingsLevels';
+import {
+  TIGHTEN_ONLY_NUMBERS,
+  USER_ONLY_SETTINGS,
+  tightenAccess,
+  tightenNumber,
+  tightenSwitch,
+  userOnly,
+  type MergedSetting,
+  type SettingLevels,
+} from '../core/policy/settingsLevels';
 import { parseSettings, type Settings } from '../core/settings';
 import type { WorkspaceAccess } from '../core/spec';
 import { parseSize } from '../core/units';
@@ -21,11 +30,16 @@ export function readSettings(options: SettingsReadOptions = {}): Settings {
   };
   const value = (key: string) => {
     if ((USER_ONLY_SETTINGS as readonly string[]).includes(key)) return take(userOnly(key, levelsOf(config, key)));
-    if ((TIGHTEN_ONLY_NUMBERS as readonly string[]).includes(key)) return take(tightenNumber(key, levelsOf(config, key), config.inspect(key)?.defaultValue, measure));
+    if ((TIGHTEN_ONLY_NUMBERS as readonly string[]).includes(key))
+      return take(tightenNumber(key, levelsOf(config, key), config.inspect(key)?.defaultValue, measure));
     return config.get(key);
   };
 
-  const images = Object.fromEntries(['python', 'node', 'bash', 'linux'].map((runtime) => [runtime, take(userOnly(`images.${runtime}`, levelsOf<string>(config, `images.${runtime}`)))]).filter(([, image]) => typeof image === 'string' && image.trim() !== ''));
+  const images = Object.fromEntries(
+    ['python', 'node', 'bash', 'linux']
+      .map((runtime) => [runtime, take(userOnly(`images.${runtime}`, levelsOf<string>(config, `images.${runtime}`)))])
+      .filter(([, image]) => typeof image === 'string' && image.trim() !== ''),
+  );
   const limits = Object.fromEntries(
     TIGHTEN_ONLY_NUMBERS.filter((key) => key.startsWith('limits.'))
       .map((key) => [key.slice('limits.'.length), value(key)])

@@ -46,7 +46,9 @@ export class SandboxStatusBar implements vscode.Disposable {
 
   private async refreshSessions(): Promise<void> {
     if (this.engine.status.state === 'connected') {
-      this.sessions = (await this.service.list().catch(() => [])).filter((session) => session.state === 'running').length;
+      this.sessions = (await this.service.list().catch(() => [])).filter(
+        (session) => session.state === 'running',
+      ).length;
     }
     this.render();
   }
@@ -60,8 +62,19 @@ export class SandboxStatusBar implements vscode.Disposable {
         // The engine in use is always named: "virtual" is a lighter isolation and must be visible.
         const sandbox = vscode.l10n.t('Sandbox ({0})', status.kind);
         this.item.text = `${icon} ${sandbox}: ${this.running > 0 ? vscode.l10n.t('running') : this.sessions === 0 ? vscode.l10n.t('ready') : this.sessions === 1 ? vscode.l10n.t('1 session') : vscode.l10n.t('{0} sessions', this.sessions)}`;
-        tooltip.appendMarkdown(vscode.l10n.t('**Agent Sandbox**: {0} {1} at `{2}`, {3} live session(s).', status.info.product, status.info.version, status.endpoint, this.sessions));
-        if (status.kind === 'virtual') tooltip.appendMarkdown(`\n\n${vscode.l10n.t('The virtual engine runs bash and Python inside the extension host: a lighter isolation than a container, with no real processes, package installs or network. Sessions end when VS Code closes. Setting: agentSandbox.engine.')}`);
+        tooltip.appendMarkdown(
+          vscode.l10n.t(
+            '**Agent Sandbox**: {0} {1} at `{2}`, {3} live session(s).',
+            status.info.product,
+            status.info.version,
+            status.endpoint,
+            this.sessions,
+          ),
+        );
+        if (status.kind === 'virtual')
+          tooltip.appendMarkdown(
+            `\n\n${vscode.l10n.t('The virtual engine runs bash and Python inside the extension host: a lighter isolation than a container, with no real processes, package installs or network. Sessions end when VS Code closes. Setting: agentSandbox.engine.')}`,
+          );
         this.item.backgroundColor = undefined;
         break;
       }
@@ -77,7 +90,12 @@ export class SandboxStatusBar implements vscode.Disposable {
         break;
       default:
         this.item.text = `${icon} ${this.running > 0 ? vscode.l10n.t('Sandbox: running') : status.kind === 'virtual' ? vscode.l10n.t('Sandbox ({0})', status.kind) : vscode.l10n.t('Sandbox')}`;
-        tooltip.appendMarkdown(vscode.l10n.t('**Agent Sandbox**: the engine is contacted on first use{0}.', status.endpoint ? ` (\`${status.endpoint}\`)` : ''));
+        tooltip.appendMarkdown(
+          vscode.l10n.t(
+            '**Agent Sandbox**: the engine is contacted on first use{0}.',
+            status.endpoint ? ` (\`${status.endpoint}\`)` : '',
+          ),
+        );
     }
     if (this.running > 0) tooltip.appendMarkdown(`\n\n${vscode.l10n.t('{0} call(s) running.', this.running)}`);
     this.item.tooltip = tooltip;
@@ -92,7 +110,10 @@ export class SandboxStatusBar implements vscode.Disposable {
       { label: `$(output) ${vscode.l10n.t('Show Log')}`, command: 'agentSandbox.showLog' },
     ];
     if (this.engine.status.state !== 'connected') {
-      actions.unshift({ label: `$(refresh) ${vscode.l10n.t('Retry Engine Connection')}`, command: 'agentSandbox.retryEngine' });
+      actions.unshift({
+        label: `$(refresh) ${vscode.l10n.t('Retry Engine Connection')}`,
+        command: 'agentSandbox.retryEngine',
+      });
     }
     const picked = await vscode.window.showQuickPick(actions, { placeHolder: vscode.l10n.t('Agent Sandbox') });
     if (picked) await vscode.commands.executeCommand(picked.command);

@@ -18,7 +18,10 @@ export function virtualConsentPrompt(state: vscode.Memento, log: vscode.LogOutpu
       const use = vscode.l10n.t('Use the Virtual Engine');
       const decline = vscode.l10n.t('No, Keep Waiting for Docker');
       const choice = await vscode.window.showWarningMessage(
-        vscode.l10n.t('Agent Sandbox: no container engine answers ({0}). Run sandboxes in the virtual engine instead? It runs bash and Python (WebAssembly) inside VS Code\'s extension host, with no daemon: a lighter isolation than a container, with no real processes, package installs or network. Your choice is remembered; change it with the setting agentSandbox.engine.', problem),
+        vscode.l10n.t(
+          "Agent Sandbox: no container engine answers ({0}). Run sandboxes in the virtual engine instead? It runs bash and Python (WebAssembly) inside VS Code's extension host, with no daemon: a lighter isolation than a container, with no real processes, package installs or network. Your choice is remembered; change it with the setting agentSandbox.engine.",
+          problem,
+        ),
         use,
         decline,
       );

@@ -39,7 +39,7 @@ describe('the agent-sandbox CLI against a real engine', function () {
     assert.equal(fromStdin.stdout, 'from stdin\n', fromStdin.stderr);
   });
 
-  it('exits with the program\'s exit code, and 124 on timeout', async () => {
+  it("exits with the program's exit code, and 124 on timeout", async () => {
     const failed = await cli(['run', '--runtime', 'bash', '--code', 'echo bad >&2; exit 7']);
     assert.equal(failed.code, 7);
     assert.equal(failed.stderr, 'bad\n');
@@ -61,34 +61,74 @@ describe('the agent-sandbox CLI against a real engine', function () {
   it('keeps a session between processes: open, exec, ls, close', async () => {
     const opened = await cli(['open', '--session', 'cli-test', '--runtime', 'python', '--folder', folder]);
     assert.equal(opened.code, 0, opened.stderr);
-    assert.match(opened.stdout, /Opened session cli-test \(python, .*\)\n {2}limits: 512 MiB memory, 1 CPU, 256 processes, 120 s per call, 256 MiB disk and 100000 files per writable place\n {2}workspace: none, network: off/);
+    assert.match(
+      opened.stdout,
+      /Opened session cli-test \(python, .*\)\n {2}limits: 512 MiB memory, 1 CPU, 256 processes, 120 s per call, 256 MiB disk and 100000 files per writable place\n {2}workspace: none, network: off/,
+    );
     const reused = await cli(['open', '--session', 'cli-test', '--folder', folder]);
     assert.match(reused.stdout, /Reusing session cli-test/);
 
-    const wrote = await cli(['exec', '--session', 'cli-test', '--folder', folder, '--', 'sh', '-c', 'echo kept > note.txt']);
+    const wrote = await cli([
+      'exec',
+      '--session',
+      'cli-test',
+      '--folder',
+      folder,
+      '--',
+      'sh',
+      '-c',
+      'echo kept > note.txt',
+    ]);
     assert.equal(wrote.code, 0, wrote.stderr);
     const read = await cli(['exec', '--session', 'cli-test', '--folder', folder, '--', 'cat', 'note.txt']);
     assert.equal(read.stdout, 'kept\n');
-    const exitCode = await cli(['exec', '--session', 'cli-test', '--folder', folder, '--', 'python3 -c "raise SystemExit(5)"']);
+    const exitCode = await cli([
+      'exec',
+      '--session',
+      'cli-test',
+      '--folder',
+      folder,
+      '--',
+      'python3 -c "raise SystemExit(5)"',
+    ]);
     assert.equal(exitCode.code, 5);
-    const piped = await cli(['exec', '-i', '--session', 'cli-test', '--folder', folder, '--', 'wc', '-c'], { stdin: 'four' });
+    const piped = await cli(['exec', '-i', '--session', 'cli-test', '--folder', folder, '--', 'wc', '-c'], {
+      stdin: 'four',
+    });
     assert.equal(piped.stdout.trim(), '4');
 
     const listed = JSON.parse((await cli(['ls', '--json', '--folder', folder])).stdout);
-    assert.deepEqual(listed.sessions.map((session: { name: string }) => session.name), ['cli-test']);
+    assert.deepEqual(
+      listed.sessions.map((session: { name: string }) => session.name),
+      ['cli-test'],
+    );
 
     const closed = await cli(['close', '--session', 'cli-test', '--folder', folder]);
     assert.equal(closed.stdout, 'Closed cli-test.\n');
     const gone = await cli(['exec', '--session', 'cli-test', '--folder', folder, '--', 'true']);
     assert.equal(gone.code, 125);
-    assert.match(gone.stderr, /No session named "cli-test" is open for .*\nOpen it first \(agent-sandbox open --session cli-test\)/);
+    assert.match(
+      gone.stderr,
+      /No session named "cli-test" is open for .*\nOpen it first \(agent-sandbox open --session cli-test\)/,
+    );
   });
 
   it('explains a missing engine and bad usage', async () => {
     // With --engine docker: auto would fall back to the virtual engine (cliVirtual.test.ts).
-    const noEngine = await cli(['run', '--engine', 'docker', '--engine-host', 'unix:///tmp/agent-sandbox-no-such.sock', '--code', 'print(1)']);
+    const noEngine = await cli([
+      'run',
+      '--engine',
+      'docker',
+      '--engine-host',
+      'unix:///tmp/agent-sandbox-no-such.sock',
+      '--code',
+      'print(1)',
+    ]);
     assert.equal(noEngine.code, 125);
-    assert.match(noEngine.stderr, /No Docker Engine answers at unix:\/\/\/tmp\/agent-sandbox-no-such\.sock.*\nStart Docker/);
+    assert.match(
+      noEngine.stderr,
+      /No Docker Engine answers at unix:\/\/\/tmp\/agent-sandbox-no-such\.sock.*\nStart Docker/,
+    );
     const usage = await cli(['run', '--runtime', 'cobol', '--code', 'x']);
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /--runtime must be one of python, node, bash, linux/);

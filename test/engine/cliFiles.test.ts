@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, type CliRun } from './cliRunner';
 
-
 /** Runs the built CLI with its file store in `store` and no engine within reach, to show none is needed. */
 function cli(args: string[], store: string, env: Record<string, string> = {}): Promise<CliRun> {
-  return runCli(args, { env: { AGENT_SANDBOX_FILE_STORE: store, DOCKER_HOST: 'unix:///tmp/agent-sandbox-no-such.sock', ...env } });
+  return runCli(args, {
+    env: { AGENT_SANDBOX_FILE_STORE: store, DOCKER_HOST: 'unix:///tmp/agent-sandbox-no-such.sock', ...env },
+  });
 }
 
 describe('agent-sandbox files: the local file store from the command line', function () {
@@ -17,7 +18,10 @@ describe('agent-sandbox files: the local file store from the command line', func
   after(() => rmSync(root, { recursive: true, force: true }));
 
   it('uploads, lists, downloads and deletes, without an engine', async () => {
-    const data = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, byte) => byte)), randomBytes(64 * 1024 - 256)]);
+    const data = Buffer.concat([
+      Buffer.from(Array.from({ length: 256 }, (_, byte) => byte)),
+      randomBytes(64 * 1024 - 256),
+    ]);
     const source = join(root, 'data.bin');
     writeFileSync(source, data);
     const digest = createHash('sha256').update(data).digest('hex');
@@ -25,7 +29,10 @@ describe('agent-sandbox files: the local file store from the command line', func
     const uploaded = await cli(['files', 'upload', source, '--json'], store);
     assert.equal(uploaded.code, 0, uploaded.stderr);
     const file = JSON.parse(uploaded.stdout.toString());
-    assert.deepEqual({ key: file.key, name: file.name, size: file.size, sha256: file.sha256 }, { key: `files/f_${digest.slice(0, 16)}`, name: 'data.bin', size: data.length, sha256: digest });
+    assert.deepEqual(
+      { key: file.key, name: file.name, size: file.size, sha256: file.sha256 },
+      { key: `files/f_${digest.slice(0, 16)}`, name: 'data.bin', size: data.length, sha256: digest },
+    );
 
     const text = await cli(['files', 'upload', source, '--name', 'ignored.bin'], store);
     assert.equal(text.stdout.toString(), `Stored "data.bin" as ${file.key} (64 KiB, sha256 ${digest})\n`);
@@ -68,7 +75,9 @@ describe('agent-sandbox files: the local file store from the command line', func
     assert.match(corrupted.stderr, /is corrupted/);
 
     writeFileSync(join(root, 'big.bin'), Buffer.alloc(2048));
-    const big = await cli(['files', 'upload', join(root, 'big.bin')], store, { AGENT_SANDBOX_FILE_STORE_MAX_SIZE: '1k' });
+    const big = await cli(['files', 'upload', join(root, 'big.bin')], store, {
+      AGENT_SANDBOX_FILE_STORE_MAX_SIZE: '1k',
+    });
     assert.match(big.stderr, /is 2 KiB; the file store takes files up to 1 KiB/);
 
     const usage = await cli(['files', 'frobnicate'], store);

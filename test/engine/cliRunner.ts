@@ -10,9 +10,16 @@ export interface CliRun {
   stderr: string;
 }
 
-export function runCli(args: readonly string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; stdin?: string } = {}): Promise<CliRun> {
+export function runCli(
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; stdin?: string } = {},
+): Promise<CliRun> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
+      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
     const stdout: Buffer[] = [];
     let stderr = '';
     child.stdout!.on('data', (chunk: Buffer) => stdout.push(chunk));
@@ -24,7 +31,10 @@ export function runCli(args: readonly string[], options: { env?: NodeJS.ProcessE
 }
 
 /** The same, with stdout as text. */
-export async function runCliText(args: readonly string[], options: Parameters<typeof runCli>[1] = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runCliText(
+  args: readonly string[],
+  options: Parameters<typeof runCli>[1] = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const result = await runCli(args, options);
   return { ...result, stdout: result.stdout.toString('utf8') };
 }

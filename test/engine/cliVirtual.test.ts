@@ -13,7 +13,10 @@ describe('the CLI without a container engine', function () {
     const result = await cli(['run', '--code', 'print(6*7)'], dead);
     assert.equal(result.stdout, '42\n', result.stderr);
     assert.equal(result.code, 0);
-    assert.match(result.stderr, /No Docker Engine answers at unix:\/\/\/tmp\/agent-sandbox-dead-engine\.sock.*Using the virtual engine instead/);
+    assert.match(
+      result.stderr,
+      /No Docker Engine answers at unix:\/\/\/tmp\/agent-sandbox-dead-engine\.sock.*Using the virtual engine instead/,
+    );
     assert.match(result.stderr, /virtual engine/i);
   });
 

@@ -30,7 +30,9 @@ describe('compute mode against a real engine', function () {
   });
 
   it('reports a crash by signal as such', async () => {
-    const result = await runCompute(engine, resolveSpec({ runtime: 'python' }), { code: 'import ctypes\nctypes.string_at(0)' });
+    const result = await runCompute(engine, resolveSpec({ runtime: 'python' }), {
+      code: 'import ctypes\nctypes.string_at(0)',
+    });
     assert.equal(result.outcome, 'signal', JSON.stringify(result));
     assert.equal(result.exitCode, 139);
     assert.equal(result.signal, 'SIGSEGV');
@@ -43,7 +45,12 @@ describe('compute mode against a real engine', function () {
     });
     const [uid, ...caps] = result.stdout.trim().split('\n');
     assert.notEqual(uid, '0');
-    assert.deepEqual(caps.map((line) => line.replace(/\s+/g, ' ')).sort(), ['CapBnd: 0000000000000000', 'CapEff: 0000000000000000', 'CapPrm: 0000000000000000', 'NoNewPrivs: 1']);
+    assert.deepEqual(caps.map((line) => line.replace(/\s+/g, ' ')).sort(), [
+      'CapBnd: 0000000000000000',
+      'CapEff: 0000000000000000',
+      'CapPrm: 0000000000000000',
+      'NoNewPrivs: 1',
+    ]);
   });
 
   it('has no network interface but loopback when the network is off', async () => {
@@ -52,14 +59,20 @@ describe('compute mode against a real engine', function () {
   });
 
   it('has a network interface besides loopback when the network is allowed', async () => {
-    const result = await runCompute(engine, resolveSpec({ runtime: 'bash', network: true }), { code: 'ls /sys/class/net' });
+    const result = await runCompute(engine, resolveSpec({ runtime: 'bash', network: true }), {
+      code: 'ls /sys/class/net',
+    });
     assert.ok(result.stdout.trim().split('\n').length > 1, result.stdout);
   });
 
   it('enforces the pids limit', async () => {
-    const result = await runCompute(engine, resolveSpec({ runtime: 'python', limits: { pids: 32 }, timeoutSeconds: 20 }), {
-      code: 'import os, time\nn = 0\ntry:\n    while n < 1000:\n        if os.fork() == 0:\n            time.sleep(30)\n            os._exit(0)\n        n += 1\nexcept OSError as error:\n    print(n, error.errno)',
-    });
+    const result = await runCompute(
+      engine,
+      resolveSpec({ runtime: 'python', limits: { pids: 32 }, timeoutSeconds: 20 }),
+      {
+        code: 'import os, time\nn = 0\ntry:\n    while n < 1000:\n        if os.fork() == 0:\n            time.sleep(30)\n            os._exit(0)\n        n += 1\nexcept OSError as error:\n    print(n, error.errno)',
+      },
+    );
     const [forked, errno] = result.stdout.trim().split(' ').map(Number);
     assert.ok(forked! < 32, result.stdout + result.stderr);
     assert.equal(errno, 11, 'fork fails with EAGAIN at the limit');
@@ -71,13 +84,23 @@ describe('compute mode against a real engine', function () {
     const fallback = new DockerEngine({ images: { python: 'agent-sandbox-test/unpullable:never' } });
     const result = await runCompute(fallback, resolveSpec({ runtime: 'python' }), { code: 'print(6 * 7)' });
     assert.equal(result.stdout, '42\n');
-    assert.ok(result.notices.some((notice) => /could not be pulled.*org\.agent-sandbox\.runtime=python.*agentSandbox\.images\.python/s.test(notice)), result.notices.join('\n'));
+    assert.ok(
+      result.notices.some((notice) =>
+        /could not be pulled.*org\.agent-sandbox\.runtime=python.*agentSandbox\.images\.python/s.test(notice),
+      ),
+      result.notices.join('\n'),
+    );
   });
 
   it('names the image and the setting when an explicit image is missing', async () => {
     await assert.rejects(
-      runCompute(engine, resolveSpec({ runtime: 'python', image: 'agent-sandbox/does-not-exist:1' }), { code: 'print(1)' }),
-      (error: unknown) => SandboxError.is(error, 'image-unavailable') && /agent-sandbox\/does-not-exist:1/.test(error.message) && /choose another image/.test(error.hint!),
+      runCompute(engine, resolveSpec({ runtime: 'python', image: 'agent-sandbox/does-not-exist:1' }), {
+        code: 'print(1)',
+      }),
+      (error: unknown) =>
+        SandboxError.is(error, 'image-unavailable') &&
+        /agent-sandbox\/does-not-exist:1/.test(error.message) &&
+        /choose another image/.test(error.hint!),
     );
   });
 
@@ -86,10 +109,15 @@ describe('compute mode against a real engine', function () {
     const missing = new DockerEngine({ host: 'unix:///tmp/agent-sandbox-no-such.sock' });
     await assert.rejects(missing.info(), (error: unknown) => {
       assert.ok(SandboxError.is(error, 'engine-unavailable'));
-      assert.match(error.message, /unix:\/\/\/tmp\/agent-sandbox-no-such\.sock \(from the setting agentSandbox\.engineHost\)/);
+      assert.match(
+        error.message,
+        /unix:\/\/\/tmp\/agent-sandbox-no-such\.sock \(from the setting agentSandbox\.engineHost\)/,
+      );
       assert.match(error.hint!, /Start Docker/);
       return true;
     });
-    await assert.rejects(runCompute(missing, resolveSpec(), { code: 'print(1)' }), (error: unknown) => SandboxError.is(error, 'engine-unavailable'));
+    await assert.rejects(runCompute(missing, resolveSpec(), { code: 'print(1)' }), (error: unknown) =>
+      SandboxError.is(error, 'engine-unavailable'),
+    );
   });
 });

@@ -46,7 +46,13 @@ for (const contract of CONTRACT_ENGINES) {
         if (engine.capabilities.languages.includes('node')) {
           assert.equal((await run).stdout, '42\n');
         } else {
-          await assert.rejects(run, (error: unknown) => SandboxError.is(error, 'unsupported') && /Node\.js 22\.6/.test(error.message) && /Docker engine/.test(error.hint!));
+          await assert.rejects(
+            run,
+            (error: unknown) =>
+              SandboxError.is(error, 'unsupported') &&
+              /Node\.js 22\.6/.test(error.message) &&
+              /Docker engine/.test(error.hint!),
+          );
         }
       });
 
@@ -65,7 +71,9 @@ for (const contract of CONTRACT_ENGINES) {
       });
 
       it('reports a failing program with its exit code, stderr and a hint', async () => {
-        const result = await runCompute(engine, resolveSpec({ runtime: 'python' }), { code: 'import sys\nprint("oops", file=sys.stderr)\nsys.exit(3)' });
+        const result = await runCompute(engine, resolveSpec({ runtime: 'python' }), {
+          code: 'import sys\nprint("oops", file=sys.stderr)\nsys.exit(3)',
+        });
         assert.equal(result.outcome, 'error');
         assert.equal(result.exitCode, 3);
         assert.equal(result.stderr, 'oops\n');
@@ -74,7 +82,9 @@ for (const contract of CONTRACT_ENGINES) {
 
       it('kills a program at the timeout, within the limit plus a second', async () => {
         const started = performance.now();
-        const result = await runCompute(engine, resolveSpec({ runtime: 'bash', timeoutSeconds: 2 }), { code: 'echo started; sleep 600; echo never' });
+        const result = await runCompute(engine, resolveSpec({ runtime: 'bash', timeoutSeconds: 2 }), {
+          code: 'echo started; sleep 600; echo never',
+        });
         const elapsed = performance.now() - started;
         assert.equal(result.outcome, 'timeout');
         assert.equal(result.stdout, 'started\n');
@@ -84,9 +94,13 @@ for (const contract of CONTRACT_ENGINES) {
       });
 
       it('caps output with a visible marker and still counts it all', async () => {
-        const result = await runCompute(engine, resolveSpec({ runtime: 'python', limits: { maxStdoutBytes: 64 * 1024 } }), {
-          code: 'import sys\nfor _ in range(3 * 1024):\n    sys.stdout.write("x" * 1023 + "\\n")',
-        });
+        const result = await runCompute(
+          engine,
+          resolveSpec({ runtime: 'python', limits: { maxStdoutBytes: 64 * 1024 } }),
+          {
+            code: 'import sys\nfor _ in range(3 * 1024):\n    sys.stdout.write("x" * 1023 + "\\n")',
+          },
+        );
         assert.equal(result.outcome, 'ok');
         assert.equal(result.stdoutTruncated, true);
         assert.equal(result.stdoutBytes, 3 * 1024 * 1024);
@@ -98,7 +112,10 @@ for (const contract of CONTRACT_ENGINES) {
       it('refuses package installs up front where the engine has none, naming the Docker engine', async () => {
         // Where it has them, packages.test.ts installs from a local mirror.
         if (engine.capabilities.packages) return;
-        await assert.rejects(runCompute(engine, resolveSpec({ runtime: 'python', pipPackages: ['requests'] }), { code: 'print(1)' }), (error: unknown) => SandboxError.is(error, 'unsupported') && /Docker engine/.test(error.hint!));
+        await assert.rejects(
+          runCompute(engine, resolveSpec({ runtime: 'python', pipPackages: ['requests'] }), { code: 'print(1)' }),
+          (error: unknown) => SandboxError.is(error, 'unsupported') && /Docker engine/.test(error.hint!),
+        );
       });
     });
 
@@ -107,7 +124,12 @@ for (const contract of CONTRACT_ENGINES) {
       const folder = mkdtempSync(join(tmpdir(), 'agent-sandbox-ws-'));
 
       before(async () => {
-        sandbox = (await openSession(engine, resolveSpec({ runtime: 'python', timeoutSeconds: 30 }), { name: `contract-${contract.kind}`, workspaceFolder: folder })).sandbox;
+        sandbox = (
+          await openSession(engine, resolveSpec({ runtime: 'python', timeoutSeconds: 30 }), {
+            name: `contract-${contract.kind}`,
+            workspaceFolder: folder,
+          })
+        ).sandbox;
       });
 
       after(async () => {
@@ -117,10 +139,16 @@ for (const contract of CONTRACT_ENGINES) {
 
       it('round-trips: write a program, run it, read its output file, list, delete', async () => {
         const written = await sandbox.writeFiles([
-          { path: 'src/main.py', content: 'import json\nopen("out/result.json", "w").write(json.dumps({"answer": 6 * 7}))\nprint("done")\n' },
+          {
+            path: 'src/main.py',
+            content: 'import json\nopen("out/result.json", "w").write(json.dumps({"answer": 6 * 7}))\nprint("done")\n',
+          },
           { path: 'out/.keep', content: '' },
         ]);
-        assert.deepEqual(written.files.map((file) => file.path), ['/workspace/src/main.py', '/workspace/out/.keep']);
+        assert.deepEqual(
+          written.files.map((file) => file.path),
+          ['/workspace/src/main.py', '/workspace/out/.keep'],
+        );
 
         const run = await sandbox.exec({ command: 'python3 src/main.py' });
         assert.equal(run.outcome, 'ok', run.stderr);
@@ -133,16 +161,30 @@ for (const contract of CONTRACT_ENGINES) {
 
         const listed = await sandbox.listFiles('.', { depth: 2 });
         const paths = listed.entries.map((entry) => `${entry.type}:${entry.path}`);
-        assert.deepEqual(paths, ['directory:/workspace/out', 'file:/workspace/out/.keep', 'file:/workspace/out/result.json', 'directory:/workspace/src', 'file:/workspace/src/main.py']);
+        assert.deepEqual(paths, [
+          'directory:/workspace/out',
+          'file:/workspace/out/.keep',
+          'file:/workspace/out/result.json',
+          'directory:/workspace/src',
+          'file:/workspace/src/main.py',
+        ]);
         const main = listed.entries.find((entry) => entry.path === '/workspace/src/main.py')!;
         assert.ok(main.size > 50);
         assert.ok(Math.abs(Date.parse(main.mtime) - Date.now()) < 5 * 60_000, main.mtime);
 
         await sandbox.deletePath('out/result.json');
-        await assert.rejects(sandbox.deletePath('src'), (error: unknown) => SandboxError.is(error, 'is-a-directory') && /recursive: true/.test(error.hint!));
+        await assert.rejects(
+          sandbox.deletePath('src'),
+          (error: unknown) => SandboxError.is(error, 'is-a-directory') && /recursive: true/.test(error.hint!),
+        );
         await sandbox.deletePath('src', { recursive: true });
-        assert.deepEqual((await sandbox.listFiles('.', { depth: 3 })).entries.map((entry) => entry.path), ['/workspace/out', '/workspace/out/.keep']);
-        await assert.rejects(sandbox.readFile('out/result.json'), (error: unknown) => SandboxError.is(error, 'file-not-found'));
+        assert.deepEqual(
+          (await sandbox.listFiles('.', { depth: 3 })).entries.map((entry) => entry.path),
+          ['/workspace/out', '/workspace/out/.keep'],
+        );
+        await assert.rejects(sandbox.readFile('out/result.json'), (error: unknown) =>
+          SandboxError.is(error, 'file-not-found'),
+        );
       });
 
       it('keeps files between calls, outside /workspace too', async () => {
@@ -152,14 +194,23 @@ for (const contract of CONTRACT_ENGINES) {
 
       it('runs commands with cwd, env, argv and stdin', async () => {
         await sandbox.writeFiles([{ path: 'dir/x.txt', content: 'x' }]);
-        const result = await sandbox.exec({ cmd: ['sh', '-c', 'pwd; echo "$GREETING"; cat', 'ignored'], cwd: 'dir', env: { GREETING: 'hello there' }, stdin: 'from stdin' });
+        const result = await sandbox.exec({
+          cmd: ['sh', '-c', 'pwd; echo "$GREETING"; cat', 'ignored'],
+          cwd: 'dir',
+          env: { GREETING: 'hello there' },
+          stdin: 'from stdin',
+        });
         assert.equal(result.stdout, '/workspace/dir\nhello there\nfrom stdin');
-        const argv = await sandbox.exec({ cmd: ['python3', '-c', 'import sys; print(sys.argv[1:])', 'a b', '$HOME', ';ls'] });
+        const argv = await sandbox.exec({
+          cmd: ['python3', '-c', 'import sys; print(sys.argv[1:])', 'a b', '$HOME', ';ls'],
+        });
         assert.equal(argv.stdout, "['a b', '$HOME', ';ls']\n");
       });
 
       it('reads binary files as base64 and caps large reads', async () => {
-        await sandbox.writeFiles([{ path: 'bin.dat', content: Buffer.from([0, 255, 1, 254]).toString('base64'), encoding: 'base64' }]);
+        await sandbox.writeFiles([
+          { path: 'bin.dat', content: Buffer.from([0, 255, 1, 254]).toString('base64'), encoding: 'base64' },
+        ]);
         const binary = await sandbox.readFile('bin.dat');
         assert.equal(binary.encoding, 'base64');
         assert.deepEqual([...Buffer.from(binary.content, 'base64')], [0, 255, 1, 254]);
@@ -197,7 +248,9 @@ for (const contract of CONTRACT_ENGINES) {
       });
 
       it('does not follow a symbolic link out of /workspace', async () => {
-        await sandbox.exec({ command: 'ln -sfn /etc /workspace/etc-link && ln -sfn /etc/hostname /workspace/host-link' });
+        await sandbox.exec({
+          command: 'ln -sfn /etc /workspace/etc-link && ln -sfn /etc/hostname /workspace/host-link',
+        });
         const outside = (error: unknown) => SandboxError.is(error, 'path-outside-workspace');
         await assert.rejects(sandbox.readFile('host-link'), outside);
         await assert.rejects(sandbox.readFile('etc-link/passwd'), outside);
@@ -213,13 +266,20 @@ for (const contract of CONTRACT_ENGINES) {
         const other = contract.create();
         try {
           if (!engine.capabilities.persistentSessions) {
-            assert.equal(await findSession(other, `contract-${contract.kind}`, folder), undefined, 'another instance (another process) does not see this process\'s sessions');
+            assert.equal(
+              await findSession(other, `contract-${contract.kind}`, folder),
+              undefined,
+              "another instance (another process) does not see this process's sessions",
+            );
           }
           const finder = engine.capabilities.persistentSessions ? other : engine;
           const found = await findSession(finder, `contract-${contract.kind}`, folder);
           assert.equal(found?.id, sandbox.info.id);
           assert.equal(found?.spec.timeoutSeconds, 30);
-          const again = await openSession(finder, resolveSpec({ runtime: 'python' }), { name: `contract-${contract.kind}`, workspaceFolder: folder });
+          const again = await openSession(finder, resolveSpec({ runtime: 'python' }), {
+            name: `contract-${contract.kind}`,
+            workspaceFolder: folder,
+          });
           assert.equal(again.created, false);
           assert.equal((await again.sandbox.exec({ command: 'cat /tmp/state' })).stdout, 'remembered\n');
         } finally {
@@ -228,10 +288,22 @@ for (const contract of CONTRACT_ENGINES) {
       });
 
       it('says the session is gone once it was closed', async () => {
-        const doomed = (await openSession(engine, resolveSpec({ runtime: 'bash' }), { name: `contract-doomed-${contract.kind}`, workspaceFolder: folder })).sandbox;
+        const doomed = (
+          await openSession(engine, resolveSpec({ runtime: 'bash' }), {
+            name: `contract-doomed-${contract.kind}`,
+            workspaceFolder: folder,
+          })
+        ).sandbox;
         await engine.remove(doomed.info.id);
-        await assert.rejects(engine.attach(doomed.info.id), (error: unknown) => SandboxError.is(error, 'session-not-found'));
-        assert.deepEqual((await engine.list({ name: `contract-doomed-${contract.kind}`, workspaceFolder: folder })).map((session) => session.id), []);
+        await assert.rejects(engine.attach(doomed.info.id), (error: unknown) =>
+          SandboxError.is(error, 'session-not-found'),
+        );
+        assert.deepEqual(
+          (await engine.list({ name: `contract-doomed-${contract.kind}`, workspaceFolder: folder })).map(
+            (session) => session.id,
+          ),
+          [],
+        );
       });
     });
 
@@ -244,10 +316,18 @@ for (const contract of CONTRACT_ENGINES) {
       after(() => rmSync(hostFolder, { recursive: true, force: true }));
 
       it('reads but never writes a read-only workspace, and says how to get write access', async () => {
-        const ro = (await openSession(engine, resolveSpec({ runtime: 'bash', workspaceAccess: 'ro' }), { name: `contract-ro-${contract.kind}`, workspaceFolder: hostFolder })).sandbox;
+        const ro = (
+          await openSession(engine, resolveSpec({ runtime: 'bash', workspaceAccess: 'ro' }), {
+            name: `contract-ro-${contract.kind}`,
+            workspaceFolder: hostFolder,
+          })
+        ).sandbox;
         try {
           assert.equal((await ro.readFile('notes.txt')).content, 'from the host\n');
-          await assert.rejects(ro.writeFiles([{ path: 'new.txt', content: 'x' }]), (error: unknown) => SandboxError.is(error, 'read-only') && /read-write workspace access/.test(error.hint!));
+          await assert.rejects(
+            ro.writeFiles([{ path: 'new.txt', content: 'x' }]),
+            (error: unknown) => SandboxError.is(error, 'read-only') && /read-write workspace access/.test(error.hint!),
+          );
           const shell = await ro.exec({ command: 'echo x > /workspace/new.txt' });
           if (engine.capabilities.isolation === 'container') {
             // A read-only mount: the write fails.
@@ -259,14 +339,22 @@ for (const contract of CONTRACT_ENGINES) {
             assert.equal((await ro.exec({ command: 'cat /workspace/new.txt' })).stdout, 'x\n');
           }
           assert.equal(existsSync(join(hostFolder, 'new.txt')), false, 'the host folder never changes');
-          assert.equal((await ro.exec({ command: 'echo ok > /tmp/t && echo ok > ~/t && cat /tmp/t ~/t' })).stdout, 'ok\nok\n');
+          assert.equal(
+            (await ro.exec({ command: 'echo ok > /tmp/t && echo ok > ~/t && cat /tmp/t ~/t' })).stdout,
+            'ok\nok\n',
+          );
         } finally {
           await ro.close();
         }
       });
 
       it('writes through to the host folder with read-write access', async () => {
-        const rw = (await openSession(engine, resolveSpec({ runtime: 'bash', workspaceAccess: 'rw' }), { name: `contract-rw-${contract.kind}`, workspaceFolder: hostFolder })).sandbox;
+        const rw = (
+          await openSession(engine, resolveSpec({ runtime: 'bash', workspaceAccess: 'rw' }), {
+            name: `contract-rw-${contract.kind}`,
+            workspaceFolder: hostFolder,
+          })
+        ).sandbox;
         try {
           await rw.writeFiles([{ path: 'from-sandbox.txt', content: 'hello host\n' }]);
           assert.equal(readFileSync(join(hostFolder, 'from-sandbox.txt'), 'utf8'), 'hello host\n');

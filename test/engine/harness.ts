@@ -52,7 +52,7 @@ export async function requireEngine(context: Mocha.Context): Promise<void> {
   const problem = await engineProblem();
   if (!problem) return;
   if (engineRequired) throw new Error(`The engine tests need a Docker Engine: ${problem}`);
-  // eslint-disable-next-line no-console
+
   console.warn(`Skipping engine tests: ${problem} (set AGENT_SANDBOX_REQUIRE_ENGINE=1 to fail instead).`);
   context.skip();
 }
@@ -62,7 +62,10 @@ export const RUN_STARTED = new Date().toISOString();
 
 /** Containers of ours created since this test run started. */
 export async function containersOfOurs(): Promise<Docker.ContainerInfo[]> {
-  const all = await new Docker(testEngine().endpoint.options).listContainers({ all: true, filters: { label: [`${LABEL.managed}=1`] } });
+  const all = await new Docker(testEngine().endpoint.options).listContainers({
+    all: true,
+    filters: { label: [`${LABEL.managed}=1`] },
+  });
   return all.filter((container) => (container.Labels[LABEL.created] ?? '') >= RUN_STARTED);
 }
 

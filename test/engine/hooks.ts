@@ -12,7 +12,11 @@ export const mochaHooks = {
   async afterAll(this: Mocha.Context) {
     if (await engineProblem()) return;
     const left = await containersOfOurs();
-    assert.deepEqual(left.map((container) => container.Names[0]), [], 'the engine tests left containers behind');
+    assert.deepEqual(
+      left.map((container) => container.Names[0]),
+      [],
+      'the engine tests left containers behind',
+    );
     const newVolumes = (await danglingVolumes()).filter((name) => !volumesBefore?.has(name));
     assert.deepEqual(newVolumes, [], 'the engine tests left volumes behind');
   },

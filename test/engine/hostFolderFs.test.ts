@@ -5,7 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxError } from '../../src/core/errors';
@@ -15,11 +25,15 @@ import { HostFolderFs } from '../../src/engines/virtual/hostFolderFs';
 
 const refused = (code: string, reason?: string) => (error: unknown) => {
   assert.match((error as Error).message, new RegExp(`^${code}:`), (error as Error).message);
-  if (reason) assert.ok(SandboxError.is(error) && error.reason === reason, `${(error as SandboxError).reason}: ${(error as Error).message}`);
+  if (reason)
+    assert.ok(
+      SandboxError.is(error) && error.reason === reason,
+      `${(error as SandboxError).reason}: ${(error as Error).message}`,
+    );
   return true;
 };
 
-describe('the virtual engine\'s read-write folder (HostFolderFs)', function () {
+describe("the virtual engine's read-write folder (HostFolderFs)", function () {
   let root: string;
   let folder: string;
   let outside: string;
@@ -55,7 +69,15 @@ describe('the virtual engine\'s read-write folder (HostFolderFs)', function () {
     assert.equal(readFileSync(join(folder, 'moved.txt'), 'utf8'), 'one\ntwo\n');
     await fs.rm('/a', { recursive: true });
     assert.equal(await fs.exists('/a'), false);
-    assert.deepEqual(fs.getAllPaths().sort(), ['/.git', '/.git/config', '/copy', '/copy/b', '/moved.txt', '/out-dir', '/out-file']);
+    assert.deepEqual(fs.getAllPaths().sort(), [
+      '/.git',
+      '/.git/config',
+      '/copy',
+      '/copy/b',
+      '/moved.txt',
+      '/out-dir',
+      '/out-file',
+    ]);
   });
 
   it('follows no link: reads, writes, stats and listings through one are refused, and the outside is unchanged', async () => {
@@ -113,7 +135,8 @@ describe('the virtual engine\'s read-write folder (HostFolderFs)', function () {
     await fs.mkdir('/shared');
     await fs.chmod('/shared', 0o2775);
     await fs.cp('/tool.sh', '/copy.sh');
-    for (const name of ['tool.sh', 'shared', 'copy.sh']) assert.equal(statSync(join(folder, name)).mode & 0o6000, 0, name);
+    for (const name of ['tool.sh', 'shared', 'copy.sh'])
+      assert.equal(statSync(join(folder, name)).mode & 0o6000, 0, name);
     assert.equal(statSync(join(folder, 'tool.sh')).mode & 0o777, 0o755);
   });
 

@@ -17,11 +17,16 @@ describe('leftovers of a killed process', function () {
   it('gc in an unrelated folder removes the compute sandbox of a CLI killed mid-call, and says why', async () => {
     const engine = testEngine();
     try {
-      const child = spawn(process.execPath, [CLI, 'run', '--runtime', 'bash', '--code', 'sleep 300'], { env: { ...process.env, AGENT_SANDBOX_IMAGE_BASH: TEST_IMAGES.bash, AGENT_SANDBOX_POOL_SIZE: '0' }, stdio: 'ignore' });
+      const child = spawn(process.execPath, [CLI, 'run', '--runtime', 'bash', '--code', 'sleep 300'], {
+        env: { ...process.env, AGENT_SANDBOX_IMAGE_BASH: TEST_IMAGES.bash, AGENT_SANDBOX_POOL_SIZE: '0' },
+        stdio: 'ignore',
+      });
       const pid = child.pid!;
       let mine: string | undefined;
       for (let attempt = 0; attempt < 300 && !mine; attempt++) {
-        mine = (await engine.list({ includeCompute: true })).find((session) => session.mode === 'compute' && session.owner?.pid === pid)?.id;
+        mine = (await engine.list({ includeCompute: true })).find(
+          (session) => session.mode === 'compute' && session.owner?.pid === pid,
+        )?.id;
         if (!mine) await new Promise((resolve) => setTimeout(resolve, 100));
       }
       assert.ok(mine, 'the CLI started its compute sandbox');
@@ -31,7 +36,10 @@ describe('leftovers of a killed process', function () {
       const gc = await runCliText(['gc', '--folder', elsewhere]);
       assert.equal(gc.code, 0, gc.stderr);
       assert.match(gc.stdout, new RegExp(`process ${pid}, which is gone`));
-      assert.ok(!(await engine.list({ includeCompute: true })).some((session) => session.id === mine), 'the container is gone');
+      assert.ok(
+        !(await engine.list({ includeCompute: true })).some((session) => session.id === mine),
+        'the container is gone',
+      );
     } finally {
       await engine.dispose();
     }

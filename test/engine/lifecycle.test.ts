@@ -12,7 +12,14 @@ import { TEST_IMAGES, requireEngine, testEngine } from './harness';
 function newService(folder: string, options: { settings?: object; clock?: { now: number } } = {}): SandboxService {
   const engine = testEngine();
   const settings: Settings = parseSettings({ images: TEST_IMAGES, ...options.settings });
-  return new SandboxService({ engine: () => engine, settings: () => settings, workspaceFolder: () => folder, trusted: () => true, client: 'vscode', now: options.clock ? () => options.clock!.now : undefined });
+  return new SandboxService({
+    engine: () => engine,
+    settings: () => settings,
+    workspaceFolder: () => folder,
+    trusted: () => true,
+    client: 'vscode',
+    now: options.clock ? () => options.clock!.now : undefined,
+  });
 }
 
 describe('session lifecycle against a real engine', function () {
@@ -43,7 +50,11 @@ describe('session lifecycle against a real engine', function () {
   it('keeps scopes apart: the same name in two scopes is two containers', async () => {
     const service = newService(folder);
     const workspace = await service.open({ session: 'shared-name', runtime: 'bash' });
-    const agent = await service.open({ session: 'shared-name', runtime: 'bash', scope: { kind: 'agent', key: 'reviewer' } });
+    const agent = await service.open({
+      session: 'shared-name',
+      runtime: 'bash',
+      scope: { kind: 'agent', key: 'reviewer' },
+    });
     assert.notEqual(workspace.sandbox.info.id, agent.sandbox.info.id);
     await workspace.sandbox.exec({ command: 'echo mine > /tmp/who' });
     assert.match((await agent.sandbox.exec({ command: 'cat /tmp/who 2>&1 || true' })).stdout, /No such file/);
@@ -54,12 +65,18 @@ describe('session lifecycle against a real engine', function () {
 
   it('closes idle and expired sessions with short settings', async () => {
     const clock = { now: Date.now() };
-    const service = newService(folder, { settings: { sessions: { idleTimeoutMinutes: 1, maxLifetimeMinutes: 10 } }, clock });
+    const service = newService(folder, {
+      settings: { sessions: { idleTimeoutMinutes: 1, maxLifetimeMinutes: 10 } },
+      clock,
+    });
     const idle = await service.open({ session: 'idle', runtime: 'bash' });
     clock.now += 61_000;
     const collected = await service.collect();
     assert.ok(collected.some((entry) => entry.session.id === idle.sandbox.info.id && entry.reason === 'idle'));
-    assert.equal((await service.list()).some((session) => session.id === idle.sandbox.info.id), false);
+    assert.equal(
+      (await service.list()).some((session) => session.id === idle.sandbox.info.id),
+      false,
+    );
 
     const old = await service.open({ session: 'old', runtime: 'bash' });
     clock.now += 11 * 60_000;
@@ -82,9 +99,16 @@ describe('session lifecycle against a real engine', function () {
     rmSync(deletedFolder, { recursive: true, force: true });
     const later = Date.now() + 10 * 60_000;
     leases.renew(liveFolder); // the live window keeps renewing
-    const lease = (folder: string) => (folder === liveFolder ? { ...leases.read(folder)!, seen: later } : leases.read(folder));
+    const lease = (folder: string) =>
+      folder === liveFolder ? { ...leases.read(folder)!, seen: later } : leases.read(folder);
     // One folder at a time, so that sessions of anything else on this engine are never touched.
-    const removed = (await Promise.all([goneFolder, liveFolder, deletedFolder].map((onlyFolder) => removeOrphans(testEngine(), { now: later, graceMs: 120_000, lease, onlyFolder })))).flat();
+    const removed = (
+      await Promise.all(
+        [goneFolder, liveFolder, deletedFolder].map((onlyFolder) =>
+          removeOrphans(testEngine(), { now: later, graceMs: 120_000, lease, onlyFolder }),
+        ),
+      )
+    ).flat();
     const byId = new Map(removed.map((entry) => [entry.session.id, entry.reason]));
     assert.match(byId.get(gone.sandbox.info.id) ?? '', /window closed/);
     assert.match(byId.get(deleted.sandbox.info.id) ?? '', /no longer exists/);
@@ -98,9 +122,16 @@ describe('session lifecycle against a real engine', function () {
     const orphanFolder = mkdtempSync(join(tmpdir(), 'agent-sandbox-orphan-'));
     const orphan = await newService(orphanFolder).open({ runtime: 'bash' });
     await new Promise((done) => setTimeout(done, 1500));
-    const output = (await runCliText(['gc', '--grace', '1', '--folder', orphanFolder, '--json'], { env: { AGENT_SANDBOX_STATE_DIR: stateDir } })).stdout;
+    const output = (
+      await runCliText(['gc', '--grace', '1', '--folder', orphanFolder, '--json'], {
+        env: { AGENT_SANDBOX_STATE_DIR: stateDir },
+      })
+    ).stdout;
     const removed = JSON.parse(output).removed as { id: string; reason: string }[];
-    assert.ok(removed.some((entry) => entry.id === orphan.sandbox.info.id && /window is gone/.test(entry.reason)), output);
+    assert.ok(
+      removed.some((entry) => entry.id === orphan.sandbox.info.id && /window is gone/.test(entry.reason)),
+      output,
+    );
     rmSync(orphanFolder, { recursive: true, force: true });
   });
 });

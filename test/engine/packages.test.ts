@@ -71,9 +71,24 @@ describe('packages installed when a sandbox opens', function () {
   before(async function () {
     await requireEngine(this);
     engine = testEngine();
-    server = await engine.docker.createContainer({ name: `agent-sandbox-test-index-${randomBytes(4).toString('hex')}`, Image: TEST_IMAGES.python, Cmd: ['python3', '-c', INDEX_SERVER], HostConfig: { AutoRemove: false } });
+    server = await engine.docker.createContainer({
+      name: `agent-sandbox-test-index-${randomBytes(4).toString('hex')}`,
+      Image: TEST_IMAGES.python,
+      Cmd: ['python3', '-c', INDEX_SERVER],
+      HostConfig: { AutoRemove: false },
+    });
     await server.start();
-    const ready = await execInContainer({ docker: engine.docker, container: server, argv: ['python3', '-c', WAIT_FOR_INDEX], user: '0', cwd: '/', env: [], stdoutCap: 4096, stderrCap: 4096, timeoutMs: 30_000 });
+    const ready = await execInContainer({
+      docker: engine.docker,
+      container: server,
+      argv: ['python3', '-c', WAIT_FOR_INDEX],
+      user: '0',
+      cwd: '/',
+      env: [],
+      stdoutCap: 4096,
+      stderrCap: 4096,
+      timeoutMs: 30_000,
+    });
     assert.equal(ready.exitCode, 0, ready.stderr.text('stderr'));
     const ip = (await server.inspect()).NetworkSettings.Networks['bridge']?.IPAddress;
     assert.ok(ip, 'the index server has an address on the default bridge');
@@ -106,14 +121,24 @@ describe('packages installed when a sandbox opens', function () {
       const messages: string[] = [];
       const sandbox = await open(
         { runtime: 'python', workspaceAccess: 'ro', pipPackages: ['agent_sandbox_probe'], env: indexEnv },
-        { name: 'packages-test-pip', workspaceFolder: folder, onProgress: (progress) => messages.push(progress.message) },
+        {
+          name: 'packages-test-pip',
+          workspaceFolder: folder,
+          onProgress: (progress) => messages.push(progress.message),
+        },
       );
       assert.equal(await run(sandbox, ['python3', '-c', 'import agent_sandbox_probe as p; print(p.VALUE)']), '42\n');
       assert.equal(await run(sandbox, ['python3', 'main.py']), '42\n', 'from the read-only workspace');
-      assert.match(await run(sandbox, ['python3', '-c', 'import agent_sandbox_probe as p; print(p.__file__)']), /^\/home\/sandbox\/\.local\/lib\/python3\.\d+\/site-packages\//);
+      assert.match(
+        await run(sandbox, ['python3', '-c', 'import agent_sandbox_probe as p; print(p.__file__)']),
+        /^\/home\/sandbox\/\.local\/lib\/python3\.\d+\/site-packages\//,
+      );
       assert.equal(await run(sandbox, ['ls', '/sys/class/net']), 'lo\n');
       assert.match(await run(sandbox, ['python3', '-c', FETCH, index]), /^unreachable/);
-      assert.ok(messages.some((message) => message.includes('agent_sandbox_probe')), messages.join(' | '));
+      assert.ok(
+        messages.some((message) => message.includes('agent_sandbox_probe')),
+        messages.join(' | '),
+      );
       assert.equal(sandbox.info.network, false);
     } finally {
       rmSync(folder, { recursive: true, force: true });
@@ -123,20 +148,36 @@ describe('packages installed when a sandbox opens', function () {
   it('installs npm packages from the npm registry where require() finds them, and the network is off after', async () => {
     // Where egress goes through a TLS-inspecting proxy (as on CI), the image does not trust the proxy's CA but the
     // host does: hand the host's bundle to npm, as a user behind such a proxy would.
-    const bundle = [process.env.NODE_EXTRA_CA_CERTS, process.env.SSL_CERT_FILE].find((file) => file && existsSync(file));
+    const bundle = [process.env.NODE_EXTRA_CA_CERTS, process.env.SSL_CERT_FILE].find(
+      (file) => file && existsSync(file),
+    );
     const caPath = '/home/sandbox/.ca-certificates.crt';
     const messages: string[] = [];
     const sandbox = await open(
       { runtime: 'node', npmPackages: ['is-number@7.0.0'], env: bundle ? { NPM_CONFIG_CAFILE: caPath } : {} },
-      { name: 'packages-test-npm', files: bundle ? [{ path: caPath, data: readFileSync(bundle) }] : [], onProgress: (progress) => messages.push(progress.message) },
+      {
+        name: 'packages-test-npm',
+        files: bundle ? [{ path: caPath, data: readFileSync(bundle) }] : [],
+        onProgress: (progress) => messages.push(progress.message),
+      },
     );
     assert.equal(await run(sandbox, ['node', '-e', 'console.log(require("is-number")(5))']), 'true\n');
     // Debian's nodejs ships its own is-number in /usr/share/nodejs: make sure it is the installed one.
-    assert.equal(await run(sandbox, ['node', '-e', 'console.log(require.resolve("is-number"))']), '/home/sandbox/.local/lib/node_modules/is-number/index.js\n');
+    assert.equal(
+      await run(sandbox, ['node', '-e', 'console.log(require.resolve("is-number"))']),
+      '/home/sandbox/.local/lib/node_modules/is-number/index.js\n',
+    );
     assert.equal(await run(sandbox, ['ls', '/sys/class/net']), 'lo\n');
-    const registry = await run(sandbox, ['node', '-e', 'require("https").get("https://registry.npmjs.org/is-number", (r) => console.log(r.statusCode)).on("error", (e) => console.log("unreachable", e.code))']);
+    const registry = await run(sandbox, [
+      'node',
+      '-e',
+      'require("https").get("https://registry.npmjs.org/is-number", (r) => console.log(r.statusCode)).on("error", (e) => console.log("unreachable", e.code))',
+    ]);
     assert.match(registry, /^unreachable (EAI_AGAIN|ENOTFOUND|ENETUNREACH)/);
-    assert.ok(messages.some((message) => message.includes('is-number@7.0.0')), messages.join(' | '));
+    assert.ok(
+      messages.some((message) => message.includes('is-number@7.0.0')),
+      messages.join(' | '),
+    );
   });
 
   it('fails with the package named and the end of pip output, and leaves no container behind', async () => {
@@ -152,11 +193,17 @@ describe('packages installed when a sandbox opens', function () {
       },
     );
     const left = await engine.docker.listContainers({ all: true, filters: { name: [`agent-sandbox-${name}`] } });
-    assert.deepEqual(left.map((container) => container.Names[0]), []);
+    assert.deepEqual(
+      left.map((container) => container.Names[0]),
+      [],
+    );
   });
 
   it('keeps the network on when the spec allows it', async () => {
-    const sandbox = await open({ runtime: 'python', network: true, pipPackages: ['agent_sandbox_probe'], env: indexEnv }, { name: 'packages-test-network' });
+    const sandbox = await open(
+      { runtime: 'python', network: true, pipPackages: ['agent_sandbox_probe'], env: indexEnv },
+      { name: 'packages-test-network' },
+    );
     assert.equal(await run(sandbox, ['python3', '-c', 'import agent_sandbox_probe as p; print(p.VALUE)']), '42\n');
     assert.match(await run(sandbox, ['ls', '/sys/class/net']), /eth0/);
     assert.equal(await run(sandbox, ['python3', '-c', FETCH, index]), '200\n');

@@ -43,7 +43,8 @@ describe('the warm pool for compute mode against a real engine', function () {
 
   it('gives every run a fresh container: a file one run writes is absent in the next', async () => {
     const engine = pooled(2);
-    const code = 'import os\nprint(os.path.exists("left.txt"), open("/etc/hostname").read().strip())\nopen("left.txt", "w").write("x")';
+    const code =
+      'import os\nprint(os.path.exists("left.txt"), open("/etc/hostname").read().strip())\nopen("left.txt", "w").write("x")';
     const hosts = new Set<string>();
     for (let i = 0; i < 4; i++) {
       const result = await runCompute(engine, spec, { code });
@@ -59,20 +60,35 @@ describe('the warm pool for compute mode against a real engine', function () {
 
   it('refills after each run, up to its size, and keeps the sandbox hardened', async () => {
     const engine = pooled(2);
-    const first = await runCompute(engine, resolveSpec({ runtime: 'bash' }), { code: 'id -u; grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; ls /sys/class/net' });
+    const first = await runCompute(engine, resolveSpec({ runtime: 'bash' }), {
+      code: 'id -u; grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; ls /sys/class/net',
+    });
     await engine.computeRuns.pool.settled();
     assert.equal((await pooledOf(engine.docker)).length, 2, 'two warm containers wait');
     assert.equal(engine.computeRuns.pool.snapshot().ready, 2);
-    const second = await runCompute(engine, resolveSpec({ runtime: 'bash' }), { code: 'id -u; grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; ls /sys/class/net' });
+    const second = await runCompute(engine, resolveSpec({ runtime: 'bash' }), {
+      code: 'id -u; grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; ls /sys/class/net',
+    });
     assert.equal(engine.computeRuns.pool.snapshot().hits, 1, 'the second run took a warm container');
-    for (const result of [first, second]) assert.deepEqual(result.stdout.trim().split('\n').map((line) => line.replace(/\s+/g, ' ')), ['1000', 'CapEff: 0000000000000000', 'NoNewPrivs: 1', 'lo']);
+    for (const result of [first, second])
+      assert.deepEqual(
+        result.stdout
+          .trim()
+          .split('\n')
+          .map((line) => line.replace(/\s+/g, ' ')),
+        ['1000', 'CapEff: 0000000000000000', 'NoNewPrivs: 1', 'lo'],
+      );
     await engine.computeRuns.pool.settled();
     assert.equal((await pooledOf(engine.docker)).length, 2, 'refilled to two again');
   });
 
   it('keeps nothing warm with size 0, and runs all the same', async () => {
     const engine = pooled(0);
-    const result = await runCompute(engine, spec, { code: 'print(6 * 7)', files: [{ path: 'in.txt', content: 'data' }], stdin: 'x' });
+    const result = await runCompute(engine, spec, {
+      code: 'print(6 * 7)',
+      files: [{ path: 'in.txt', content: 'data' }],
+      stdin: 'x',
+    });
     assert.equal(result.stdout, '42\n');
     await engine.computeRuns.pool.settled();
     assert.deepEqual(await pooledOf(engine.docker), []);
@@ -86,26 +102,42 @@ describe('the warm pool for compute mode against a real engine', function () {
     assert.equal((await pooledOf(engine.docker)).length, 2);
     await engine.dispose();
     assert.deepEqual(await pooledOf(engine.docker), [], 'dispose removed the warm containers');
-    assert.deepEqual(await engine.list({ includeCompute: true }).then((all) => all.filter((session) => session.owner?.pid === process.pid)), [], 'and the used ones');
+    assert.deepEqual(
+      await engine
+        .list({ includeCompute: true })
+        .then((all) => all.filter((session) => session.owner?.pid === process.pid)),
+      [],
+      'and the used ones',
+    );
 
     const idle = pooled(1, 300);
     await runCompute(idle, spec, { code: 'print(1)' });
-    await until('the idle pool drained', async () => (await pooledOf(idle.docker)).length === 0 && idle.computeRuns.pool.snapshot().ready === 0);
+    await until(
+      'the idle pool drained',
+      async () => (await pooledOf(idle.docker)).length === 0 && idle.computeRuns.pool.snapshot().ready === 0,
+    );
   });
 
   it('gives $HOME and /workspace to the sandbox user as capped tmpfs mounts, with nothing placed before start', async () => {
     const engine = pooled(0);
     const bash = resolveSpec({ runtime: 'bash', limits: { diskBytes: '64m', inodes: 5000 } });
-    const result = await runCompute(engine, bash, { code: 'stat -c "%u %a" /workspace $HOME; stat -f -c "%T %b %S %c" /workspace $HOME /tmp', files: [{ path: 'in.txt', content: 'data' }] });
+    const result = await runCompute(engine, bash, {
+      code: 'stat -c "%u %a" /workspace $HOME; stat -f -c "%T %b %S %c" /workspace $HOME /tmp',
+      files: [{ path: 'in.txt', content: 'data' }],
+    });
     const [workspace, home, ...places] = result.stdout.trim().split('\n');
     assert.deepEqual([workspace, home], ['1000 755', '1000 755'], result.stdout + result.stderr);
     for (const place of places) {
       const [type, blocks, blockSize, files] = place.split(' ');
-      assert.deepEqual([type, Number(blocks) * Number(blockSize), Number(files)], ['tmpfs', 64 * 1024 * 1024, 5000], place);
+      assert.deepEqual(
+        [type, Number(blocks) * Number(blockSize), Number(files)],
+        ['tmpfs', 64 * 1024 * 1024, 5000],
+        place,
+      );
     }
   });
 
-  it('is an orphan once its owner process is gone: gc removes it, and leaves a live owner\'s pool alone', async () => {
+  it("is an orphan once its owner process is gone: gc removes it, and leaves a live owner's pool alone", async () => {
     const live = pooled(1);
     await runCompute(live, spec, { code: 'print(1)' });
     await live.computeRuns.pool.settled();
@@ -125,10 +157,19 @@ describe('the warm pool for compute mode against a real engine', function () {
     assert.equal(left.length, 2, 'the dead process left its warm containers');
 
     // Every session counts as leased and its folder as present, so that only compute sandboxes are judged (other runs may share the engine).
-    const removed = await removeOrphans(live, { now: Date.now(), graceMs: 60_000, lease: (folder) => ({ folder, pid: process.pid, seen: Date.now(), released: false, keep: true }), folderExists: () => true });
+    const removed = await removeOrphans(live, {
+      now: Date.now(),
+      graceMs: 60_000,
+      lease: (folder) => ({ folder, pid: process.pid, seen: Date.now(), released: false, keep: true }),
+      folderExists: () => true,
+    });
     const removedIds = new Set(removed.map((orphan) => orphan.session.id));
     for (const container of left) assert.ok(removedIds.has(container.Id), `${container.Names[0]} was removed`);
-    assert.ok(removed.filter((orphan) => removedIds.has(orphan.session.id)).every((orphan) => /warm pool container of process \d+, which is gone/.test(orphan.reason)));
+    assert.ok(
+      removed
+        .filter((orphan) => removedIds.has(orphan.session.id))
+        .every((orphan) => /warm pool container of process \d+, which is gone/.test(orphan.reason)),
+    );
     assert.deepEqual(await pooledOf(live.docker, deadPid), []);
     assert.equal((await pooledOf(live.docker)).length, 1, 'the live pool is kept');
   });

@@ -39,7 +39,12 @@ describe('secrets in a sandbox against a real engine', function () {
     process.env.AGENT_SANDBOX_TEST_NOT_INJECTED = 'xyz';
     // As the service does it: the prefixed host variables become the sandbox's environment.
     secrets = collectSecrets(process.env);
-    sandbox = (await openSession(testEngine(), resolveSpec({ runtime: 'bash', timeoutSeconds: 30, env: secrets }), { name: 'engine-test-secrets', workspaceFolder: folder })).sandbox;
+    sandbox = (
+      await openSession(testEngine(), resolveSpec({ runtime: 'bash', timeoutSeconds: 30, env: secrets }), {
+        name: 'engine-test-secrets',
+        workspaceFolder: folder,
+      })
+    ).sandbox;
   });
 
   after(async () => {
@@ -79,13 +84,28 @@ describe('secrets in a sandbox against a real engine', function () {
     // The rest of the output is intact.
     const lines = result.stdout.split('\n');
     assert.equal(lines[0], 'plain: [redacted:API_KEY] and [redacted:SECOND_TOKEN].');
-    for (const label of ['b64 at 0:', 'b64 at 1:', 'b64 at 2:', 'b64url:', 'hex:', 'od:', 'fold 5:', 'fold 3 crlf:', 'env:', 'done']) assert.ok(lines.includes(label), `"${label}" is missing`);
+    for (const label of [
+      'b64 at 0:',
+      'b64 at 1:',
+      'b64 at 2:',
+      'b64url:',
+      'hex:',
+      'od:',
+      'fold 5:',
+      'fold 3 crlf:',
+      'env:',
+      'done',
+    ])
+      assert.ok(lines.includes(label), `"${label}" is missing`);
     assert.equal(lines[lines.indexOf('b64 at 0:') + 1], '[redacted:API_KEY]');
     assert.equal(lines[lines.indexOf('b64url:') + 1], '[redacted:API_KEY]');
     assert.equal(lines[lines.indexOf('hex:') + 1], '[redacted:API_KEY]');
     assert.equal(lines[lines.indexOf('fold 5:') + 1], '[redacted:API_KEY]');
     assert.equal(lines[lines.indexOf('fold 3 crlf:') + 1], '[redacted:API_KEY]\r');
-    assert.ok(lines.includes('API_KEY=[redacted:API_KEY]') && lines.includes('SECOND_TOKEN=[redacted:SECOND_TOKEN]'), result.stdout);
+    assert.ok(
+      lines.includes('API_KEY=[redacted:API_KEY]') && lines.includes('SECOND_TOKEN=[redacted:SECOND_TOKEN]'),
+      result.stdout,
+    );
     assert.ok(lines.includes('HOME=/home/sandbox') || lines.some((line) => line.startsWith('HOME=')));
     assert.equal(result.stderr, 'to stderr: [redacted:API_KEY]\n');
   });

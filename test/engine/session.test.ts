@@ -18,7 +18,12 @@ describe('code mode against a real engine', function () {
   before(async function () {
     await requireEngine(this);
     engine = testEngine();
-    sandbox = (await openSession(engine, resolveSpec({ runtime: 'python', timeoutSeconds: 30 }), { name: 'engine-test', workspaceFolder: folder })).sandbox;
+    sandbox = (
+      await openSession(engine, resolveSpec({ runtime: 'python', timeoutSeconds: 30 }), {
+        name: 'engine-test',
+        workspaceFolder: folder,
+      })
+    ).sandbox;
   });
 
   after(async () => {
@@ -34,9 +39,16 @@ describe('code mode against a real engine', function () {
   });
 
   it('reports an OOM kill in a session, and the session lives on', async () => {
-    const small = (await openSession(engine, resolveSpec({ runtime: 'python', limits: { memoryBytes: '64m' } }), { name: 'engine-test-oom', workspaceFolder: folder })).sandbox;
+    const small = (
+      await openSession(engine, resolveSpec({ runtime: 'python', limits: { memoryBytes: '64m' } }), {
+        name: 'engine-test-oom',
+        workspaceFolder: folder,
+      })
+    ).sandbox;
     try {
-      const result = await small.exec({ cmd: ['python3', '-c', 'b = []\nwhile True: b.append(bytearray(16 * 1024 * 1024))'] });
+      const result = await small.exec({
+        cmd: ['python3', '-c', 'b = []\nwhile True: b.append(bytearray(16 * 1024 * 1024))'],
+      });
       assert.equal(result.outcome, 'oom', JSON.stringify(result));
       assert.equal((await small.exec({ command: 'echo alive' })).stdout, 'alive\n');
     } finally {
@@ -45,14 +57,27 @@ describe('code mode against a real engine', function () {
   });
 
   it('says precisely that a session died when its container was killed from outside', async () => {
-    const doomed = (await openSession(engine, resolveSpec({ runtime: 'bash' }), { name: 'engine-test-doomed', workspaceFolder: folder })).sandbox;
+    const doomed = (
+      await openSession(engine, resolveSpec({ runtime: 'bash' }), {
+        name: 'engine-test-doomed',
+        workspaceFolder: folder,
+      })
+    ).sandbox;
     try {
       await engine.docker.getContainer(doomed.info.id).kill({ signal: 'SIGKILL' });
-      await assert.rejects(doomed.exec({ command: 'echo hi' }), (error: unknown) => SandboxError.is(error, 'session-dead') && /killed \(SIGKILL\)/.test(error.message) && /open a new session/i.test(error.hint!));
+      await assert.rejects(
+        doomed.exec({ command: 'echo hi' }),
+        (error: unknown) =>
+          SandboxError.is(error, 'session-dead') &&
+          /killed \(SIGKILL\)/.test(error.message) &&
+          /open a new session/i.test(error.hint!),
+      );
       await assert.rejects(engine.attach(doomed.info.id), (error: unknown) => SandboxError.is(error, 'session-dead'));
     } finally {
       await doomed.close();
     }
-    await assert.rejects(engine.attach(doomed.info.id), (error: unknown) => SandboxError.is(error, 'session-not-found'));
+    await assert.rejects(engine.attach(doomed.info.id), (error: unknown) =>
+      SandboxError.is(error, 'session-not-found'),
+    );
   });
 });

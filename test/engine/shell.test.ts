@@ -59,7 +59,9 @@ describe('an interactive shell in a session', function () {
   before(async function () {
     await requireEngine(this);
     engine = testEngine();
-    sandbox = (await openSession(engine, resolveSpec({ runtime: 'bash' }), { name: 'shell-test', workspaceFolder: folder })).sandbox;
+    sandbox = (
+      await openSession(engine, resolveSpec({ runtime: 'bash' }), { name: 'shell-test', workspaceFolder: folder })
+    ).sandbox;
   });
 
   after(async () => {
@@ -99,7 +101,11 @@ describe('an interactive shell in a session', function () {
       const screen = new Screen(shell);
       await screen.run(shell, "printf '\\u00e9\\u20ac\\n'", /^é€\r\n/);
       // 50 kB of two- and three-byte characters, written at once, arrives in chunks split inside characters.
-      const many = await screen.run(shell, "s=$(printf '\\u00e9\\u20ac%.0s' $(seq 10000)); echo \"$s\"; echo end", /^([^\r]*)\r\nend\r\n/);
+      const many = await screen.run(
+        shell,
+        's=$(printf \'\\u00e9\\u20ac%.0s\' $(seq 10000)); echo "$s"; echo end',
+        /^([^\r]*)\r\nend\r\n/,
+      );
       assert.equal(many[1], 'é€'.repeat(10_000));
       assert.ok(!screen.text.includes('\uFFFD'), 'a character was broken');
     } finally {
@@ -128,7 +134,8 @@ describe('an interactive shell in a session', function () {
     shell.write('nohup sleep 600 >/dev/null 2>&1 & sleep 601\r');
     // The [0] keeps pgrep from finding the shell whose command line holds the pattern.
     let running = '';
-    for (let attempt = 0; attempt < 100 && running !== '2\n'; attempt++) running = (await sandbox.exec({ command: 'pgrep -fc "sleep 60[01]"' })).stdout;
+    for (let attempt = 0; attempt < 100 && running !== '2\n'; attempt++)
+      running = (await sandbox.exec({ command: 'pgrep -fc "sleep 60[01]"' })).stdout;
     assert.equal(running, '2\n');
     await shell.close();
     assert.notEqual(await exited, 0);
@@ -144,10 +151,21 @@ describe('an interactive shell in a session', function () {
   });
 
   it('says the session died when its container is gone', async () => {
-    const doomed = (await openSession(engine, resolveSpec({ runtime: 'bash' }), { name: 'shell-test-doomed', workspaceFolder: folder })).sandbox;
+    const doomed = (
+      await openSession(engine, resolveSpec({ runtime: 'bash' }), {
+        name: 'shell-test-doomed',
+        workspaceFolder: folder,
+      })
+    ).sandbox;
     try {
       await engine.docker.getContainer(doomed.info.id).kill({ signal: 'SIGKILL' });
-      await assert.rejects(doomed.openShell(), (error: unknown) => SandboxError.is(error, 'session-dead') && /killed \(SIGKILL\)/.test(error.message) && /open a new session/i.test(error.hint!));
+      await assert.rejects(
+        doomed.openShell(),
+        (error: unknown) =>
+          SandboxError.is(error, 'session-dead') &&
+          /killed \(SIGKILL\)/.test(error.message) &&
+          /open a new session/i.test(error.hint!),
+      );
     } finally {
       await doomed.close();
     }

@@ -24,7 +24,12 @@ describe('staging files between the file store and a real sandbox', function () 
     await requireEngine(this);
     engine = testEngine();
     store = new FileStore(join(root, 'files'));
-    sandbox = (await openSession(engine, resolveSpec({ runtime: 'python', timeoutSeconds: 30 }), { name: 'staging-test', workspaceFolder: join(root, 'folder') })).sandbox;
+    sandbox = (
+      await openSession(engine, resolveSpec({ runtime: 'python', timeoutSeconds: 30 }), {
+        name: 'staging-test',
+        workspaceFolder: join(root, 'folder'),
+      })
+    ).sandbox;
   });
 
   after(async () => {
@@ -52,7 +57,11 @@ describe('staging files between the file store and a real sandbox', function () 
   });
 
   it('round-trips binary content byte for byte, checked inside the sandbox too', async () => {
-    const data = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, byte) => byte)), randomBytes(300_000), Buffer.from('\r\n\0')]);
+    const data = Buffer.concat([
+      Buffer.from(Array.from({ length: 256 }, (_, byte) => byte)),
+      randomBytes(300_000),
+      Buffer.from('\r\n\0'),
+    ]);
     const stored = await store.put(data, { name: 'blob.bin' });
     await stageFile(sandbox, data, 'bin/blob.bin', stored.key);
     const inside = await sandbox.exec({ cmd: ['sha256sum', 'bin/blob.bin'] });
@@ -65,15 +74,30 @@ describe('staging files between the file store and a real sandbox', function () 
   it('refuses to publish a file larger than the store takes, rather than cutting it', async () => {
     const small = new FileStore(join(root, 'small'), { maxFileBytes: 1024 });
     await sandbox.exec({ command: 'head -c 4096 /dev/zero > big.bin' });
-    await assert.rejects(publishFile(sandbox, small, 'big.bin'), (error: unknown) => SandboxError.is(error, 'file-too-large') && /big\.bin is 4 KiB; the file store takes files up to 1 KiB/.test(error.message) && /split/.test(error.hint!));
+    await assert.rejects(
+      publishFile(sandbox, small, 'big.bin'),
+      (error: unknown) =>
+        SandboxError.is(error, 'file-too-large') &&
+        /big\.bin is 4 KiB; the file store takes files up to 1 KiB/.test(error.message) &&
+        /split/.test(error.hint!),
+    );
     assert.deepEqual(await small.list(), []);
     // The sandbox's own file size cap (10 MiB by default) is the tighter one here.
     await sandbox.exec({ command: 'head -c 11M /dev/zero > huge.bin' });
-    await assert.rejects(publishFile(sandbox, store, 'huge.bin'), (error: unknown) => SandboxError.is(error, 'file-too-large') && /huge\.bin is 11 MiB; the sandbox's file size limit \(limits\.maxFileSizeBytes\) is 10 MiB/.test(error.message));
+    await assert.rejects(
+      publishFile(sandbox, store, 'huge.bin'),
+      (error: unknown) =>
+        SandboxError.is(error, 'file-too-large') &&
+        /huge\.bin is 11 MiB; the sandbox's file size limit \(limits\.maxFileSizeBytes\) is 10 MiB/.test(error.message),
+    );
   });
 
   it('says so when the sandbox file is missing or the destination leaves /workspace', async () => {
-    await assert.rejects(publishFile(sandbox, store, 'nope.txt'), (error: unknown) => SandboxError.is(error, 'file-not-found'));
-    await assert.rejects(stageFile(sandbox, Buffer.from('x'), '../etc/x', 'test'), (error: unknown) => SandboxError.is(error, 'path-outside-workspace'));
+    await assert.rejects(publishFile(sandbox, store, 'nope.txt'), (error: unknown) =>
+      SandboxError.is(error, 'file-not-found'),
+    );
+    await assert.rejects(stageFile(sandbox, Buffer.from('x'), '../etc/x', 'test'), (error: unknown) =>
+      SandboxError.is(error, 'path-outside-workspace'),
+    );
   });
 });

@@ -26,7 +26,18 @@ describe('the virtual engine', function () {
     const info = await engine.info();
     assert.equal(info.kind, 'virtual');
     assert.match(info.endpoint, /in-process/);
-    assert.deepEqual({ ...engine.capabilities, languages: undefined }, { isolation: 'in-process', processes: false, packages: false, network: false, languages: undefined, memoryLimit: false, persistentSessions: false });
+    assert.deepEqual(
+      { ...engine.capabilities, languages: undefined },
+      {
+        isolation: 'in-process',
+        processes: false,
+        packages: false,
+        network: false,
+        languages: undefined,
+        memoryLimit: false,
+        persistentSessions: false,
+      },
+    );
     assert.ok(engine.capabilities.languages.includes('python') && engine.capabilities.languages.includes('bash'));
     assert.equal(new VirtualEngine({ nodeVersion: '20.19.0' }).capabilities.languages.includes('node'), false);
     assert.equal(new VirtualEngine({ nodeVersion: '22.6.0' }).capabilities.languages.includes('node'), true);
@@ -34,19 +45,36 @@ describe('the virtual engine', function () {
 
   it('refuses what it cannot run, up front, naming the Docker engine', async () => {
     const old = new VirtualEngine({ nodeVersion: '20.19.0' });
-    await assert.rejects(runCompute(old, resolveSpec({ runtime: 'node' }), { code: 'console.log(1)' }), (error: unknown) => SandboxError.is(error, 'unsupported') && /Node\.js 22\.6/.test(error.message) && /Docker engine/.test(error.hint!));
-    await assert.rejects(engine.open(resolveSpec({ mode: 'code', runtime: 'linux' })), (error: unknown) => SandboxError.is(error, 'unsupported') && /Docker engine/.test(error.hint!));
-    await assert.rejects(engine.open(resolveSpec({ mode: 'code', npmPackages: ['left-pad'] })), (error: unknown) => SandboxError.is(error, 'unsupported') && /left-pad/.test(error.message));
+    await assert.rejects(
+      runCompute(old, resolveSpec({ runtime: 'node' }), { code: 'console.log(1)' }),
+      (error: unknown) =>
+        SandboxError.is(error, 'unsupported') &&
+        /Node\.js 22\.6/.test(error.message) &&
+        /Docker engine/.test(error.hint!),
+    );
+    await assert.rejects(
+      engine.open(resolveSpec({ mode: 'code', runtime: 'linux' })),
+      (error: unknown) => SandboxError.is(error, 'unsupported') && /Docker engine/.test(error.hint!),
+    );
+    await assert.rejects(
+      engine.open(resolveSpec({ mode: 'code', npmPackages: ['left-pad'] })),
+      (error: unknown) => SandboxError.is(error, 'unsupported') && /left-pad/.test(error.message),
+    );
   });
 
   describe('stops a runaway loop at the time limit', () => {
     it('a bash loop, and the session lives on', async () => {
       const started = performance.now();
-      const compute = await runCompute(engine, resolveSpec({ runtime: 'bash', timeoutSeconds: 1 }), { code: 'while true; do :; done' });
+      const compute = await runCompute(engine, resolveSpec({ runtime: 'bash', timeoutSeconds: 1 }), {
+        code: 'while true; do :; done',
+      });
       assert.equal(compute.outcome, 'timeout');
       assert.match(compute.hint!, /killed after 1 s/);
       assert.ok(performance.now() - started < 4000, `took ${performance.now() - started} ms`);
-      const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'bash' }), { name: 'virtual-loop', workspaceFolder: folder });
+      const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'bash' }), {
+        name: 'virtual-loop',
+        workspaceFolder: folder,
+      });
       try {
         const looped = await sandbox.exec({ command: 'echo before; while true; do :; done', timeoutSeconds: 1 });
         assert.equal(looped.outcome, 'timeout');
@@ -58,27 +86,52 @@ describe('the virtual engine', function () {
     });
 
     it('a Python loop', async () => {
-      const result = await runCompute(engine, resolveSpec({ runtime: 'python', timeoutSeconds: 2 }), { code: 'while True: pass' });
+      const result = await runCompute(engine, resolveSpec({ runtime: 'python', timeoutSeconds: 2 }), {
+        code: 'while True: pass',
+      });
       assert.equal(result.outcome, 'timeout');
       assert.ok(result.durationMs < 3500, `took ${result.durationMs} ms`);
     });
 
     it('a command that ignores its deadline costs its session, which says so', async () => {
       // A worker stuck inside one command, as a loop inside a single just-bash command would be.
-      const stuckEngine = new VirtualEngine({ location: { entry: join(__dirname, 'fixtures', 'stuckWorker.cjs'), typescript: false, packageJson: join(__dirname, '..', '..', 'package.json') } });
+      const stuckEngine = new VirtualEngine({
+        location: {
+          entry: join(__dirname, 'fixtures', 'stuckWorker.cjs'),
+          typescript: false,
+          packageJson: join(__dirname, '..', '..', 'package.json'),
+        },
+      });
       try {
-        const { sandbox } = await openSession(stuckEngine, resolveSpec({ runtime: 'bash' }), { name: 'virtual-stuck', workspaceFolder: folder });
+        const { sandbox } = await openSession(stuckEngine, resolveSpec({ runtime: 'bash' }), {
+          name: 'virtual-stuck',
+          workspaceFolder: folder,
+        });
         const started = performance.now();
         const stuck = await sandbox.exec({ command: 'anything', timeoutSeconds: 1 });
         assert.equal(stuck.outcome, 'timeout');
         assert.ok(performance.now() - started < 1000 + 3000 + 1500, `took ${performance.now() - started} ms`);
-        assert.match(stuck.notices.join('\n'), /virtual sandbox was stopped because a command ran past its time limit and could not be stopped/);
-        await assert.rejects(sandbox.exec({ command: 'echo hi' }), (error: unknown) => SandboxError.is(error, 'session-dead') && /could not be stopped/.test(error.message));
+        assert.match(
+          stuck.notices.join('\n'),
+          /virtual sandbox was stopped because a command ran past its time limit and could not be stopped/,
+        );
+        await assert.rejects(
+          sandbox.exec({ command: 'echo hi' }),
+          (error: unknown) => SandboxError.is(error, 'session-dead') && /could not be stopped/.test(error.message),
+        );
         assert.equal((await stuckEngine.list({ name: 'virtual-stuck' }))[0]?.state, 'stopped');
-        const cancelled = (await openSession(stuckEngine, resolveSpec({ runtime: 'bash' }), { name: 'virtual-stuck-2', workspaceFolder: folder })).sandbox;
+        const cancelled = (
+          await openSession(stuckEngine, resolveSpec({ runtime: 'bash' }), {
+            name: 'virtual-stuck-2',
+            workspaceFolder: folder,
+          })
+        ).sandbox;
         const controller = new AbortController();
         setTimeout(() => controller.abort(new Error('stop')), 200);
-        assert.equal((await cancelled.exec({ command: 'anything', timeoutSeconds: 60 }, controller.signal)).outcome, 'cancelled');
+        assert.equal(
+          (await cancelled.exec({ command: 'anything', timeoutSeconds: 60 }, controller.signal)).outcome,
+          'cancelled',
+        );
       } finally {
         await stuckEngine.dispose();
       }
@@ -87,12 +140,17 @@ describe('the virtual engine', function () {
 
   describe('Python, offline', () => {
     it('runs one-liners from the standard library', async () => {
-      const result = await runCompute(engine, resolveSpec({ runtime: 'python' }), { code: 'import json, math, statistics\nprint(json.dumps({"sqrt": math.isqrt(1764), "mean": statistics.mean([40, 44])}))' });
+      const result = await runCompute(engine, resolveSpec({ runtime: 'python' }), {
+        code: 'import json, math, statistics\nprint(json.dumps({"sqrt": math.isqrt(1764), "mean": statistics.mean([40, 44])}))',
+      });
       assert.equal(result.stdout, '{"sqrt": 42, "mean": 42}\n', result.stderr);
     });
 
     it('runs a program of two modules written with the file tools, one importing the other', async () => {
-      const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'python' }), { name: 'virtual-modules', workspaceFolder: folder });
+      const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'python' }), {
+        name: 'virtual-modules',
+        workspaceFolder: folder,
+      });
       try {
         await sandbox.writeFiles([
           { path: 'app/answer.py', content: 'def answer():\n    return 6 * 7\n' },
@@ -100,7 +158,9 @@ describe('the virtual engine', function () {
         ]);
         const result = await sandbox.exec({ cmd: ['python3', 'main.py'], cwd: 'app' });
         assert.equal(result.stdout, '42\n', result.stderr);
-        const asPackage = await sandbox.exec({ command: 'touch app/__init__.py && python3 -c "from app.answer import answer; print(answer())"' });
+        const asPackage = await sandbox.exec({
+          command: 'touch app/__init__.py && python3 -c "from app.answer import answer; print(answer())"',
+        });
         assert.equal(asPackage.stdout, '42\n', asPackage.stderr);
       } finally {
         await sandbox.close();
@@ -108,11 +168,16 @@ describe('the virtual engine', function () {
     });
 
     it('has no network, and says so when network is asked for', async () => {
-      const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'python', network: true }), { name: 'virtual-net', workspaceFolder: folder });
+      const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'python', network: true }), {
+        name: 'virtual-net',
+        workspaceFolder: folder,
+      });
       try {
         assert.equal(sandbox.info.network, false);
         assert.match(sandbox.info.notices.join('\n'), /no network/);
-        const python = await sandbox.exec({ cmd: ['python3', '-c', 'import urllib.request\nurllib.request.urlopen("http://127.0.0.1:9", timeout=2)'] });
+        const python = await sandbox.exec({
+          cmd: ['python3', '-c', 'import urllib.request\nurllib.request.urlopen("http://127.0.0.1:9", timeout=2)'],
+        });
         assert.equal(python.outcome, 'error');
         const curl = await sandbox.exec({ command: 'curl -s http://127.0.0.1:9' });
         assert.equal(curl.exitCode, 127);
@@ -144,7 +209,10 @@ describe('the virtual engine', function () {
     };
 
     it('with read-write access: the folder changes, nothing outside it can be read or written', async () => {
-      const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'python', workspaceAccess: 'rw' }), { name: 'virtual-rw', workspaceFolder: workspace });
+      const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'python', workspaceAccess: 'rw' }), {
+        name: 'virtual-rw',
+        workspaceFolder: workspace,
+      });
       try {
         const attempts = [
           'cat ../secret.txt',
@@ -165,13 +233,27 @@ describe('the virtual engine', function () {
           const result = await sandbox.exec({ command });
           assert.doesNotMatch(result.stdout, /do not read/, `${command} read a host file outside the workspace`);
         }
-        const python = await sandbox.exec({ cmd: ['python3', '-c', `for p in ["../secret.txt", "${secret}", "link-to-secret"]:\n    try:\n        print(open(p).read())\n    except Exception as e:\n        print(type(e).__name__)\ntry:\n    open("../pwned-by-python.txt", "w").write("x")\nexcept Exception as e:\n    print(type(e).__name__)`] });
+        const python = await sandbox.exec({
+          cmd: [
+            'python3',
+            '-c',
+            `for p in ["../secret.txt", "${secret}", "link-to-secret"]:\n    try:\n        print(open(p).read())\n    except Exception as e:\n        print(type(e).__name__)\ntry:\n    open("../pwned-by-python.txt", "w").write("x")\nexcept Exception as e:\n    print(type(e).__name__)`,
+          ],
+        });
         assert.doesNotMatch(python.stdout, /do not read/, python.stdout);
         for (const path of ['../secret.txt', secret, 'sub/../../secret.txt']) {
-          await assert.rejects(sandbox.readFile(path), (error: unknown) => SandboxError.is(error, 'path-outside-workspace'));
-          await assert.rejects(sandbox.writeFiles([{ path, content: 'x' }]), (error: unknown) => SandboxError.is(error, 'path-outside-workspace'));
+          await assert.rejects(sandbox.readFile(path), (error: unknown) =>
+            SandboxError.is(error, 'path-outside-workspace'),
+          );
+          await assert.rejects(sandbox.writeFiles([{ path, content: 'x' }]), (error: unknown) =>
+            SandboxError.is(error, 'path-outside-workspace'),
+          );
         }
-        await assert.rejects(sandbox.readFile('link-to-secret'), (error: unknown) => SandboxError.is(error) && ['path-outside-workspace', 'file-not-found', 'not-a-file'].includes(error.reason));
+        await assert.rejects(
+          sandbox.readFile('link-to-secret'),
+          (error: unknown) =>
+            SandboxError.is(error) && ['path-outside-workspace', 'file-not-found', 'not-a-file'].includes(error.reason),
+        );
         untouched();
         // While inside the folder, the sandbox writes through.
         await sandbox.writeFiles([{ path: 'sub/written.txt', content: 'written\n' }]);
@@ -184,9 +266,12 @@ describe('the virtual engine', function () {
       untouched();
     });
 
-    it('with read-only access: reads the folder, and every write stays in the session\'s memory', async () => {
+    it("with read-only access: reads the folder, and every write stays in the session's memory", async () => {
       const before = readdirSync(workspace).sort();
-      const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'python', workspaceAccess: 'ro' }), { name: 'virtual-ro', workspaceFolder: workspace });
+      const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'python', workspaceAccess: 'ro' }), {
+        name: 'virtual-ro',
+        workspaceFolder: workspace,
+      });
       try {
         assert.match(sandbox.info.notices.join('\n'), /stay in this session's memory/);
         assert.equal((await sandbox.exec({ command: 'cat notes.txt' })).stdout, 'from the host\n');
@@ -205,7 +290,10 @@ describe('the virtual engine', function () {
 
   describe('sessions', () => {
     it('live in this process: listed and attached here, and say they do not survive a restart', async () => {
-      const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'bash' }), { name: 'virtual-listed', workspaceFolder: folder });
+      const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'bash' }), {
+        name: 'virtual-listed',
+        workspaceFolder: folder,
+      });
       try {
         assert.match(sandbox.info.notices.join('\n'), /does not survive a restart/);
         assert.equal(sandbox.info.engine, 'virtual');
@@ -215,11 +303,16 @@ describe('the virtual engine', function () {
       } finally {
         await sandbox.close();
       }
-      await assert.rejects(sandbox.exec({ command: 'echo hi' }), (error: unknown) => SandboxError.is(error, 'session-dead'));
+      await assert.rejects(sandbox.exec({ command: 'echo hi' }), (error: unknown) =>
+        SandboxError.is(error, 'session-dead'),
+      );
     });
 
     it('have a terminal: lines run in the session, and the directory carries over', async () => {
-      const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'bash' }), { name: 'virtual-shell', workspaceFolder: folder });
+      const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'bash' }), {
+        name: 'virtual-shell',
+        workspaceFolder: folder,
+      });
       let shell: ShellSession | undefined;
       try {
         await sandbox.writeFiles([{ path: 'dir/file.txt', content: 'in dir\n' }]);

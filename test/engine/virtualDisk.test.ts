@@ -23,13 +23,24 @@ describe('the virtual engine holds the disk limit', function () {
   after(() => engine.dispose());
 
   it('in its memory: a write past the limit fails with "disk limit reached", and the session stays usable', async () => {
-    const sandbox = await engine.open(resolveSpec({ mode: 'code', runtime: 'bash', limits: { diskBytes: '16m' } }), { name: 'virtual-disk' });
-    const fill = await sandbox.exec({ command: `${MEGABYTE}; for i in $(seq 1 20); do printf %s "$s" >> /tmp/fill || break; done` });
+    const sandbox = await engine.open(resolveSpec({ mode: 'code', runtime: 'bash', limits: { diskBytes: '16m' } }), {
+      name: 'virtual-disk',
+    });
+    const fill = await sandbox.exec({
+      command: `${MEGABYTE}; for i in $(seq 1 20); do printf %s "$s" >> /tmp/fill || break; done`,
+    });
     assert.equal(fill.diskLimitReached, true, JSON.stringify(fill));
     assert.match(fill.hint!, /^disk limit reached: .*16 MiB/);
-    await assert.rejects(sandbox.writeFiles([{ path: 'big.bin', content: 'x'.repeat(9 * MiB) }]), (error: unknown) => SandboxError.is(error, 'disk-limit') && /disk limit reached/.test(error.message));
+    await assert.rejects(
+      sandbox.writeFiles([{ path: 'big.bin', content: 'x'.repeat(9 * MiB) }]),
+      (error: unknown) => SandboxError.is(error, 'disk-limit') && /disk limit reached/.test(error.message),
+    );
     await sandbox.exec({ command: 'rm /tmp/fill' });
-    assert.equal((await sandbox.writeFiles([{ path: 'big.bin', content: 'x'.repeat(9 * MiB) }])).files.length, 1, 'deleting made room again');
+    assert.equal(
+      (await sandbox.writeFiles([{ path: 'big.bin', content: 'x'.repeat(9 * MiB) }])).files.length,
+      1,
+      'deleting made room again',
+    );
     assert.equal((await sandbox.exec({ command: 'echo alive' })).stdout, 'alive\n');
     await sandbox.close();
   });
@@ -37,14 +48,24 @@ describe('the virtual engine holds the disk limit', function () {
   it('on a folder mounted read-write: the session is stopped past the limit and says why', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'agent-sandbox-virtual-rw-'));
     try {
-      const sandbox = await engine.open(resolveSpec({ mode: 'code', runtime: 'bash', workspaceAccess: 'rw', limits: { diskBytes: '16m' } }), { name: 'virtual-rw', workspaceFolder: folder });
+      const sandbox = await engine.open(
+        resolveSpec({ mode: 'code', runtime: 'bash', workspaceAccess: 'rw', limits: { diskBytes: '16m' } }),
+        { name: 'virtual-rw', workspaceFolder: folder },
+      );
       // About 20 MiB a second: the watch looks once a second, so it stops the writer within about 20 MiB past the limit.
-      const fill = await sandbox.exec({ command: `${MEGABYTE}; for i in $(seq 1 200); do printf %s "$s" > /workspace/f$i; sleep 0.05; done`, timeoutSeconds: 60 });
+      const fill = await sandbox.exec({
+        command: `${MEGABYTE}; for i in $(seq 1 200); do printf %s "$s" > /workspace/f$i; sleep 0.05; done`,
+        timeoutSeconds: 60,
+      });
       assert.equal(fill.diskLimitReached, true, JSON.stringify({ ...fill, stdout: '' }));
       assert.match(fill.hint!, /stopped the session: disk limit reached: it wrote .* into the workspace folder/);
       const grew = bytesIn(folder);
       assert.ok(grew <= 16 * MiB + 48 * MiB, `the folder grew by ${grew} bytes`);
-      await assert.rejects(sandbox.exec({ command: 'echo alive' }), (error: unknown) => SandboxError.is(error, 'session-dead') && /no longer running: disk limit reached/.test(error.message));
+      await assert.rejects(
+        sandbox.exec({ command: 'echo alive' }),
+        (error: unknown) =>
+          SandboxError.is(error, 'session-dead') && /no longer running: disk limit reached/.test(error.message),
+      );
       await sandbox.close();
     } finally {
       rmSync(folder, { recursive: true, force: true });

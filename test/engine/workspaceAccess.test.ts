@@ -1,7 +1,18 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -41,11 +52,19 @@ describe('workspace access against a real engine', function () {
     writeFileSync(join(folder, 'src', 'main.py'), 'print("host")\n');
     writeFileSync(join(folder, 'data.bin'), Buffer.from([0, 1, 2, 255]));
     const before = treeDigest(folder);
-    const { sandbox } = await openSession(testEngine(), resolveSpec({ runtime: 'bash', workspaceAccess: 'ro' }), { name: 'ro-digest', workspaceFolder: folder });
+    const { sandbox } = await openSession(testEngine(), resolveSpec({ runtime: 'bash', workspaceAccess: 'ro' }), {
+      name: 'ro-digest',
+      workspaceFolder: folder,
+    });
     try {
-      await assert.rejects(sandbox.writeFiles([{ path: 'src/main.py', content: 'print("changed")' }]), (error: unknown) => SandboxError.is(error, 'read-only'));
+      await assert.rejects(
+        sandbox.writeFiles([{ path: 'src/main.py', content: 'print("changed")' }]),
+        (error: unknown) => SandboxError.is(error, 'read-only'),
+      );
       await assert.rejects(sandbox.deletePath('data.bin'), (error: unknown) => SandboxError.is(error, 'read-only'));
-      const shell = await sandbox.exec({ command: 'echo x >> src/main.py; rm -f data.bin; touch new; chmod 777 src; mkdir d' });
+      const shell = await sandbox.exec({
+        command: 'echo x >> src/main.py; rm -f data.bin; touch new; chmod 777 src; mkdir d',
+      });
       assert.equal(shell.outcome, 'error');
       assert.match(shell.stderr, /Read-only file system|Permission denied/);
       assert.equal((await sandbox.readFile('src/main.py')).content, 'print("host")\n');
@@ -64,7 +83,10 @@ describe('workspace access against a real engine', function () {
     chownSync(folder, uid, gid);
     let prefix: string[] = [];
     if (process.getuid!() === 0) {
-      const dockerGroup = readFileSync('/etc/group', 'utf8').split('\n').find((line) => line.startsWith('docker:'))?.split(':')[2];
+      const dockerGroup = readFileSync('/etc/group', 'utf8')
+        .split('\n')
+        .find((line) => line.startsWith('docker:'))
+        ?.split(':')[2];
       assert.ok(dockerGroup, 'the docker group exists');
       prefix = ['setpriv', `--reuid=${uid}`, `--regid=${gid}`, `--groups=${dockerGroup}`, '--'];
     }
@@ -74,12 +96,37 @@ describe('workspace access against a real engine', function () {
     const cliCopy = join(cliDir, 'cli.js');
     copyFileSync(CLI, cliCopy);
     chmodSync(cliCopy, 0o644);
-    const cli = (...args: string[]) => run(prefix[0] ?? process.execPath, [...prefix.slice(1), ...(prefix.length ? [process.execPath] : []), cliCopy, args[0]!, '--folder', folder, ...args.slice(1)], { env: { ...process.env, HOME: folder, AGENT_SANDBOX_IMAGE_BASH: TEST_IMAGES.bash } });
+    const cli = (...args: string[]) =>
+      run(
+        prefix[0] ?? process.execPath,
+        [
+          ...prefix.slice(1),
+          ...(prefix.length ? [process.execPath] : []),
+          cliCopy,
+          args[0]!,
+          '--folder',
+          folder,
+          ...args.slice(1),
+        ],
+        { env: { ...process.env, HOME: folder, AGENT_SANDBOX_IMAGE_BASH: TEST_IMAGES.bash } },
+      );
     try {
       await cli('open', '--session', 'rw-owner', '--runtime', 'bash', '--workspace', 'rw');
-      await cli('exec', '--session', 'rw-owner', '--', 'sh', '-c', 'id -u > written.txt; mkdir -p made/deeper && echo hi > made/deeper/f');
+      await cli(
+        'exec',
+        '--session',
+        'rw-owner',
+        '--',
+        'sh',
+        '-c',
+        'id -u > written.txt; mkdir -p made/deeper && echo hi > made/deeper/f',
+      );
       const written = statSync(join(folder, 'written.txt'));
-      assert.equal(readFileSync(join(folder, 'written.txt'), 'utf8').trim(), String(uid), 'the sandbox ran as the host user');
+      assert.equal(
+        readFileSync(join(folder, 'written.txt'), 'utf8').trim(),
+        String(uid),
+        'the sandbox ran as the host user',
+      );
       assert.equal(written.uid, uid);
       assert.equal(written.gid, gid);
       assert.equal(statSync(join(folder, 'made', 'deeper', 'f')).uid, uid);

@@ -60,7 +60,11 @@ async function layerOf(box: Box, sandboxId: string): Promise<Usage> {
 async function afterwards(box: Box, id: string): Promise<{ usable: boolean; text: string }> {
   const probe = await box.call('sandbox_exec', { sandbox_id: id, command: 'echo alive' });
   if (probe.ok && /alive/.test(probe.text)) return { usable: true, text: 'session usable' };
-  assert.match(probe.text, /no longer running: .+|no longer exists: .+/, `neither usable nor reported dead: ${probe.text}`);
+  assert.match(
+    probe.text,
+    /no longer running: .+|no longer exists: .+/,
+    `neither usable nor reported dead: ${probe.text}`,
+  );
   const why = /because (disk limit reached)/.exec(probe.text)?.[1] ?? firstLine(probe.text);
   return { usable: false, text: `session reported dead: ${why}` };
 }
@@ -91,21 +95,36 @@ describe('disk and inode limits, through the tools', function () {
     const answer = await box.call('sandbox_exec', {
       sandbox_id: 'fill',
       // Each writable path on the root file system, with the type of the file system it really is on (a mount point is the root of its own).
-      command: 'echo rootfs:; find / -xdev -writable 2>/dev/null | while read -r p; do echo "$(readlink -f "$p") $(stat -f -c %T "$p")"; done; echo places:; for d in /tmp /var/tmp /run/lock "$HOME" /workspace /dev/shm; do [ -w "$d" ] && echo "$d $(stat -f -c "%T %b %S %c" "$d")"; done',
+      command:
+        'echo rootfs:; find / -xdev -writable 2>/dev/null | while read -r p; do echo "$(readlink -f "$p") $(stat -f -c %T "$p")"; done; echo places:; for d in /tmp /var/tmp /run/lock "$HOME" /workspace /dev/shm; do [ -w "$d" ] && echo "$d $(stat -f -c "%T %b %S %c" "$d")"; done',
     });
     const [rootfs = '', places = ''] = answer.text.split(/rootfs:|places:/).slice(1);
-    const capped = places.trim().split('\n').filter((line) => /^\//.test(line)).map((line) => {
-      const [dir, type, blocks, blockSize, files] = line.trim().split(' ');
-      return { dir, type, bytes: Number(blocks) * Number(blockSize), files: Number(files) };
-    });
+    const capped = places
+      .trim()
+      .split('\n')
+      .filter((line) => /^\//.test(line))
+      .map((line) => {
+        const [dir, type, blocks, blockSize, files] = line.trim().split(' ');
+        return { dir, type, bytes: Number(blocks) * Number(blockSize), files: Number(files) };
+      });
     // Writable on the root file system: anything that is not the mount point of one of the capped places.
-    const writableOnRoot = rootfs.trim().split('\n').filter(Boolean).filter((line) => {
-      const [path, type] = line.split(' ');
-      return !(type === 'tmpfs' && capped.some((place) => place.dir === path));
-    });
+    const writableOnRoot = rootfs
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .filter((line) => {
+        const [path, type] = line.split(' ');
+        return !(type === 'tmpfs' && capped.some((place) => place.dir === path));
+      });
     const uncapped = capped.filter((place) => place.type !== 'tmpfs' || place.bytes > DISK || place.files > INODES);
     const passed = writableOnRoot.length === 0 && capped.length > 0 && uncapped.length === 0;
-    observe('disk', 'find / -xdev -writable as the sandbox user; the size and inode count of each writable place', 'nothing writable on the root file system; each writable place a tmpfs within 64 MiB and 5,000 inodes', `writable on the root: ${writableOnRoot.join(' ') || 'none'}; uncapped places: ${uncapped.map((place) => `${place.dir} (${place.type})`).join(' ') || 'none'}`, passed);
+    observe(
+      'disk',
+      'find / -xdev -writable as the sandbox user; the size and inode count of each writable place',
+      'nothing writable on the root file system; each writable place a tmpfs within 64 MiB and 5,000 inodes',
+      `writable on the root: ${writableOnRoot.join(' ') || 'none'}; uncapped places: ${uncapped.map((place) => `${place.dir} (${place.type})`).join(' ') || 'none'}`,
+      passed,
+    );
     assert.deepEqual(writableOnRoot, [], 'nothing on the root file system is writable');
     assert.deepEqual(uncapped, [], 'every writable place is a tmpfs within the limits');
   });
@@ -113,14 +132,23 @@ describe('disk and inode limits, through the tools', function () {
   for (const place of ['/tmp', '/home/sandbox', '/workspace', '/var/tmp', '/dev/shm']) {
     it(`writing 100 MiB into ${place} stops at the disk limit, and the session stays usable`, async () => {
       const before = await layerOf(box, 'fill');
-      const answer = await box.call('sandbox_exec', { sandbox_id: 'fill', command: `dd if=/dev/zero of=${place}/fill bs=1M count=100; ls -l ${place}/fill | cut -d" " -f5` });
+      const answer = await box.call('sandbox_exec', {
+        sandbox_id: 'fill',
+        command: `dd if=/dev/zero of=${place}/fill bs=1M count=100; ls -l ${place}/fill | cut -d" " -f5`,
+      });
       const after = await layerOf(box, 'fill');
       const grew = growth(before, after);
       const status = await afterwards(box, 'fill');
       await box.call('sandbox_exec', { sandbox_id: 'fill', command: `rm -f ${place}/fill` });
       const reported = /disk limit reached/.test(answer.text);
       const hostOk = grew.bytes <= LAYER_MARGIN;
-      observe('disk', `dd 100 MiB into ${place} (limit 64 MiB)`, 'stopped at 64 MiB with "disk limit reached"; the engine\'s disk did not grow; the session usable', `${reported ? 'disk limit reached' : 'NOT reported'}; writable layer grew ${mib(grew.bytes)}; ${status.text}`, reported && hostOk && status.usable);
+      observe(
+        'disk',
+        `dd 100 MiB into ${place} (limit 64 MiB)`,
+        'stopped at 64 MiB with "disk limit reached"; the engine\'s disk did not grow; the session usable',
+        `${reported ? 'disk limit reached' : 'NOT reported'}; writable layer grew ${mib(grew.bytes)}; ${status.text}`,
+        reported && hostOk && status.usable,
+      );
       assert.ok(reported, `the answer says disk limit reached: ${answer.text}`);
       assert.ok(hostOk, `the container's writable layer grew by ${grew.bytes} bytes`);
       assert.ok(status.usable, status.text);
@@ -129,7 +157,11 @@ describe('disk and inode limits, through the tools', function () {
 
   it('creating files past the inode limit stops at it, and the session stays usable', async () => {
     const before = await layerOf(box, 'fill');
-    const answer = await box.call('sandbox_exec', { sandbox_id: 'fill', command: 'mkdir -p /tmp/many && cd /tmp/many && seq 1 6000 | xargs touch 2>&1 | tail -1; echo files=$(ls | wc -l)' });
+    const answer = await box.call('sandbox_exec', {
+      sandbox_id: 'fill',
+      command:
+        'mkdir -p /tmp/many && cd /tmp/many && seq 1 6000 | xargs touch 2>&1 | tail -1; echo files=$(ls | wc -l)',
+    });
     const after = await layerOf(box, 'fill');
     const grew = growth(before, after);
     const made = Number(/files=(\d+)/.exec(answer.text)?.[1] ?? NaN);
@@ -137,7 +169,13 @@ describe('disk and inode limits, through the tools', function () {
     await box.call('sandbox_exec', { sandbox_id: 'fill', command: 'rm -rf /tmp/many' });
     const reported = /disk limit reached/.test(answer.text);
     const hostOk = grew.inodes <= LAYER_INODE_MARGIN && made <= INODES;
-    observe('disk', 'touch 6,000 files in /tmp (limit 5,000 inodes)', 'stopped at the inode limit with "disk limit reached"; no file reached the engine\'s disk; the session usable', `${reported ? 'disk limit reached' : 'NOT reported'}; ${made} files made; writable layer grew ${grew.inodes} entries; ${status.text}`, reported && hostOk && status.usable);
+    observe(
+      'disk',
+      'touch 6,000 files in /tmp (limit 5,000 inodes)',
+      'stopped at the inode limit with "disk limit reached"; no file reached the engine\'s disk; the session usable',
+      `${reported ? 'disk limit reached' : 'NOT reported'}; ${made} files made; writable layer grew ${grew.inodes} entries; ${status.text}`,
+      reported && hostOk && status.usable,
+    );
     assert.ok(reported, `the answer says disk limit reached: ${answer.text}`);
     assert.ok(hostOk, `${made} files were made; the writable layer grew by ${grew.inodes} entries`);
     assert.ok(status.usable, status.text);
@@ -146,15 +184,30 @@ describe('disk and inode limits, through the tools', function () {
   it('the file tools writing past the disk limit say so, and the session stays usable', async () => {
     const before = await layerOf(box, 'fill');
     const tenMiB = 'x'.repeat(10 * MiB);
-    const first = await box.call('sandbox_fs_write', { sandbox_id: 'fill', files: Array.from({ length: 6 }, (_, i) => ({ path: `big/${i}.txt`, content: tenMiB })) });
-    const second = await box.call('sandbox_fs_write', { sandbox_id: 'fill', files: [{ path: 'big/6.txt', content: tenMiB }, { path: 'big/7.txt', content: tenMiB }] });
+    const first = await box.call('sandbox_fs_write', {
+      sandbox_id: 'fill',
+      files: Array.from({ length: 6 }, (_, i) => ({ path: `big/${i}.txt`, content: tenMiB })),
+    });
+    const second = await box.call('sandbox_fs_write', {
+      sandbox_id: 'fill',
+      files: [
+        { path: 'big/6.txt', content: tenMiB },
+        { path: 'big/7.txt', content: tenMiB },
+      ],
+    });
     const after = await layerOf(box, 'fill');
     const grew = growth(before, after);
     const status = await afterwards(box, 'fill');
     await box.call('sandbox_fs_delete', { sandbox_id: 'fill', path: 'big', recursive: true });
     const reported = !second.ok && /disk limit reached/.test(second.text);
     const hostOk = grew.bytes <= LAYER_MARGIN;
-    observe('disk', 'sandbox_fs_write 60 MiB, then 20 MiB more into /workspace (limit 64 MiB)', 'the second write fails with "disk limit reached"; the engine\'s disk did not grow; the session usable', `${first.ok ? 'first written' : 'first failed'}; ${reported ? 'disk limit reached' : `second: ${firstLine(second.text)}`}; writable layer grew ${mib(grew.bytes)}; ${status.text}`, reported && hostOk && status.usable);
+    observe(
+      'disk',
+      'sandbox_fs_write 60 MiB, then 20 MiB more into /workspace (limit 64 MiB)',
+      'the second write fails with "disk limit reached"; the engine\'s disk did not grow; the session usable',
+      `${first.ok ? 'first written' : 'first failed'}; ${reported ? 'disk limit reached' : `second: ${firstLine(second.text)}`}; writable layer grew ${mib(grew.bytes)}; ${status.text}`,
+      reported && hostOk && status.usable,
+    );
     assert.ok(first.ok, first.text);
     assert.ok(reported, `the answer says disk limit reached: ${second.text}`);
     assert.ok(hostOk, `the container's writable layer grew by ${grew.bytes} bytes`);
@@ -166,12 +219,21 @@ describe('disk and inode limits, through the tools', function () {
     try {
       await small.call('sandbox_open', { session: 'full', runtime: 'bash' });
       const before = await layerOf(small, 'full');
-      const answer = await small.call('sandbox_exec', { sandbox_id: 'full', command: 'dd if=/dev/zero of=/tmp/a bs=1M count=40; dd if=/dev/zero of=$HOME/b bs=1M count=40' });
+      const answer = await small.call('sandbox_exec', {
+        sandbox_id: 'full',
+        command: 'dd if=/dev/zero of=/tmp/a bs=1M count=40; dd if=/dev/zero of=$HOME/b bs=1M count=40',
+      });
       const grew = small.service.known('full') ? growth(before, await layerOf(small, 'full')) : { bytes: 0, inodes: 0 };
       const status = await afterwards(small, 'full');
       const handled = status.usable || /disk limit reached/.test(status.text);
       const hostOk = grew.bytes <= LAYER_MARGIN;
-      observe('disk', 'dd 40 MiB into /tmp and into $HOME with a 64 MiB memory limit (each place holds 32 MiB)', 'the session usable, or stopped and reported dead with "disk limit reached"; the engine\'s disk did not grow', `${firstLine(answer.text)}; writable layer grew ${mib(grew.bytes)}; ${status.text}`, handled && hostOk);
+      observe(
+        'disk',
+        'dd 40 MiB into /tmp and into $HOME with a 64 MiB memory limit (each place holds 32 MiB)',
+        'the session usable, or stopped and reported dead with "disk limit reached"; the engine\'s disk did not grow',
+        `${firstLine(answer.text)}; writable layer grew ${mib(grew.bytes)}; ${status.text}`,
+        handled && hostOk,
+      );
       assert.ok(hostOk, `the container's writable layer grew by ${grew.bytes} bytes`);
       assert.ok(handled, status.text);
     } finally {
@@ -180,17 +242,28 @@ describe('disk and inode limits, through the tools', function () {
   });
 
   it('a compute-mode run writing past the disk limit says so', async () => {
-    const answer = await box.call('sandbox_run', { runtime: 'bash', code: 'dd if=/dev/zero of=/tmp/fill bs=1M count=100' });
+    const answer = await box.call('sandbox_run', {
+      runtime: 'bash',
+      code: 'dd if=/dev/zero of=/tmp/fill bs=1M count=100',
+    });
     const reported = /disk limit reached/.test(answer.text);
-    observe('disk', 'sandbox_run: dd 100 MiB into /tmp (limit 64 MiB)', 'stopped at 64 MiB with "disk limit reached"', reported ? firstLine(answer.text) : `NOT reported: ${firstLine(answer.text)}`, reported);
+    observe(
+      'disk',
+      'sandbox_run: dd 100 MiB into /tmp (limit 64 MiB)',
+      'stopped at 64 MiB with "disk limit reached"',
+      reported ? firstLine(answer.text) : `NOT reported: ${firstLine(answer.text)}`,
+      reported,
+    );
     assert.ok(reported, answer.text);
   });
 });
 
 describe('disk and inode limits on a folder mounted read-write', function () {
   /** Writes slower than the watcher looks (about 20 MiB or 2,000 files a second), so its overshoot is bounded by about a second of writing. */
-  const BYTES_WRITER = 'mkdir -p grow && i=0; while [ $i -lt 256 ]; do head -c 1048576 /dev/zero > grow/f$i || break; i=$((i+1)); sleep 0.05; done; echo wrote=$i';
-  const FILES_WRITER = 'mkdir -p many && i=0; while [ $i -lt 400 ]; do (cd many && touch $(seq -f "$i-%g" 1 100)) || break; i=$((i+1)); sleep 0.05; done; echo batches=$i';
+  const BYTES_WRITER =
+    'mkdir -p grow && i=0; while [ $i -lt 256 ]; do head -c 1048576 /dev/zero > grow/f$i || break; i=$((i+1)); sleep 0.05; done; echo wrote=$i';
+  const FILES_WRITER =
+    'mkdir -p many && i=0; while [ $i -lt 400 ]; do (cd many && touch $(seq -f "$i-%g" 1 100)) || break; i=$((i+1)); sleep 0.05; done; echo batches=$i';
   const FOLDER_BYTES_MARGIN = 64 * MiB;
   const FOLDER_INODE_MARGIN = INODES;
 
@@ -217,7 +290,13 @@ describe('disk and inode limits on a folder mounted read-write', function () {
         const stopped = !status.usable && /disk limit reached/.test(status.text);
         const hostOk = grew[key] <= limit + margin;
         const shown = key === 'bytes' ? `${mib(grew.bytes)}` : `${grew.inodes} files`;
-        observe('disk', `rw mount: ${what} into the host folder (limit ${key === 'bytes' ? '64 MiB' : '5,000 files'})`, 'the session is stopped and reported dead with "disk limit reached"; the folder grew by at most the limit and about a second of writing', `folder grew ${shown}; ${stopped ? status.text : `NOT stopped: ${status.text}; ${firstLine(answer.text)}`}`, stopped && hostOk);
+        observe(
+          'disk',
+          `rw mount: ${what} into the host folder (limit ${key === 'bytes' ? '64 MiB' : '5,000 files'})`,
+          'the session is stopped and reported dead with "disk limit reached"; the folder grew by at most the limit and about a second of writing',
+          `folder grew ${shown}; ${stopped ? status.text : `NOT stopped: ${status.text}; ${firstLine(answer.text)}`}`,
+          stopped && hostOk,
+        );
         assert.ok(hostOk, `the folder grew by ${grew[key]} ${key}, more than ${limit} + ${margin}`);
         assert.ok(stopped, `the session is reported dead with the reason: ${status.text}`);
       } finally {

@@ -13,7 +13,10 @@ import { firstLine, toolbox } from './toolbox';
 const run = promisify(execFile);
 
 async function oursSince(since: string): Promise<Docker.ContainerInfo[]> {
-  const all = await new Docker(testEngine().endpoint.options).listContainers({ all: true, filters: { label: [`${LABEL.managed}=1`] } });
+  const all = await new Docker(testEngine().endpoint.options).listContainers({
+    all: true,
+    filters: { label: [`${LABEL.managed}=1`] },
+  });
   return all.filter((container) => (container.Labels[LABEL.created] ?? '') >= since);
 }
 
@@ -33,7 +36,12 @@ describe('faults', function () {
       assert.match(next.text, /no longer running: it was killed \(SIGKILL\) from outside/);
       const again = await box.call('sandbox_fs_read', { sandbox_id: 'victim', path: 'keep.txt' });
       assert.match(again.text, /no longer running/);
-      observe('fault', 'docker kill of a session container', 'the next calls say it died and why; no silent fresh session', firstLine(next.text));
+      observe(
+        'fault',
+        'docker kill of a session container',
+        'the next calls say it died and why; no silent fresh session',
+        firstLine(next.text),
+      );
     } finally {
       await box.dispose();
     }
@@ -49,7 +57,12 @@ describe('faults', function () {
       const read = await second.call('sandbox_fs_read', { path: 'state.txt' });
       assert.match(read.text, /survives/);
       assert.equal((await second.service.list()).find((session) => session.name === 'default')!.id, id);
-      observe('fault', 'every service disposed and rebuilt (extension host restart)', 'the same session and its files are found again', 'same container, state.txt intact');
+      observe(
+        'fault',
+        'every service disposed and rebuilt (extension host restart)',
+        'the same session and its files are found again',
+        'same container, state.txt intact',
+      );
     } finally {
       await second.dispose();
     }
@@ -75,7 +88,10 @@ describe('faults', function () {
         if (Math.random() < 0.3) {
           const id = (await box.service.list()).find((session) => session.name === name)?.id;
           if (id) {
-            await docker.getContainer(id).kill({ signal: 'SIGKILL' }).catch(() => undefined);
+            await docker
+              .getContainer(id)
+              .kill({ signal: 'SIGKILL' })
+              .catch(() => undefined);
             killed++;
           }
         }
@@ -83,10 +99,18 @@ describe('faults', function () {
       }
       await box.service.closeAll();
       const left = await oursSince(since);
-      assert.deepEqual(left.map((container) => container.Names[0]), []);
+      assert.deepEqual(
+        left.map((container) => container.Names[0]),
+        [],
+      );
       const volumes = (await docker.listVolumes({ filters: { dangling: ['true'] } })).Volumes ?? [];
       assert.equal(volumes.filter((volume) => volume.Labels?.[LABEL.managed] === '1').length, 0);
-      observe('fault', '100 open/close cycles, 30% killed from outside at random', 'zero containers and volumes of ours left', `${killed} killed, ${reported} reported dead on reuse, 0 containers left`);
+      observe(
+        'fault',
+        '100 open/close cycles, 30% killed from outside at random',
+        'zero containers and volumes of ours left',
+        `${killed} killed, ${reported} reported dead on reuse, 0 containers left`,
+      );
     } finally {
       await box.dispose();
     }
@@ -95,7 +119,13 @@ describe('faults', function () {
   it('the engine stopped during a call and started again', async function () {
     if (process.env.AGENT_SANDBOX_HOSTILE_ENGINE_RESTART !== '1') {
       // Stopping the engine would break anyone else's work on it: only a run that owns the engine does it.
-      observe('fault', 'engine stopped during an exec, then started', 'fail fast with engine-down; afterwards the session reported lost', 'set AGENT_SANDBOX_HOSTILE_ENGINE_RESTART=1 to run it (npm test does when it started the engine)', 'not run');
+      observe(
+        'fault',
+        'engine stopped during an exec, then started',
+        'fail fast with engine-down; afterwards the session reported lost',
+        'set AGENT_SANDBOX_HOSTILE_ENGINE_RESTART=1 to run it (npm test does when it started the engine)',
+        'not run',
+      );
       this.skip();
     }
     const box = toolbox();
@@ -114,7 +144,12 @@ describe('faults', function () {
       await run('bash', [provision], { timeout: 180_000 });
       const after = await box.call('sandbox_exec', { sandbox_id: 'through-restart', command: 'true' });
       assert.match(after.text, /no longer running|no longer exists|No sandbox/);
-      observe('fault', 'engine stopped during a 60 s exec, then started again', 'the call fails fast; calls say the engine is down; afterwards the session is reported lost', `call ended after ${failedAfter} ms: ${firstLine(during.text)}; while down: ${firstLine(down.text)}; after: ${firstLine(after.text)}`);
+      observe(
+        'fault',
+        'engine stopped during a 60 s exec, then started again',
+        'the call fails fast; calls say the engine is down; afterwards the session is reported lost',
+        `call ended after ${failedAfter} ms: ${firstLine(during.text)}; while down: ${firstLine(down.text)}; after: ${firstLine(after.text)}`,
+      );
       assert.ok(failedAfter < 40_000, `${failedAfter} ms`);
     } finally {
       await box.dispose();

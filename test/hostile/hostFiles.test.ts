@@ -5,7 +5,20 @@
 // modes and owners, nothing lands beside the workspace, and no secret or oversized file is staged.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { chmodSync, closeSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveSpec } from '../../src/core/resolveSpec';
@@ -52,7 +65,9 @@ describe('host files: the host reads and writes a folder that a read-write sandb
 
   before(async function () {
     await requireEngine(this);
-    process.stdout.write(`      host files: seed ${SEED} (AGENT_SANDBOX_SEED=${SEED} repeats it), ${TRIES} tries per race\n`);
+    process.stdout.write(
+      `      host files: seed ${SEED} (AGENT_SANDBOX_SEED=${SEED} repeats it), ${TRIES} tries per race\n`,
+    );
     root = mkdtempSync(join(tmpdir(), 'agent-sandbox-hostfiles-'));
     folder = join(root, 'workspace');
     canary = join(root, 'canary');
@@ -91,19 +106,27 @@ describe('host files: the host reads and writes a folder that a read-write sandb
   }
 
   /** How each swapped name looks when it is the folder's own, harmless file (a shell test). */
-  const HARMLESS: Record<string, string> = { d: '[ -d d ] && [ ! -L d ]', f: '[ -f f ]', big: '[ "$(stat -c %s big)" -lt 100 ]' };
+  const HARMLESS: Record<string, string> = {
+    d: '[ -d d ] && [ ! -L d ]',
+    f: '[ -f f ]',
+    big: '[ "$(stat -c %s big)" -lt 100 ]',
+  };
 
   /**
    * Starts swapping /workspace/a and /workspace/b in the sandbox; the returned function stops it, puts
    * the harmless file back under `a` for the next case, and tells how many swaps were made.
    */
   async function swapping(a: string, b: string): Promise<() => Promise<string>> {
-    const started = await exec(`cd /workspace && rm -f /tmp/swap.count && (nohup python3 /tmp/swap.py ${a} ${b} >/tmp/swap.log 2>&1 & echo "pid=$!")`);
+    const started = await exec(
+      `cd /workspace && rm -f /tmp/swap.count && (nohup python3 /tmp/swap.py ${a} ${b} >/tmp/swap.log 2>&1 & echo "pid=$!")`,
+    );
     const pid = /pid=(\d+)/.exec(started.text)?.[1];
     assert.ok(pid, started.text);
     return async () => {
       const swapBack = `python3 -c "import ctypes; ctypes.CDLL(None).renameat2(-100, b'${a}', -100, b'${b}', 2)"`;
-      const stopped = await exec(`cd /workspace; kill ${pid}; for i in $(seq 100); do [ -s /tmp/swap.count ] && break; sleep 0.1; done; ${HARMLESS[a]} || ${swapBack}; ${HARMLESS[a]} && echo "swaps=$(cat /tmp/swap.count)"`);
+      const stopped = await exec(
+        `cd /workspace; kill ${pid}; for i in $(seq 100); do [ -s /tmp/swap.count ] && break; sleep 0.1; done; ${HARMLESS[a]} || ${swapBack}; ${HARMLESS[a]} && echo "swaps=$(cat /tmp/swap.count)"`,
+      );
       return /swaps=(\d+)/.exec(stopped.text)?.[1] ?? `unknown (${firstLine(stopped.text)})`;
     };
   }
@@ -113,13 +136,22 @@ describe('host files: the host reads and writes a folder that a read-write sandb
     const now = hostSnapshot(canary);
     const beside = readdirSync(root).sort();
     const ok = now === canaryBefore && beside.join(',') === 'canary,workspace';
-    return { ok, detail: ok ? 'canary folder and the folder\'s parent unchanged' : `host changed outside the folder: ${snapshotDiff(canaryBefore, now)} beside: ${beside.join(',')}` };
+    return {
+      ok,
+      detail: ok
+        ? "canary folder and the folder's parent unchanged"
+        : `host changed outside the folder: ${snapshotDiff(canaryBefore, now)} beside: ${beside.join(',')}`,
+    };
   }
 
   function tally(answers: ToolAnswer[]): string {
     const counts = new Map<string, number>();
     for (const answer of answers) {
-      const key = answer.ok ? 'done' : firstLine(answer.text).replace(/"[^"]*"/g, '"…"').slice(0, 70);
+      const key = answer.ok
+        ? 'done'
+        : firstLine(answer.text)
+            .replace(/"[^"]*"/g, '"…"')
+            .slice(0, 70);
       counts.set(key, (counts.get(key) ?? 0) + 1);
     }
     return [...counts].map(([key, count]) => `${count}× ${key}`).join('; ');
@@ -127,38 +159,72 @@ describe('host files: the host reads and writes a folder that a read-write sandb
 
   it('publish with save_to_workspace while d swaps between a folder and a link to a host folder outside', async () => {
     // Unraced first: the same call works while d is a plain folder.
-    const calm = await box.call('sandbox_publish_file', { sandbox_id: 'racer', path: 'payload.txt', save_to_workspace: 'd/calm.txt' });
+    const calm = await box.call('sandbox_publish_file', {
+      sandbox_id: 'racer',
+      path: 'payload.txt',
+      save_to_workspace: 'd/calm.txt',
+    });
     assert.ok(calm.ok && existsSync(join(folder, 'd', 'calm.txt')), calm.text);
     const stop = await swapping('d', 'd.alt');
     const answers: ToolAnswer[] = [];
     let swaps = 'unknown';
     try {
       for (let i = 0; i < TRIES; i++) {
-        answers.push(await box.call('sandbox_publish_file', { sandbox_id: 'racer', path: 'payload.txt', save_to_workspace: 'd/out.txt', overwrite: random() < 0.5 }));
+        answers.push(
+          await box.call('sandbox_publish_file', {
+            sandbox_id: 'racer',
+            path: 'payload.txt',
+            save_to_workspace: 'd/out.txt',
+            overwrite: random() < 0.5,
+          }),
+        );
       }
     } finally {
       swaps = await stop();
     }
     const host = hostUntouched();
-    observe(AREA, `publish save_to_workspace d/out.txt × ${TRIES} while the sandbox swaps d ↔ link to a host folder (${swaps} swaps, seed ${SEED})`, 'nothing written outside the folder; the canary folder unchanged', `${host.detail}; ${tally(answers)}`, host.ok);
+    observe(
+      AREA,
+      `publish save_to_workspace d/out.txt × ${TRIES} while the sandbox swaps d ↔ link to a host folder (${swaps} swaps, seed ${SEED})`,
+      'nothing written outside the folder; the canary folder unchanged',
+      `${host.detail}; ${tally(answers)}`,
+      host.ok,
+    );
     assert.ok(host.ok, host.detail);
   });
 
   it('stage from workspace_path while d swaps between a folder and a link to a host folder holding a secret', async () => {
-    const calm = await box.call('sandbox_stage_file', { sandbox_id: 'racer', workspace_path: 'd/secret.txt', path: 'staged/secret.txt' });
+    const calm = await box.call('sandbox_stage_file', {
+      sandbox_id: 'racer',
+      workspace_path: 'd/secret.txt',
+      path: 'staged/secret.txt',
+    });
     assert.ok(calm.ok && calm.text.includes(sha('decoy')), calm.text);
     const stop = await swapping('d', 'd.alt');
     const answers: ToolAnswer[] = [];
     let swaps = 'unknown';
     try {
-      for (let i = 0; i < TRIES; i++) answers.push(await box.call('sandbox_stage_file', { sandbox_id: 'racer', workspace_path: 'd/secret.txt', path: 'staged/secret.txt' }));
+      for (let i = 0; i < TRIES; i++)
+        answers.push(
+          await box.call('sandbox_stage_file', {
+            sandbox_id: 'racer',
+            workspace_path: 'd/secret.txt',
+            path: 'staged/secret.txt',
+          }),
+        );
     } finally {
       swaps = await stop();
     }
     const leaked = answers.filter((answer) => answer.ok && answer.text.includes(sha(SECRET))).length;
     const host = hostUntouched();
     const contained = leaked === 0 && host.ok;
-    observe(AREA, `stage workspace_path d/secret.txt × ${TRIES} while the sandbox swaps d ↔ link to a host folder with a secret (${swaps} swaps, seed ${SEED})`, 'the secret is never staged; only the folder\'s own file or a refusal', `${leaked} staged the host secret; ${host.detail}; ${tally(answers)}`, contained);
+    observe(
+      AREA,
+      `stage workspace_path d/secret.txt × ${TRIES} while the sandbox swaps d ↔ link to a host folder with a secret (${swaps} swaps, seed ${SEED})`,
+      "the secret is never staged; only the folder's own file or a refusal",
+      `${leaked} staged the host secret; ${host.detail}; ${tally(answers)}`,
+      contained,
+    );
     assert.equal(leaked, 0, `the host secret was staged ${leaked} times`);
     assert.ok(host.ok, host.detail);
   });
@@ -174,7 +240,10 @@ describe('host files: the host reads and writes a folder that a read-write sandb
       for (let i = 0; i < TRIES && !hung; i++) {
         const call = box.call('sandbox_stage_file', { sandbox_id: 'racer', workspace_path: 'f', path: 'staged/f' });
         let timer: NodeJS.Timeout | undefined;
-        const answer = await Promise.race([call, new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), HANG_MS)))]);
+        const answer = await Promise.race([
+          call,
+          new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), HANG_MS))),
+        ]);
         clearTimeout(timer);
         if (answer === 'hung') {
           hung = true;
@@ -182,7 +251,8 @@ describe('host files: the host reads and writes a folder that a read-write sandb
           // A writer that opens and closes releases the host's blocked reader, so that the run can end.
           for (const name of ['f', 'f.alt']) {
             const path = join(folder, name);
-            if (existsSync(path) && lstatSync(path).isFIFO()) closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
+            if (existsSync(path) && lstatSync(path).isFIFO())
+              closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
           }
           answers.push(await call);
         } else answers.push(answer);
@@ -191,40 +261,71 @@ describe('host files: the host reads and writes a folder that a read-write sandb
       if (!hung) swaps = await stop();
     }
     const foreign = answers.filter((answer) => answer.ok && !answer.text.includes(sha('small'))).length;
-    observe(AREA, `stage workspace_path f × ${answers.length} while the sandbox swaps f ↔ FIFO (${swaps} swaps, seed ${SEED})`, 'every call returns: the file, or "not a regular file"; none blocks on the FIFO', `${hung ? `a call HUNG on the FIFO (over ${HANG_MS / 1000} s) after ${answers.length - 1} calls` : 'every call returned'}; ${tally(answers)}`, !hung && foreign === 0);
+    observe(
+      AREA,
+      `stage workspace_path f × ${answers.length} while the sandbox swaps f ↔ FIFO (${swaps} swaps, seed ${SEED})`,
+      'every call returns: the file, or "not a regular file"; none blocks on the FIFO',
+      `${hung ? `a call HUNG on the FIFO (over ${HANG_MS / 1000} s) after ${answers.length - 1} calls` : 'every call returned'}; ${tally(answers)}`,
+      !hung && foreign === 0,
+    );
     assert.equal(hung, false, 'a stage call blocked on a FIFO');
     assert.equal(foreign, 0);
   });
 
   it('stage from workspace_path while big swaps between a small file and one over the size limit', async () => {
-    const calm = await box.call('sandbox_stage_file', { sandbox_id: 'racer', workspace_path: 'big', path: 'staged/big' });
+    const calm = await box.call('sandbox_stage_file', {
+      sandbox_id: 'racer',
+      workspace_path: 'big',
+      path: 'staged/big',
+    });
     assert.ok(calm.ok && calm.text.includes(sha('small')), calm.text);
     const stop = await swapping('big', 'big.alt');
     const answers: ToolAnswer[] = [];
     let swaps = 'unknown';
     try {
-      for (let i = 0; i < TRIES; i++) answers.push(await box.call('sandbox_stage_file', { sandbox_id: 'racer', workspace_path: 'big', path: 'staged/big' }));
+      for (let i = 0; i < TRIES; i++)
+        answers.push(
+          await box.call('sandbox_stage_file', { sandbox_id: 'racer', workspace_path: 'big', path: 'staged/big' }),
+        );
     } finally {
       swaps = await stop();
     }
     const oversized = answers.filter((answer) => answer.ok && !answer.text.includes(sha('small'))).length;
     const refusals = answers.filter((answer) => !answer.ok);
-    const wrongRefusal = refusals.filter((answer) => !/file-too-large|is 4 MiB|limit is 1 MiB/.test(answer.text)).length;
-    observe(AREA, `stage workspace_path big × ${TRIES} while the sandbox swaps big (5 B) ↔ 4 MiB file, store limit 1 MiB (${swaps} swaps, seed ${SEED})`, 'the size check holds for the file actually read: nothing over 1 MiB staged', `${oversized} staged a file over the limit; ${tally(answers)}`, oversized === 0 && wrongRefusal === 0);
+    const wrongRefusal = refusals.filter(
+      (answer) => !/file-too-large|is 4 MiB|limit is 1 MiB/.test(answer.text),
+    ).length;
+    observe(
+      AREA,
+      `stage workspace_path big × ${TRIES} while the sandbox swaps big (5 B) ↔ 4 MiB file, store limit 1 MiB (${swaps} swaps, seed ${SEED})`,
+      'the size check holds for the file actually read: nothing over 1 MiB staged',
+      `${oversized} staged a file over the limit; ${tally(answers)}`,
+      oversized === 0 && wrongRefusal === 0,
+    );
     assert.equal(oversized, 0, `${oversized} calls staged a file over the 1 MiB limit`);
     assert.equal(wrongRefusal, 0, tally(refusals));
   });
 
-  it('a read-write virtual session on the same folder, while d swaps between a folder and a link to the secret\'s folder', async () => {
+  it("a read-write virtual session on the same folder, while d swaps between a folder and a link to the secret's folder", async () => {
     // The virtual engine works on the host folder in this process: the container races it the same way.
     const engine = new VirtualEngine();
-    const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'bash', workspaceAccess: 'rw' }), { name: 'virtual-racer', workspaceFolder: folder });
-    assert.equal((await sandbox.exec({ command: 'cat d/secret.txt' })).stdout, 'decoy', 'unraced, the virtual session reads the folder\'s own file');
+    const { sandbox } = await openSession(engine, resolveSpec({ runtime: 'bash', workspaceAccess: 'rw' }), {
+      name: 'virtual-racer',
+      workspaceFolder: folder,
+    });
+    assert.equal(
+      (await sandbox.exec({ command: 'cat d/secret.txt' })).stdout,
+      'decoy',
+      "unraced, the virtual session reads the folder's own file",
+    );
     const stop = await swapping('d', 'd.alt');
     let output = '';
     let swaps = 'unknown';
     try {
-      const result = await sandbox.exec({ command: `for i in $(seq 1 ${TRIES}); do cat d/secret.txt; echo; echo pwned > d/virtual-$i.txt; done 2>/dev/null; echo finished`, timeoutSeconds: 600 });
+      const result = await sandbox.exec({
+        command: `for i in $(seq 1 ${TRIES}); do cat d/secret.txt; echo; echo pwned > d/virtual-$i.txt; done 2>/dev/null; echo finished`,
+        timeoutSeconds: 600,
+      });
       output = result.stdout;
     } finally {
       swaps = await stop();
@@ -233,17 +334,31 @@ describe('host files: the host reads and writes a folder that a read-write sandb
     const leaked = output.includes(SECRET.trim());
     const host = hostUntouched();
     const reads = output.split('\n').filter((line) => line === 'decoy').length;
-    observe(AREA, `rw virtual session: cat d/secret.txt and echo > d/virtual-N.txt × ${TRIES} while a container swaps d ↔ link to a host folder (${swaps} swaps, seed ${SEED})`, 'the secret never read, nothing written outside the folder', `${leaked ? 'the host secret was READ' : 'secret never read'}; ${reads} reads of the folder's own file; ${host.detail}`, !leaked && host.ok);
+    observe(
+      AREA,
+      `rw virtual session: cat d/secret.txt and echo > d/virtual-N.txt × ${TRIES} while a container swaps d ↔ link to a host folder (${swaps} swaps, seed ${SEED})`,
+      'the secret never read, nothing written outside the folder',
+      `${leaked ? 'the host secret was READ' : 'secret never read'}; ${reads} reads of the folder's own file; ${host.detail}`,
+      !leaked && host.ok,
+    );
     assert.equal(leaked, false, 'the virtual session read the host secret');
     assert.ok(host.ok, host.detail);
     assert.match(output, /finished/);
   });
 
   it('a hard link to a host file outside the mount cannot be made from inside the container', async () => {
-    const answer = await exec('ln /etc/hostname /workspace/hardlink 2>&1; ln /tmp/swap.py /workspace/hardlink2 2>&1; echo done');
+    const answer = await exec(
+      'ln /etc/hostname /workspace/hardlink 2>&1; ln /tmp/swap.py /workspace/hardlink2 2>&1; echo done',
+    );
     const exdev = /Invalid cross-device link/.test(answer.text);
     const landed = existsSync(join(folder, 'hardlink')) || existsSync(join(folder, 'hardlink2'));
-    observe(AREA, 'hard link from the container\'s own files into the rw mount (ln /etc/hostname /workspace/…)', 'refused by the kernel (EXDEV): host files are not visible and mounts are separate', (/ln: .*/.exec(answer.text)?.[0] ?? firstLine(answer.text)) + (landed ? '; a link LANDED' : ''), exdev && !landed);
+    observe(
+      AREA,
+      "hard link from the container's own files into the rw mount (ln /etc/hostname /workspace/…)",
+      'refused by the kernel (EXDEV): host files are not visible and mounts are separate',
+      (/ln: .*/.exec(answer.text)?.[0] ?? firstLine(answer.text)) + (landed ? '; a link LANDED' : ''),
+      exdev && !landed,
+    );
     assert.ok(exdev, answer.text);
     assert.equal(landed, false);
   });
@@ -251,7 +366,13 @@ describe('host files: the host reads and writes a folder that a read-write sandb
   it('the canary folder is byte-identical, with the same modes and owners, after all races', () => {
     const host = hostUntouched();
     assert.equal(readFileSync(join(canary, 'secret.txt'), 'utf8'), SECRET);
-    observe(AREA, 'canary folder outside the workspace, checked before and after every race', 'untouched', host.detail, host.ok);
+    observe(
+      AREA,
+      'canary folder outside the workspace, checked before and after every race',
+      'untouched',
+      host.detail,
+      host.ok,
+    );
     assert.ok(host.ok, host.detail);
   });
 });

@@ -36,7 +36,10 @@ describe('host files: a read-write virtual session on the host folder', function
     writeFileSync(join(canary, 'secret.txt'), SECRET);
     symlinkSync(canary, join(folder, 'link-out'));
     symlinkSync(join(canary, 'secret.txt'), join(folder, 'link-secret'));
-    ({ sandbox } = await openSession(engine, resolveSpec({ runtime: 'python', workspaceAccess: 'rw' }), { name: 'hostfiles-virtual', workspaceFolder: folder }));
+    ({ sandbox } = await openSession(engine, resolveSpec({ runtime: 'python', workspaceAccess: 'rw' }), {
+      name: 'hostfiles-virtual',
+      workspaceFolder: folder,
+    }));
   });
 
   after(async () => {
@@ -70,13 +73,25 @@ describe('host files: a read-write virtual session on the host folder', function
       'rm -f .git/config',
       'touch .git/config',
     ]);
-    await python('import os\nfor step in [lambda: open(".vscode/settings.json", "w").write("{}"), lambda: open(".git/config", "a").write("x"), lambda: os.rename(".git", "g2"), lambda: os.mkdir(".devcontainer")]:\n    try:\n        step()\n    except Exception as e:\n        print(type(e).__name__)');
+    await python(
+      'import os\nfor step in [lambda: open(".vscode/settings.json", "w").write("{}"), lambda: open(".git/config", "a").write("x"), lambda: os.rename(".git", "g2"), lambda: os.mkdir(".devcontainer")]:\n    try:\n        step()\n    except Exception as e:\n        print(type(e).__name__)',
+    );
     let toolError: unknown;
-    await sandbox.writeFiles([{ path: '.vscode/settings.json', content: '{}' }]).catch((error: unknown) => (toolError = error));
+    await sandbox
+      .writeFiles([{ path: '.vscode/settings.json', content: '{}' }])
+      .catch((error: unknown) => (toolError = error));
     const after = hostSnapshot(join(folder, '.git'));
     const created = ['.vscode', '.github', '.devcontainer'].filter((name) => existsSync(join(folder, name)));
     const contained = after === before && created.length === 0 && SandboxError.is(toolError, 'permission-denied');
-    observe(AREA, 'rw virtual session writes .vscode/settings.json, .git/config, .git/hooks, .github, .devcontainer (shell, python, fs_write; mv, cp, rm)', '.git byte-identical; nothing created; the tool names agentSandbox.configWritesAllowedIn', contained ? `refused: ${(toolError as Error).message}` : `changed: ${snapshotDiff(before, after)} created: ${created.join(', ')} ${output.slice(0, 80)}`, contained);
+    observe(
+      AREA,
+      'rw virtual session writes .vscode/settings.json, .git/config, .git/hooks, .github, .devcontainer (shell, python, fs_write; mv, cp, rm)',
+      '.git byte-identical; nothing created; the tool names agentSandbox.configWritesAllowedIn',
+      contained
+        ? `refused: ${(toolError as Error).message}`
+        : `changed: ${snapshotDiff(before, after)} created: ${created.join(', ')} ${output.slice(0, 80)}`,
+      contained,
+    );
     assert.equal(after, before, snapshotDiff(before, after));
     assert.deepEqual(created, []);
     assert.ok(SandboxError.is(toolError, 'permission-denied'), String(toolError));
@@ -84,13 +99,31 @@ describe('host files: a read-write virtual session on the host folder', function
   });
 
   it('cannot set a setuid or setgid bit on a host file or folder', async () => {
-    await shell(['printf "#!/bin/sh\\nid\\n" > tool.sh && chmod 4755 tool.sh', 'chmod u+s,g+s tool.sh', 'mkdir -p shared && chmod 2775 shared', 'cp -p tool.sh copy.sh; chmod 6755 copy.sh']);
-    await python('import os\nos.chmod("tool.sh", 0o4755)\nfd = os.open("made.sh", os.O_CREAT | os.O_WRONLY, 0o6755)\nos.close(fd)\nos.chmod("made.sh", 0o6755)');
-    const modes = ['tool.sh', 'copy.sh', 'shared', 'made.sh'].filter((name) => existsSync(join(folder, name))).map((name) => `${name} ${(statSync(join(folder, name)).mode & 0o7777).toString(8)}`);
+    await shell([
+      'printf "#!/bin/sh\\nid\\n" > tool.sh && chmod 4755 tool.sh',
+      'chmod u+s,g+s tool.sh',
+      'mkdir -p shared && chmod 2775 shared',
+      'cp -p tool.sh copy.sh; chmod 6755 copy.sh',
+    ]);
+    await python(
+      'import os\nos.chmod("tool.sh", 0o4755)\nfd = os.open("made.sh", os.O_CREAT | os.O_WRONLY, 0o6755)\nos.close(fd)\nos.chmod("made.sh", 0o6755)',
+    );
+    const modes = ['tool.sh', 'copy.sh', 'shared', 'made.sh']
+      .filter((name) => existsSync(join(folder, name)))
+      .map((name) => `${name} ${(statSync(join(folder, name)).mode & 0o7777).toString(8)}`);
     const marked = modes.filter((line) => (parseInt(line.split(' ')[1]!, 8) & 0o6000) !== 0);
-    observe(AREA, 'rw virtual session: chmod 4755 / u+s,g+s / 2775 / 6755, python os.chmod and os.open with 0o6755', 'no setuid or setgid bit on the host', modes.join(', '), marked.length === 0);
+    observe(
+      AREA,
+      'rw virtual session: chmod 4755 / u+s,g+s / 2775 / 6755, python os.chmod and os.open with 0o6755',
+      'no setuid or setgid bit on the host',
+      modes.join(', '),
+      marked.length === 0,
+    );
     assert.deepEqual(marked, [], modes.join(', '));
-    assert.ok(modes.some((line) => line.startsWith('tool.sh 7') && line.endsWith('755')), `chmod without the special bits still works: ${modes.join(', ')}`);
+    assert.ok(
+      modes.some((line) => line.startsWith('tool.sh 7') && line.endsWith('755')),
+      `chmod without the special bits still works: ${modes.join(', ')}`,
+    );
   });
 
   it('cannot read or write outside the folder through a link placed in the host folder', async () => {
@@ -109,13 +142,25 @@ describe('host files: a read-write virtual session on the host folder', function
       'mv notes.txt link-out/notes.txt',
       'ln link-secret hard-to-secret && cat hard-to-secret',
     ]);
-    const read = await python('import os\nfor step in [lambda: print(open("link-secret").read()), lambda: print(os.listdir("link-out")), lambda: open("link-out/py.txt", "w").write("x")]:\n    try:\n        step()\n    except Exception as e:\n        print(type(e).__name__)');
+    const read = await python(
+      'import os\nfor step in [lambda: print(open("link-secret").read()), lambda: print(os.listdir("link-out")), lambda: open("link-out/py.txt", "w").write("x")]:\n    try:\n        step()\n    except Exception as e:\n        print(type(e).__name__)',
+    );
     let toolError: unknown;
     await sandbox.readFile('link-out/secret.txt').catch((error: unknown) => (toolError = error));
     const leaked = (output + read.stdout).includes(SECRET.trim());
     const after = hostSnapshot(canary);
-    const contained = !leaked && after === before && readdirSync(root).sort().join(',') === 'canary,workspace' && toolError !== undefined;
-    observe(AREA, 'rw virtual session reads, writes, copies, chmods and hard-links through host links to a folder and a file outside', 'nothing read or changed outside the folder', contained ? 'refused; canary folder unchanged' : `leaked: ${leaked}; ${snapshotDiff(before, after)}`, contained);
+    const contained =
+      !leaked &&
+      after === before &&
+      readdirSync(root).sort().join(',') === 'canary,workspace' &&
+      toolError !== undefined;
+    observe(
+      AREA,
+      'rw virtual session reads, writes, copies, chmods and hard-links through host links to a folder and a file outside',
+      'nothing read or changed outside the folder',
+      contained ? 'refused; canary folder unchanged' : `leaked: ${leaked}; ${snapshotDiff(before, after)}`,
+      contained,
+    );
     assert.equal(leaked, false, output);
     assert.equal(after, before, snapshotDiff(before, after));
     assert.ok(toolError, 'the file tool read through the link');

@@ -9,7 +9,13 @@ export function hostSnapshot(dir: string): string {
   const visit = (relative: string) => {
     const path = relative ? join(dir, relative) : dir;
     const info = lstatSync(path);
-    const kind = info.isSymbolicLink() ? `link→${readlinkSync(path)}` : info.isDirectory() ? 'dir' : info.isFile() ? `file ${info.size} ${createHash('sha256').update(readFileSync(path)).digest('hex')}` : 'special';
+    const kind = info.isSymbolicLink()
+      ? `link→${readlinkSync(path)}`
+      : info.isDirectory()
+        ? 'dir'
+        : info.isFile()
+          ? `file ${info.size} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`
+          : 'special';
     lines.push(`${relative || '.'} ${kind} mode=${(info.mode & 0o7777).toString(8)} owner=${info.uid}:${info.gid}`);
     if (info.isDirectory()) for (const name of readdirSync(path).sort()) visit(relative ? join(relative, name) : name);
   };
@@ -21,7 +27,10 @@ export function hostSnapshot(dir: string): string {
 export function snapshotDiff(before: string, after: string): string {
   const was = new Set(before.split('\n'));
   const now = new Set(after.split('\n'));
-  return [...[...now].filter((line) => !was.has(line)).map((line) => `+ ${line}`), ...[...was].filter((line) => !now.has(line)).map((line) => `- ${line}`)].join('\n');
+  return [
+    ...[...now].filter((line) => !was.has(line)).map((line) => `+ ${line}`),
+    ...[...was].filter((line) => !now.has(line)).map((line) => `- ${line}`),
+  ].join('\n');
 }
 
 /** A small seeded generator (mulberry32), so that a run can be repeated from its printed seed. */

@@ -9,7 +9,9 @@ import { observe } from './report';
 import { firstLine, toolbox } from './toolbox';
 
 function cli(args: string[]) {
-  return runCliText(args, { env: { AGENT_SANDBOX_IMAGE_PYTHON: TEST_IMAGES.python, AGENT_SANDBOX_IMAGE_BASH: TEST_IMAGES.bash } });
+  return runCliText(args, {
+    env: { AGENT_SANDBOX_IMAGE_PYTHON: TEST_IMAGES.python, AGENT_SANDBOX_IMAGE_BASH: TEST_IMAGES.bash },
+  });
 }
 
 describe('bad input', function () {
@@ -36,7 +38,12 @@ describe('bad input', function () {
       assert.match(answer.text, expected);
       assert.match(answer.text, /Next: fix these fields/);
     }
-    observe('input', 'wrong types, missing fields, a 2 MiB code string, unknown keys (7 cases)', 'refused; the answer names each bad field and says to fix it', cases.length + ' of ' + cases.length + ' refused with the field named');
+    observe(
+      'input',
+      'wrong types, missing fields, a 2 MiB code string, unknown keys (7 cases)',
+      'refused; the answer names each bad field and says to fix it',
+      cases.length + ' of ' + cases.length + ' refused with the field named',
+    );
   });
 
   it('unknown and closed sessions', async () => {
@@ -46,17 +53,38 @@ describe('bad input', function () {
     await box.call('sandbox_close', { sandbox_id: 'short-lived' });
     const closed = await box.call('sandbox_fs_list', { sandbox_id: 'short-lived' });
     assert.match(closed.text, /No sandbox "short-lived" is open/);
-    observe('input', 'a call on an unknown session id / on a closed session', 'refused, with how to open one', firstLine(unknown.text));
+    observe(
+      'input',
+      'a call on an unknown session id / on a closed session',
+      'refused, with how to open one',
+      firstLine(unknown.text),
+    );
   });
 
   it('concurrent calls on one session', async () => {
     await box.call('sandbox_open', { session: 'busy', runtime: 'bash' });
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => box.call('sandbox_exec', { sandbox_id: 'busy', command: `echo call-${i} > /tmp/c${i}; cat /tmp/c${i}` })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        box.call('sandbox_exec', { sandbox_id: 'busy', command: `echo call-${i} > /tmp/c${i}; cat /tmp/c${i}` }),
+      ),
+    );
     answers.forEach((answer, i) => assert.match(answer.text, new RegExp(`call-${i}\\b`)));
-    const writes = await Promise.all(Array.from({ length: 10 }, (_, i) => box.call('sandbox_fs_write', { sandbox_id: 'busy', files: [{ path: `p/${i}.txt`, content: String(i) }] })));
+    const writes = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        box.call('sandbox_fs_write', { sandbox_id: 'busy', files: [{ path: `p/${i}.txt`, content: String(i) }] }),
+      ),
+    );
     assert.ok(writes.every((answer) => answer.ok));
-    assert.equal((await box.call('sandbox_fs_list', { sandbox_id: 'busy', path: 'p' })).text.match(/\.txt/g)?.length, 10);
-    observe('input', '20 concurrent execs and 10 concurrent writes on one session', 'each answered with its own output; nothing lost', '20 of 20 execs and 10 of 10 files correct');
+    assert.equal(
+      (await box.call('sandbox_fs_list', { sandbox_id: 'busy', path: 'p' })).text.match(/\.txt/g)?.length,
+      10,
+    );
+    observe(
+      'input',
+      '20 concurrent execs and 10 concurrent writes on one session',
+      'each answered with its own output; nothing lost',
+      '20 of 20 execs and 10 of 10 files correct',
+    );
   });
 
   it('a session closed while a call runs', async () => {
@@ -70,7 +98,12 @@ describe('bad input', function () {
     assert.ok(took < 10_000, `the running call ended ${took} ms after it started`);
     assert.doesNotMatch(answer.text, /finished/);
     assert.match(answer.text, /was closed while this call ran/);
-    observe('input', 'sandbox_close while a sleep 30 runs in that session', 'the running call ends at once and says so', `${firstLine(answer.text)} after ${took} ms`);
+    observe(
+      'input',
+      'sandbox_close while a sleep 30 runs in that session',
+      'the running call ends at once and says so',
+      `${firstLine(answer.text)} after ${took} ms`,
+    );
   });
 
   it('the CLI: bad flags, unknown sessions, no engine', async () => {
@@ -85,6 +118,11 @@ describe('bad input', function () {
     assert.equal(memory.code, 2);
     const json = await cli(['exec', '--json', '--folder', folder, '--session', 'ghost', '--', 'true']);
     assert.equal(JSON.parse(json.stdout).error.reason, 'session-not-found');
-    observe('input', 'CLI: misspelled flag, bad size, unknown session (text and --json)', 'exit 2 for usage, 125 for the sandbox, with the reason', `${flag.stderr.split('\n')[0]} / ${session.stderr.split('\n')[0]}`);
+    observe(
+      'input',
+      'CLI: misspelled flag, bad size, unknown session (text and --json)',
+      'exit 2 for usage, 125 for the sandbox, with the reason',
+      `${flag.stderr.split('\n')[0]} / ${session.stderr.split('\n')[0]}`,
+    );
   });
 });

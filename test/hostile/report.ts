@@ -16,7 +16,13 @@ export interface Row {
 const rows: Row[] = [];
 
 /** Records one case; call it after the assertions of the case passed, or with passed false. */
-export function observe(area: string, attack: string, expected: string, observed: string, passed: boolean | 'not run' = true): void {
+export function observe(
+  area: string,
+  attack: string,
+  expected: string,
+  observed: string,
+  passed: boolean | 'not run' = true,
+): void {
   rows.push({ area, attack, expected, observed: observed.replace(/\s+/g, ' ').trim().slice(0, 160), passed });
 }
 
@@ -28,7 +34,10 @@ function table(): string {
 export function renderTable(rows: readonly Row[]): string {
   const escape = (text: string) => text.replace(/\|/g, '\\|');
   const lines = ['| area | attack or fault | expected | observed | |', '| --- | --- | --- | --- | --- |'];
-  for (const row of rows) lines.push(`| ${row.area} | ${escape(row.attack)} | ${escape(row.expected)} | ${escape(row.observed)} | ${row.passed === 'not run' ? 'not run' : row.passed ? 'contained' : '**NOT CONTAINED**'} |`);
+  for (const row of rows)
+    lines.push(
+      `| ${row.area} | ${escape(row.attack)} | ${escape(row.expected)} | ${escape(row.observed)} | ${row.passed === 'not run' ? 'not run' : row.passed ? 'contained' : '**NOT CONTAINED**'} |`,
+    );
   return lines.join('\n');
 }
 
@@ -45,7 +54,13 @@ export const mochaHooks = {
     const own = rows.slice(rowsBefore);
     if (own.some((row) => row.passed === false)) return;
     const error = (test as { err?: Error }).err;
-    rows.push({ area: test.parent?.title ?? 'hostile', attack: test.title, expected: 'the case passes', observed: `failed: ${(error?.message ?? 'unknown').replace(/\s+/g, ' ').slice(0, 140)}`, passed: false });
+    rows.push({
+      area: test.parent?.title ?? 'hostile',
+      attack: test.title,
+      expected: 'the case passes',
+      observed: `failed: ${(error?.message ?? 'unknown').replace(/\s+/g, ' ').slice(0, 140)}`,
+      passed: false,
+    });
   },
   afterAll() {
     if (rows.length === 0) return;

@@ -58,7 +58,12 @@ describe('soak', function () {
       assert.ok(fdsAfter <= fdsBefore + 3, `file descriptors ${fdsBefore} → ${fdsAfter}`);
       assert.equal(process.listenerCount('exit') + process.listenerCount('SIGINT'), listenersBefore);
       assert.ok(growth < 0.05, `heap grew ${(growth * 100).toFixed(1)}% (${heapBefore} → ${heapAfter})`);
-      observe('soak', `${CALLS} runs + ${CALLS} execs`, 'zero failures; no leaked containers, descriptors, listeners; heap growth under 5%', `0 failures, containers ${containersBefore}→${containersAfter}, fds ${fdsBefore}→${fdsAfter}, heap ${(growth * 100).toFixed(1)}%`);
+      observe(
+        'soak',
+        `${CALLS} runs + ${CALLS} execs`,
+        'zero failures; no leaked containers, descriptors, listeners; heap growth under 5%',
+        `0 failures, containers ${containersBefore}→${containersAfter}, fds ${fdsBefore}→${fdsAfter}, heap ${(growth * 100).toFixed(1)}%`,
+      );
     } finally {
       await box.dispose();
     }

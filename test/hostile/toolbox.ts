@@ -38,8 +38,17 @@ export function toolbox(options: ToolboxOptions = {}) {
   const settings = parseSettings({ images: TEST_IMAGES, ...options.settings });
   const secrets = options.secrets ?? {};
   const redactor = new Redactor(secrets);
-  const service = new SandboxService({ engine: () => engine, settings: () => settings, workspaceFolder: () => folder, trusted: () => true, client: 'vscode', injectedEnv: () => secrets });
-  const store = new FileStore(mkdtempSync(join(tmpdir(), 'agent-sandbox-hostile-store-')), { maxFileBytes: options.storeMaxBytes });
+  const service = new SandboxService({
+    engine: () => engine,
+    settings: () => settings,
+    workspaceFolder: () => folder,
+    trusted: () => true,
+    client: 'vscode',
+    injectedEnv: () => secrets,
+  });
+  const store = new FileStore(mkdtempSync(join(tmpdir(), 'agent-sandbox-hostile-store-')), {
+    maxFileBytes: options.storeMaxBytes,
+  });
   return {
     engine,
     service,
@@ -49,7 +58,15 @@ export function toolbox(options: ToolboxOptions = {}) {
     async call(name: ToolName, input: unknown, signal?: AbortSignal): Promise<ToolAnswer> {
       if (options.via === 'cli') return callCli(name, input, folder, store, options);
       try {
-        const { text, failure } = await callTool(name, input, { service, engine: 'docker', signal: signal ?? new AbortController().signal, budget: { maxChars: 48_000 }, redact: (value) => redactor.redact(value), store, workspaceFolder: folder });
+        const { text, failure } = await callTool(name, input, {
+          service,
+          engine: 'docker',
+          signal: signal ?? new AbortController().signal,
+          budget: { maxChars: 48_000 },
+          redact: (value) => redactor.redact(value),
+          store,
+          workspaceFolder: folder,
+        });
         return { ok: !failure, text };
       } catch (error) {
         return { ok: false, text: (error as Error).message };
@@ -64,16 +81,33 @@ export function toolbox(options: ToolboxOptions = {}) {
 }
 
 /** One call through `agent-sandbox tool NAME -`: the JSON on stdin, the policy as flags, secrets as the prefixed host variables. */
-async function callCli(name: ToolName, input: unknown, folder: string, store: FileStore, options: ToolboxOptions): Promise<ToolAnswer> {
+async function callCli(
+  name: ToolName,
+  input: unknown,
+  folder: string,
+  store: FileStore,
+  options: ToolboxOptions,
+): Promise<ToolAnswer> {
   const settings = options.settings ?? {};
   const limits = settings.limits ?? {};
   const flags = ['--folder', folder, '--json'];
   if (settings.workspaceAccess) flags.push('--workspace', settings.workspaceAccess);
   if (settings.network) flags.push('--network');
-  for (const [key, flag] of [['memory', '--memory'], ['cpus', '--cpus'], ['pids', '--pids'], ['disk', '--disk'], ['inodes', '--inodes']] as const) {
+  for (const [key, flag] of [
+    ['memory', '--memory'],
+    ['cpus', '--cpus'],
+    ['pids', '--pids'],
+    ['disk', '--disk'],
+    ['inodes', '--inodes'],
+  ] as const) {
     if (limits[key] !== undefined) flags.push(flag, String(limits[key]));
   }
-  const env: NodeJS.ProcessEnv = { AGENT_SANDBOX_FILE_STORE: store.folder, ...Object.fromEntries(Object.entries(TEST_IMAGES).map(([runtime, image]) => [`AGENT_SANDBOX_IMAGE_${runtime.toUpperCase()}`, image])) };
+  const env: NodeJS.ProcessEnv = {
+    AGENT_SANDBOX_FILE_STORE: store.folder,
+    ...Object.fromEntries(
+      Object.entries(TEST_IMAGES).map(([runtime, image]) => [`AGENT_SANDBOX_IMAGE_${runtime.toUpperCase()}`, image]),
+    ),
+  };
   for (const [key, value] of Object.entries(options.secrets ?? {})) env[`AGENT_SANDBOX_ENV_${key}`] = value;
   const run = await runCliText(['tool', name, '-', ...flags], { env, stdin: JSON.stringify(input) });
   let parts: { type: string; text?: string }[] = [];

@@ -13,7 +13,18 @@ describe('command line', () => {
   });
 
   it('turns flags into a spec layer', () => {
-    const args = parseCommandLine(['open', '--runtime', 'node', '--memory', '1g', '--network', '--workspace', 'ro', '--env', 'A=b=c']);
+    const args = parseCommandLine([
+      'open',
+      '--runtime',
+      'node',
+      '--memory',
+      '1g',
+      '--network',
+      '--workspace',
+      'ro',
+      '--env',
+      'A=b=c',
+    ]);
     const spec = resolveSpec({ mode: 'code' }, specFromFlags(args.values));
     assert.equal(spec.runtime, 'node');
     assert.equal(spec.limits.memoryBytes, GiB);
@@ -25,13 +36,25 @@ describe('command line', () => {
   it('refuses unknown commands, flags and values as usage errors', () => {
     assert.throws(() => parseCommandLine(['launch']), UsageError);
     assert.throws(() => parseCommandLine(['run', '--bogus']), UsageError);
-    assert.throws(() => specFromFlags(parseCommandLine(['run', '--runtime', 'ruby']).values), /--runtime must be one of python, node, bash, linux/);
+    assert.throws(
+      () => specFromFlags(parseCommandLine(['run', '--runtime', 'ruby']).values),
+      /--runtime must be one of python, node, bash, linux/,
+    );
     assert.throws(() => specFromFlags(parseCommandLine(['run', '--workspace', 'all']).values), UsageError);
     assert.throws(() => specFromFlags(parseCommandLine(['run', '--env', 'NOEQUALS']).values), /NAME=VALUE/);
   });
 
-  it('exits with the program\'s code, 124 on timeout, 137 on OOM', () => {
-    const base = { stdout: '', stderr: '', stdoutBytes: 0, stderrBytes: 0, stdoutTruncated: false, stderrTruncated: false, durationMs: 1, notices: [] };
+  it("exits with the program's code, 124 on timeout, 137 on OOM", () => {
+    const base = {
+      stdout: '',
+      stderr: '',
+      stdoutBytes: 0,
+      stderrBytes: 0,
+      stdoutTruncated: false,
+      stderrTruncated: false,
+      durationMs: 1,
+      notices: [],
+    };
     assert.equal(exitCodeFor({ ...base, outcome: 'ok', exitCode: 0 }), 0);
     assert.equal(exitCodeFor({ ...base, outcome: 'error', exitCode: 3 }), 3);
     assert.equal(exitCodeFor({ ...base, outcome: 'timeout', exitCode: null }), 124);

@@ -13,7 +13,9 @@ describe('engine endpoint', () => {
   });
 
   it('reads unix and tcp DOCKER_HOST', () => {
-    assert.deepEqual(resolveEndpoint(undefined, { DOCKER_HOST: 'unix:///tmp/podman.sock' }).options, { socketPath: '/tmp/podman.sock' });
+    assert.deepEqual(resolveEndpoint(undefined, { DOCKER_HOST: 'unix:///tmp/podman.sock' }).options, {
+      socketPath: '/tmp/podman.sock',
+    });
     const tcp = resolveEndpoint(undefined, { DOCKER_HOST: 'tcp://10.0.0.5:2375' });
     assert.deepEqual(tcp.options, { protocol: 'http', host: '10.0.0.5', port: '2375' });
     assert.equal(tcp.source, 'DOCKER_HOST');
@@ -22,11 +24,23 @@ describe('engine endpoint', () => {
   it('reads TLS variables for tcp', () => {
     const dir = mkdtempSync(join(tmpdir(), 'certs-'));
     for (const file of ['ca.pem', 'cert.pem', 'key.pem']) writeFileSync(join(dir, file), file);
-    const endpoint = resolveEndpoint(undefined, { DOCKER_HOST: 'tcp://engine:2376', DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: dir });
+    const endpoint = resolveEndpoint(undefined, {
+      DOCKER_HOST: 'tcp://engine:2376',
+      DOCKER_TLS_VERIFY: '1',
+      DOCKER_CERT_PATH: dir,
+    });
     assert.equal(endpoint.options.protocol, 'https');
     assert.equal(String(endpoint.options.ca), 'ca.pem');
     assert.equal(endpoint.description, 'tcp://engine:2376 (TLS)');
-    assert.throws(() => resolveEndpoint(undefined, { DOCKER_HOST: 'tcp://engine:2376', DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: '/nonexistent' }), /Cannot read the TLS certificates/);
+    assert.throws(
+      () =>
+        resolveEndpoint(undefined, {
+          DOCKER_HOST: 'tcp://engine:2376',
+          DOCKER_TLS_VERIFY: '1',
+          DOCKER_CERT_PATH: '/nonexistent',
+        }),
+      /Cannot read the TLS certificates/,
+    );
   });
 
   it('prefers the setting over DOCKER_HOST', () => {

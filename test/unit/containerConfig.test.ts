@@ -18,7 +18,11 @@ describe('hardened container', () => {
     const host = options.HostConfig!;
     assert.equal(options.User, '1000:1000');
     assert.deepEqual(host.CapDrop, ['ALL']);
-    assert.deepEqual(host.SecurityOpt?.map((opt: string) => opt.split('=')[0]), ['no-new-privileges', 'seccomp'], 'no new privileges, and our seccomp profile (seccompProfile.test.ts)');
+    assert.deepEqual(
+      host.SecurityOpt?.map((opt: string) => opt.split('=')[0]),
+      ['no-new-privileges', 'seccomp'],
+      'no new privileges, and our seccomp profile (seccompProfile.test.ts)',
+    );
     assert.equal(host.Init, true);
     assert.equal(host.Privileged, false);
     assert.equal(host.Memory, 512 * MiB);
@@ -31,7 +35,11 @@ describe('hardened container', () => {
   });
 
   it('labels the container with what another process needs', () => {
-    const options = containerCreateOptions({ ...plan({ mode: 'code' }), sessionName: 'build', workspaceFolder: '/home/me/project' });
+    const options = containerCreateOptions({
+      ...plan({ mode: 'code' }),
+      sessionName: 'build',
+      workspaceFolder: '/home/me/project',
+    });
     assert.equal(options.Labels!['org.agent-sandbox.managed'], '1');
     assert.equal(options.Labels!['org.agent-sandbox.session'], 'build');
     assert.equal(options.Labels!['org.agent-sandbox.workspace'], '/home/me/project');
@@ -50,12 +58,15 @@ describe('hardened container', () => {
     assert.equal(containerCreateOptions(plan({ npmPackages: ['left-pad'], network: true })).NetworkDisabled, false);
   });
 
-  it('points NODE_PATH at the npm packages only when there are some, keeping the user\'s own', () => {
-    const env = (layer: object) => containerCreateOptions(plan(layer)).Env!.filter((entry) => entry.startsWith('NODE_PATH='));
+  it("points NODE_PATH at the npm packages only when there are some, keeping the user's own", () => {
+    const env = (layer: object) =>
+      containerCreateOptions(plan(layer)).Env!.filter((entry) => entry.startsWith('NODE_PATH='));
     assert.deepEqual(env({}), []);
     assert.deepEqual(env({ pipPackages: ['requests'] }), []);
     assert.deepEqual(env({ npmPackages: ['left-pad'] }), ['NODE_PATH=/home/sandbox/.local/lib/node_modules']);
-    assert.deepEqual(env({ npmPackages: ['left-pad'], env: { NODE_PATH: '/opt/lib' } }), ['NODE_PATH=/home/sandbox/.local/lib/node_modules:/opt/lib']);
+    assert.deepEqual(env({ npmPackages: ['left-pad'], env: { NODE_PATH: '/opt/lib' } }), [
+      'NODE_PATH=/home/sandbox/.local/lib/node_modules:/opt/lib',
+    ]);
   });
 
   it('mounts the workspace read-only or read-write', () => {
@@ -66,7 +77,10 @@ describe('hardened container', () => {
   });
 
   it('runs as the host user only when the workspace is mounted, and never as root', () => {
-    assert.deepEqual(sandboxUser(resolveSpec({ workspaceAccess: 'ro' }), { uid: 1234, gid: 1234, platform: 'linux' }), { uid: 1234, gid: 1234 });
+    assert.deepEqual(sandboxUser(resolveSpec({ workspaceAccess: 'ro' }), { uid: 1234, gid: 1234, platform: 'linux' }), {
+      uid: 1234,
+      gid: 1234,
+    });
     const rw = resolveSpec({ workspaceAccess: 'rw' });
     assert.deepEqual(sandboxUser(rw, { uid: 1234, gid: 1234, platform: 'linux' }), { uid: 1234, gid: 1234 });
     assert.deepEqual(sandboxUser(rw, { uid: 0, gid: 0, platform: 'linux' }), { uid: 1000, gid: 1000 });

@@ -48,7 +48,11 @@ describe('container death watcher', () => {
 
   beforeEach(() => {
     engine = new FakeEngine();
-    watcher = new ContainerDeathWatcher(engine as unknown as Pick<Docker, 'getEvents'>, { retryMs: 5, maxRetryMs: 40, dieGraceMs: 20 });
+    watcher = new ContainerDeathWatcher(engine as unknown as Pick<Docker, 'getEvents'>, {
+      retryMs: 5,
+      maxRetryMs: 40,
+      dieGraceMs: 20,
+    });
     deaths = [];
     watcher.onDeath((death) => deaths.push(death));
   });
@@ -64,7 +68,11 @@ describe('container death watcher', () => {
     await started();
     watcher.start();
     assert.equal(engine.calls.length, 1);
-    assert.deepEqual((engine.calls[0] as { filters?: unknown }).filters, { type: ['container'], label: ['org.agent-sandbox.managed=1'], event: ['die', 'oom', 'destroy', 'kill'] });
+    assert.deepEqual((engine.calls[0] as { filters?: unknown }).filters, {
+      type: ['container'],
+      label: ['org.agent-sandbox.managed=1'],
+      event: ['die', 'oom', 'destroy', 'kill'],
+    });
   });
 
   it('reads events split across chunks anywhere, even inside a character', async () => {
@@ -72,7 +80,11 @@ describe('container death watcher', () => {
     const text = Buffer.from(event('oom', ID) + event('die', ID, { exitCode: '137', note: 'ü€' }));
     for (let i = 0; i < text.length; i += 7) engine.stream.write(text.subarray(i, i + 7));
     await until(() => deaths.length === 1, 'the death');
-    assert.deepEqual(deaths[0], { id: ID, name: 'work', reason: { kind: 'oom', at: deaths[0]!.reason.at, memoryBytes: 64 * 1024 * 1024 } });
+    assert.deepEqual(deaths[0], {
+      id: ID,
+      name: 'work',
+      reason: { kind: 'oom', at: deaths[0]!.reason.at, memoryBytes: 64 * 1024 * 1024 },
+    });
   });
 
   it('tells a main process OOM from a command OOM, and a kill from outside from a crash', async () => {
@@ -83,7 +95,12 @@ describe('container death watcher', () => {
     assert.equal(watcher.reasonFor(ID), undefined);
     engine.stream.write(event('kill', ID, { signal: '9' }) + event('die', ID, { exitCode: '137' }));
     await until(() => watcher.reasonFor(ID) !== undefined, 'the kill');
-    assert.deepEqual(watcher.reasonFor(ID), { kind: 'signal', at: watcher.reasonFor(ID)!.at, signal: 'SIGKILL', fromOutside: true });
+    assert.deepEqual(watcher.reasonFor(ID), {
+      kind: 'signal',
+      at: watcher.reasonFor(ID)!.at,
+      signal: 'SIGKILL',
+      fromOutside: true,
+    });
 
     engine.stream.write(event('die', OTHER, { exitCode: '139' }));
     await until(() => watcher.reasonFor(OTHER) !== undefined, 'the crash');
@@ -97,7 +114,9 @@ describe('container death watcher', () => {
   it('reports a removal from outside once, and its own removals never', async () => {
     await started();
     // docker rm -f: kill, die and destroy in a row make one report.
-    engine.stream.write(event('kill', ID, { signal: '9' }) + event('die', ID, { exitCode: '137' }) + event('destroy', ID));
+    engine.stream.write(
+      event('kill', ID, { signal: '9' }) + event('die', ID, { exitCode: '137' }) + event('destroy', ID),
+    );
     await until(() => deaths.length === 1, 'the removal');
     await new Promise((resolve) => setTimeout(resolve, 40));
     assert.equal(deaths.length, 1);
@@ -105,7 +124,9 @@ describe('container death watcher', () => {
     assert.equal((deaths[0]!.reason as { before?: { kind: string } }).before?.kind, 'signal');
 
     watcher.markRemoving(OTHER.slice(0, 12));
-    engine.stream.write(event('kill', OTHER, { signal: '9' }) + event('die', OTHER, { exitCode: '137' }) + event('destroy', OTHER));
+    engine.stream.write(
+      event('kill', OTHER, { signal: '9' }) + event('die', OTHER, { exitCode: '137' }) + event('destroy', OTHER),
+    );
     await until(() => watcher.reasonFor(OTHER) !== undefined, 'the close');
     await new Promise((resolve) => setTimeout(resolve, 40));
     assert.equal(watcher.reasonFor(OTHER)!.kind, 'closed');
@@ -117,7 +138,11 @@ describe('container death watcher', () => {
     watcher.markStopping(ID, 'its processes could not be stopped');
     engine.stream.write(event('kill', ID, { signal: '9' }) + event('die', ID, { exitCode: '137' }));
     await until(() => deaths.length === 1, 'the stop');
-    assert.deepEqual(deaths[0]!.reason, { kind: 'stopped', at: deaths[0]!.reason.at, why: 'its processes could not be stopped' });
+    assert.deepEqual(deaths[0]!.reason, {
+      kind: 'stopped',
+      at: deaths[0]!.reason.at,
+      why: 'its processes could not be stopped',
+    });
   });
 
   it('waits a moment for the event a failed call is ahead of', async () => {
@@ -136,7 +161,10 @@ describe('container death watcher', () => {
     engine.failures = 3;
     engine.stream.end();
     await until(() => engine.calls.length === 5 && watcher.isConnected, 'the reconnection');
-    assert.ok(Math.abs(Number(engine.calls[4]!.since) * 1000 - lastSeen) <= 1, `resumed from ${engine.calls[4]!.since}`);
+    assert.ok(
+      Math.abs(Number(engine.calls[4]!.since) * 1000 - lastSeen) <= 1,
+      `resumed from ${engine.calls[4]!.since}`,
+    );
 
     // A container that stopped while the stream was down is put down to the engine going away.
     const during = new Date(Date.now() - 5).toISOString();

@@ -35,11 +35,17 @@ describe('disk and inode limits: configuration', () => {
   });
 
   it('refuses a disk limit that is no size, too small or too large, and too few inodes', () => {
-    assert.throws(() => resolveSpec({ limits: { diskBytes: 'lots' } }), /"lots" is not a disk size; write it like 256m or 2g/);
+    assert.throws(
+      () => resolveSpec({ limits: { diskBytes: 'lots' } }),
+      /"lots" is not a disk size; write it like 256m or 2g/,
+    );
     assert.throws(() => resolveSpec({ limits: { diskBytes: '8m' } }), /disk must be at least 16 MiB/);
     assert.throws(() => resolveSpec({ limits: { diskBytes: '2t' } }), /disk must be at most 1024 GiB/);
     assert.throws(() => resolveSpec({ limits: { inodes: 10 } }), /limits\.inodes/);
-    assert.throws(() => resolveSpec({ limits: { memoryBytes: 'lots' } }), /"lots" is not a memory size; write it like 512m or 1g/);
+    assert.throws(
+      () => resolveSpec({ limits: { memoryBytes: 'lots' } }),
+      /"lots" is not a memory size; write it like 512m or 1g/,
+    );
   });
 
   it('comes from settings, the .prompt sandbox block and the command line', () => {
@@ -52,40 +58,73 @@ describe('disk and inode limits: configuration', () => {
     assert.throws(() => specFromFrontmatter({ limits: { disk: 'huge' } }), /Invalid sandbox block/);
     for (const command of ['run', 'open']) {
       const flags = specFromFlags(parseCommandLine([command, '--disk', '128m', '--inodes', '3000']).values);
-      assert.deepEqual([resolveSpec(flags).limits.diskBytes, resolveSpec(flags).limits.inodes], [128 * MiB, 3000], command);
+      assert.deepEqual(
+        [resolveSpec(flags).limits.diskBytes, resolveSpec(flags).limits.inodes],
+        [128 * MiB, 3000],
+        command,
+      );
     }
-    assert.throws(() => specFromFlags(parseCommandLine(['run', '--disk', 'lots']).values), /--disk must be a size like 256m or 2g/);
+    assert.throws(
+      () => specFromFlags(parseCommandLine(['run', '--disk', 'lots']).values),
+      /--disk must be a size like 256m or 2g/,
+    );
   });
 
-  it('package.json declares the settings with the schema\'s defaults and bounds', () => {
-    const properties = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).contributes.configuration.properties;
+  it("package.json declares the settings with the schema's defaults and bounds", () => {
+    const properties = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).contributes.configuration
+      .properties;
     const disk = properties['agentSandbox.limits.disk'];
     const inodes = properties['agentSandbox.limits.inodes'];
     assert.equal(parseSize(disk.default), DEFAULT_LIMITS.diskBytes);
     assert.equal(disk.pattern, properties['agentSandbox.limits.memory'].pattern);
     const bounds = z.toJSONSchema(limitsSchema.shape.inodes.unwrap()) as { minimum: number; maximum: number };
-    assert.deepEqual([inodes.type, inodes.default, inodes.minimum, inodes.maximum], ['integer', DEFAULT_LIMITS.inodes, bounds.minimum, bounds.maximum]);
+    assert.deepEqual(
+      [inodes.type, inodes.default, inodes.minimum, inodes.maximum],
+      ['integer', DEFAULT_LIMITS.inodes, bounds.minimum, bounds.maximum],
+    );
     const nls = JSON.parse(readFileSync(join(ROOT, 'package.nls.json'), 'utf8'));
-    for (const key of [disk.markdownDescription, disk.patternErrorMessage, inodes.markdownDescription]) assert.ok(nls[key.replace(/%/g, '')], key);
+    for (const key of [disk.markdownDescription, disk.patternErrorMessage, inodes.markdownDescription])
+      assert.ok(nls[key.replace(/%/g, '')], key);
   });
 });
 
 describe('disk and inode limits: what a sandbox gets', () => {
-  const plan = (layer: object, workspaceFolder?: string) => ({ name: 'agent-sandbox-test', image: 'python:3.12-slim', spec: resolveSpec(layer), user: { uid: 1000, gid: 1000 }, createdAt: '2026-01-01T00:00:00.000Z', notices: [], workspaceFolder });
+  const plan = (layer: object, workspaceFolder?: string) => ({
+    name: 'agent-sandbox-test',
+    image: 'python:3.12-slim',
+    spec: resolveSpec(layer),
+    user: { uid: 1000, gid: 1000 },
+    createdAt: '2026-01-01T00:00:00.000Z',
+    notices: [],
+    workspaceFolder,
+  });
 
   it('holds each place under half the memory, since files are kept in memory', () => {
     assert.equal(placeBytes(resolveSpec({}).limits), 256 * MiB);
     assert.equal(placeBytes(resolveSpec({ limits: { diskBytes: '64m' } }).limits), 64 * MiB);
     assert.equal(placeBytes(resolveSpec({ limits: { memoryBytes: '4g' } }).limits), 1 * GiB);
-    assert.match(describeDiskLimit(resolveSpec({}).limits), /^256 MiB and 100,000 files per writable place \(limits\.disk is 1 GiB, but files are kept in memory/);
-    assert.equal(describeDiskLimit(resolveSpec({ limits: { diskBytes: '64m', inodes: 5000 } }).limits), '64 MiB and 5,000 files per writable place');
+    assert.match(
+      describeDiskLimit(resolveSpec({}).limits),
+      /^256 MiB and 100,000 files per writable place \(limits\.disk is 1 GiB, but files are kept in memory/,
+    );
+    assert.equal(
+      describeDiskLimit(resolveSpec({ limits: { diskBytes: '64m', inodes: 5000 } }).limits),
+      '64 MiB and 5,000 files per writable place',
+    );
   });
 
   it('makes the root file system read-only and every writable place a capped tmpfs', () => {
     const host = containerCreateOptions(plan({ limits: { diskBytes: '64m', inodes: 5000 } })).HostConfig!;
     assert.equal(host.ReadonlyRootfs, true);
     const tmpfs = host.Tmpfs!;
-    assert.deepEqual(Object.keys(tmpfs).sort(), ['/dev/shm', '/home/sandbox', '/run/lock', '/tmp', '/var/tmp', '/workspace']);
+    assert.deepEqual(Object.keys(tmpfs).sort(), [
+      '/dev/shm',
+      '/home/sandbox',
+      '/run/lock',
+      '/tmp',
+      '/var/tmp',
+      '/workspace',
+    ]);
     const size = 64 * MiB;
     assert.equal(tmpfs['/tmp'], `rw,exec,nosuid,nodev,size=${size},nr_inodes=5000,mode=1777`);
     assert.equal(tmpfs['/var/tmp'], `rw,exec,nosuid,nodev,size=${size},nr_inodes=5000,mode=1777`);
@@ -96,7 +135,7 @@ describe('disk and inode limits: what a sandbox gets', () => {
     for (const options of Object.values(tmpfs)) assert.match(options, /nosuid,nodev,size=\d+,nr_inodes=\d+/);
   });
 
-  it('leaves a mounted workspace folder to the folder watch, and caps /dev/shm at Docker\'s 64 MiB', () => {
+  it("leaves a mounted workspace folder to the folder watch, and caps /dev/shm at Docker's 64 MiB", () => {
     const tmpfs = containerCreateOptions(plan({ workspaceAccess: 'rw' }, '/home/me/project')).HostConfig!.Tmpfs!;
     assert.equal(tmpfs['/workspace'], undefined);
     assert.match(tmpfs['/tmp']!, /size=268435456,nr_inodes=100000/);
@@ -106,19 +145,39 @@ describe('disk and inode limits: what a sandbox gets', () => {
 
 describe('disk and inode limits: reporting', () => {
   const spec = resolveSpec({ limits: { diskBytes: '64m', inodes: 5000 } });
-  const raw = (stdout: string, stderr: string, exitCode: number, oomKilled = false) => ({ exitCode, timedOut: false, cancelled: false, oomKilled, durationMs: 12, stdout: output(stdout), stderr: output(stderr), timeoutSeconds: 120 });
+  const raw = (stdout: string, stderr: string, exitCode: number, oomKilled = false) => ({
+    exitCode,
+    timedOut: false,
+    cancelled: false,
+    oomKilled,
+    durationMs: 12,
+    stdout: output(stdout),
+    stderr: output(stderr),
+    timeoutSeconds: 120,
+  });
 
   it('knows a full place by what programs, tar and the virtual engine print', () => {
-    for (const text of ['dd: error writing \'/tmp/fill\': No space left on device', 'OSError: [Errno 28] No space left on device', 'tar: x: Cannot write: Disk quota exceeded', 'bash: f: ENOSPC: in-memory filesystem byte limit exceeded (1024 bytes)']) {
+    for (const text of [
+      "dd: error writing '/tmp/fill': No space left on device",
+      'OSError: [Errno 28] No space left on device',
+      'tar: x: Cannot write: Disk quota exceeded',
+      'bash: f: ENOSPC: in-memory filesystem byte limit exceeded (1024 bytes)',
+    ]) {
       assert.ok(isDiskFull(text), text);
     }
     assert.ok(!isDiskFull('all good; space left: plenty'));
   });
 
   it('says "disk limit reached" with the limits and what to do, whatever the exit code', async () => {
-    for (const result of [buildExecResult(raw('', "dd: error writing '/tmp/fill': No space left on device\n", 1), spec), buildExecResult(raw("dd: error writing '/tmp/fill': No space left on device\n", '', 0), spec)]) {
+    for (const result of [
+      buildExecResult(raw('', "dd: error writing '/tmp/fill': No space left on device\n", 1), spec),
+      buildExecResult(raw("dd: error writing '/tmp/fill': No space left on device\n", '', 0), spec),
+    ]) {
       assert.equal(result.diskLimitReached, true);
-      assert.match(result.hint!, /^disk limit reached: .*64 MiB and 5,000 files per writable place.*Delete files you no longer need.*limits\.disk/);
+      assert.match(
+        result.hint!,
+        /^disk limit reached: .*64 MiB and 5,000 files per writable place.*Delete files you no longer need.*limits\.disk/,
+      );
       const text = await formatExecResult(result, { engine: 'docker', sandboxId: 'default' });
       assert.match(text.split('\n')[0]!, /(^| · )disk limit reached · exit code \d/);
     }
@@ -131,10 +190,19 @@ describe('disk and inode limits: reporting', () => {
     assert.match(diskLimitHint(spec.limits), /--disk and --inodes/);
   });
 
-  it('turns a file tool\'s ENOSPC into a disk-limit error', () => {
-    const error = fileErrorFor('/workspace/big.bin', 2, 'tar: big.bin: Cannot write: No space left on device', 'write', spec.limits);
+  it("turns a file tool's ENOSPC into a disk-limit error", () => {
+    const error = fileErrorFor(
+      '/workspace/big.bin',
+      2,
+      'tar: big.bin: Cannot write: No space left on device',
+      'write',
+      spec.limits,
+    );
     assert.ok(SandboxError.is(error, 'disk-limit'));
-    assert.match(error.message, /Cannot write \/workspace\/big\.bin: disk limit reached \(64 MiB and 5,000 files per writable place\)/);
+    assert.match(
+      error.message,
+      /Cannot write \/workspace\/big\.bin: disk limit reached \(64 MiB and 5,000 files per writable place\)/,
+    );
     assert.match(error.hint!, /Delete files you no longer need/);
   });
 });
@@ -145,7 +213,12 @@ describe('the watch on a read-write workspace folder', () => {
   let folder: string;
   const watches: FolderGrowthWatch[] = [];
   const watch = (limits: Usage, exceeded: Usage[]) => {
-    const made = new FolderGrowthWatch({ folder, limits, intervalMs: 3_600_000, onExceeded: (growth) => void exceeded.push(growth) });
+    const made = new FolderGrowthWatch({
+      folder,
+      limits,
+      intervalMs: 3_600_000,
+      onExceeded: (growth) => void exceeded.push(growth),
+    });
     watches.push(made);
     return made;
   };
@@ -186,7 +259,11 @@ describe('the watch on a read-write workspace folder', () => {
   });
 
   it('does not start on a folder that does not exist', async () => {
-    const watched = new FolderGrowthWatch({ folder: join(folder, 'missing'), limits: { bytes: MiB, inodes: 10 }, onExceeded: () => assert.fail('no folder, no growth') });
+    const watched = new FolderGrowthWatch({
+      folder: join(folder, 'missing'),
+      limits: { bytes: MiB, inodes: 10 },
+      onExceeded: () => assert.fail('no folder, no growth'),
+    });
     watches.push(watched);
     assert.equal(await watched.started, false);
   });

@@ -5,7 +5,15 @@ import type { EngineCapabilities } from '../../src/core/engine';
 import { SandboxError } from '../../src/core/errors';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
 
-const VIRTUAL: EngineCapabilities = { isolation: 'in-process', processes: false, packages: false, network: false, languages: ['python', 'bash'], memoryLimit: false, persistentSessions: false };
+const VIRTUAL: EngineCapabilities = {
+  isolation: 'in-process',
+  processes: false,
+  packages: false,
+  network: false,
+  languages: ['python', 'bash'],
+  memoryLimit: false,
+  persistentSessions: false,
+};
 
 /** A probe that answers, or fails the way a missing or refusing Docker Engine does. */
 function probe(outcome: 'answers' | 'absent' | 'refuses' | 'broken'): { calls: number; run(): Promise<void> } {
@@ -13,15 +21,30 @@ function probe(outcome: 'answers' | 'absent' | 'refuses' | 'broken'): { calls: n
     calls: 0,
     async run() {
       state.calls++;
-      if (outcome === 'absent') throw new SandboxError('engine-unavailable', 'No Docker Engine answers at unix:///var/run/docker.sock: the socket does not exist.', 'Start Docker.');
-      if (outcome === 'refuses') throw new SandboxError('engine-permission', 'Permission denied on the Docker socket unix:///var/run/docker.sock.', 'Add your user to the docker group.');
-      if (outcome === 'broken') throw new SandboxError('engine-error', 'The Docker Engine reported an error: boom', 'Try again.');
+      if (outcome === 'absent')
+        throw new SandboxError(
+          'engine-unavailable',
+          'No Docker Engine answers at unix:///var/run/docker.sock: the socket does not exist.',
+          'Start Docker.',
+        );
+      if (outcome === 'refuses')
+        throw new SandboxError(
+          'engine-permission',
+          'Permission denied on the Docker socket unix:///var/run/docker.sock.',
+          'Add your user to the docker group.',
+        );
+      if (outcome === 'broken')
+        throw new SandboxError('engine-error', 'The Docker Engine reported an error: boom', 'Try again.');
     },
   };
   return state;
 }
 
-async function select(choice: 'auto' | 'docker' | 'virtual', outcome: Parameters<typeof probe>[0], consent: VirtualConsent) {
+async function select(
+  choice: 'auto' | 'docker' | 'virtual',
+  outcome: Parameters<typeof probe>[0],
+  consent: VirtualConsent,
+) {
   const fake = probe(outcome);
   const selection = await selectEngine({ choice, consent, probeDocker: () => fake.run() });
   return { selection, probed: fake.calls };
@@ -40,7 +63,10 @@ describe('engine selection', () => {
     for (const outcome of ['absent', 'refuses'] as const) {
       const { selection } = await select('auto', outcome, 'granted');
       assert.equal(selection.kind, 'virtual');
-      assert.match((selection as { dockerProblem: string }).dockerProblem, outcome === 'absent' ? /No Docker Engine answers/ : /Permission denied/);
+      assert.match(
+        (selection as { dockerProblem: string }).dockerProblem,
+        outcome === 'absent' ? /No Docker Engine answers/ : /Permission denied/,
+      );
     }
   });
 
@@ -65,8 +91,14 @@ describe('engine selection', () => {
   });
 
   it('does not probe when the setting names the engine', async () => {
-    assert.deepEqual(await select('docker', 'absent', 'granted').then(({ selection, probed }) => [selection.kind, probed]), ['docker', 0]);
-    assert.deepEqual(await select('virtual', 'answers', 'declined').then(({ selection, probed }) => [selection.kind, probed]), ['virtual', 0]);
+    assert.deepEqual(
+      await select('docker', 'absent', 'granted').then(({ selection, probed }) => [selection.kind, probed]),
+      ['docker', 0],
+    );
+    assert.deepEqual(
+      await select('virtual', 'answers', 'declined').then(({ selection, probed }) => [selection.kind, probed]),
+      ['virtual', 0],
+    );
   });
 
   it('probes a real dead socket as absent, and a silent engine as absent after the timeout', async () => {
@@ -74,28 +106,49 @@ describe('engine selection', () => {
     const selection = await selectEngine({ choice: 'auto', consent: 'granted', probeDocker: () => probeEngine(dead) });
     assert.equal(selection.kind, 'virtual');
     assert.match((selection as { dockerProblem: string }).dockerProblem, /agent-sandbox-unit-dead\.sock/);
-    const silent = { info: (signal?: AbortSignal) => new Promise<never>((_, reject) => signal?.addEventListener('abort', () => reject(new SandboxError('aborted', 'aborted')))) };
-    await assert.rejects(probeEngine(silent, 50), (error: unknown) => SandboxError.is(error, 'engine-unavailable') && /did not answer within 0.05 s/.test(error.message));
+    const silent = {
+      info: (signal?: AbortSignal) =>
+        new Promise<never>((_, reject) =>
+          signal?.addEventListener('abort', () => reject(new SandboxError('aborted', 'aborted'))),
+        ),
+    };
+    await assert.rejects(
+      probeEngine(silent, 50),
+      (error: unknown) =>
+        SandboxError.is(error, 'engine-unavailable') && /did not answer within 0.05 s/.test(error.message),
+    );
   });
 
   it('reads the choice from a flag or variable, and names the bad value', () => {
     assert.equal(parseEngineChoice('virtual', '--engine'), 'virtual');
     assert.equal(parseEngineChoice(undefined, '--engine'), undefined);
     assert.equal(parseEngineChoice('', 'AGENT_SANDBOX_ENGINE'), undefined);
-    assert.throws(() => parseEngineChoice('podman', 'AGENT_SANDBOX_ENGINE'), /AGENT_SANDBOX_ENGINE must be one of auto, docker, virtual, not "podman"/);
+    assert.throws(
+      () => parseEngineChoice('podman', 'AGENT_SANDBOX_ENGINE'),
+      /AGENT_SANDBOX_ENGINE must be one of auto, docker, virtual, not "podman"/,
+    );
   });
 });
 
 describe('engine capabilities in words', () => {
   it('names a container engine plainly and the virtual engine with its isolation and what it lacks', () => {
     assert.equal(engineLabel('docker', CONTAINER_CAPABILITIES), 'docker');
-    assert.equal(engineLabel('virtual', VIRTUAL), 'virtual (in-process isolation, no real processes, no package installs, no network, no memory kill)');
+    assert.equal(
+      engineLabel('virtual', VIRTUAL),
+      'virtual (in-process isolation, no real processes, no package installs, no network, no memory kill)',
+    );
   });
 
   it('spells the capabilities out for sandbox_open', () => {
-    assert.match(capabilitiesLine('docker', CONTAINER_CAPABILITIES), /^engine docker: isolation by a hardened container · languages python, node, bash, linux · real processes/);
+    assert.match(
+      capabilitiesLine('docker', CONTAINER_CAPABILITIES),
+      /^engine docker: isolation by a hardened container · languages python, node, bash, linux · real processes/,
+    );
     const line = capabilitiesLine('virtual', VIRTUAL);
     assert.match(line, /lighter than a container/);
-    assert.match(line, /no real processes.*no package installs.*no network.*no memory kill.*sessions end with this process/);
+    assert.match(
+      line,
+      /no real processes.*no package installs.*no network.*no memory kill.*sessions end with this process/,
+    );
   });
 });

@@ -25,7 +25,10 @@ describe('the file store', () => {
     const stored = await store.put(data, { name: 'hello.txt' });
     assert.match(stored.key, /^files\/f_[0-9a-f]{16}$/);
     assert.equal(stored.key, `files/f_${sha256(data).slice(0, 16)}`);
-    assert.deepEqual({ name: stored.name, size: stored.size, sha256: stored.sha256 }, { name: 'hello.txt', size: 13, sha256: sha256(data) });
+    assert.deepEqual(
+      { name: stored.name, size: stored.size, sha256: stored.sha256 },
+      { name: 'hello.txt', size: 13, sha256: sha256(data) },
+    );
     assert.ok(Math.abs(Date.parse(stored.created) - Date.now()) < 60_000);
 
     const got = await store.get(stored.key);
@@ -52,7 +55,10 @@ describe('the file store', () => {
   });
 
   it('round-trips binary content byte for byte', async () => {
-    const data = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, byte) => byte)), Buffer.from([0xff, 0xfe, 0x00, 0x0a, 0x0d])]);
+    const data = Buffer.concat([
+      Buffer.from(Array.from({ length: 256 }, (_, byte) => byte)),
+      Buffer.from([0xff, 0xfe, 0x00, 0x0a, 0x0d]),
+    ]);
     const stored = await store.put(data);
     assert.ok(Buffer.from((await store.get(stored.key)).data).equals(data));
   });
@@ -61,12 +67,22 @@ describe('the file store', () => {
     const stored = await store.put(Buffer.from('original content'), { name: 'x.bin' });
     const blob = join(store.folder, stored.key.slice('files/'.length));
     writeFileSync(blob, 'tampered content');
-    await assert.rejects(store.get(stored.key), (error: unknown) => SandboxError.is(error, 'file-corrupted') && /corrupted/.test(error.message) && /sha256/.test(error.message) && error.hint!.includes(`Delete ${stored.key}`));
+    await assert.rejects(
+      store.get(stored.key),
+      (error: unknown) =>
+        SandboxError.is(error, 'file-corrupted') &&
+        /corrupted/.test(error.message) &&
+        /sha256/.test(error.message) &&
+        error.hint!.includes(`Delete ${stored.key}`),
+    );
     // Storing the content again repairs the blob.
     await store.put(Buffer.from('original content'));
     assert.equal(Buffer.from((await store.get(stored.key)).data).toString(), 'original content');
     rmSync(blob);
-    await assert.rejects(store.get(stored.key), (error: unknown) => SandboxError.is(error, 'file-corrupted') && /content is missing/.test(error.message));
+    await assert.rejects(
+      store.get(stored.key),
+      (error: unknown) => SandboxError.is(error, 'file-corrupted') && /content is missing/.test(error.message),
+    );
     await store.put(Buffer.from('original content'));
     assert.equal(Buffer.from((await store.get(stored.key)).data).toString(), 'original content');
   });
@@ -74,16 +90,41 @@ describe('the file store', () => {
   it('reports damaged metadata', async () => {
     const stored = await store.put(Buffer.from('x'));
     writeFileSync(join(store.folder, `${stored.key.slice('files/'.length)}.json`), '{ not json');
-    await assert.rejects(store.get(stored.key), (error: unknown) => SandboxError.is(error, 'file-corrupted') && /damaged/.test(error.message));
+    await assert.rejects(
+      store.get(stored.key),
+      (error: unknown) => SandboxError.is(error, 'file-corrupted') && /damaged/.test(error.message),
+    );
     assert.deepEqual(await store.list(), [], 'list skips what it cannot read');
   });
 
   it('refuses malformed keys and names unknown ones', async () => {
-    for (const key of ['', 'f_0123456789abcdef', 'files/f_0123', 'files/f_0123456789ABCDEF', 'files/../etc/passwd', 'files/f_0123456789abcdef/../x', 'files/f_0123456789abcdef.json']) {
-      await assert.rejects(store.get(key), (error: unknown) => SandboxError.is(error, 'invalid-input') && /not a file store key/.test(error.message) && /files\/f_/.test(error.hint!), key);
+    for (const key of [
+      '',
+      'f_0123456789abcdef',
+      'files/f_0123',
+      'files/f_0123456789ABCDEF',
+      'files/../etc/passwd',
+      'files/f_0123456789abcdef/../x',
+      'files/f_0123456789abcdef.json',
+    ]) {
+      await assert.rejects(
+        store.get(key),
+        (error: unknown) =>
+          SandboxError.is(error, 'invalid-input') &&
+          /not a file store key/.test(error.message) &&
+          /files\/f_/.test(error.hint!),
+        key,
+      );
     }
-    assert.throws(() => parseKey(42 as unknown as string), (error: unknown) => SandboxError.is(error, 'invalid-input'));
-    await assert.rejects(store.get('files/f_0123456789abcdef'), (error: unknown) => SandboxError.is(error, 'file-not-found') && /No file files\/f_0123456789abcdef/.test(error.message));
+    assert.throws(
+      () => parseKey(42 as unknown as string),
+      (error: unknown) => SandboxError.is(error, 'invalid-input'),
+    );
+    await assert.rejects(
+      store.get('files/f_0123456789abcdef'),
+      (error: unknown) =>
+        SandboxError.is(error, 'file-not-found') && /No file files\/f_0123456789abcdef/.test(error.message),
+    );
     assert.equal(parseKey(`files/f_${'a'.repeat(64)}`), `f_${'a'.repeat(64)}`);
   });
 
@@ -91,7 +132,13 @@ describe('the file store', () => {
     const data = Buffer.from('collide');
     const digest = sha256(data);
     mkdirSync(store.folder, { recursive: true });
-    const squatter = { key: `files/f_${digest.slice(0, 16)}`, name: 'other', size: 1, sha256: 'f'.repeat(64), created: '2020-01-01T00:00:00.000Z' };
+    const squatter = {
+      key: `files/f_${digest.slice(0, 16)}`,
+      name: 'other',
+      size: 1,
+      sha256: 'f'.repeat(64),
+      created: '2020-01-01T00:00:00.000Z',
+    };
     writeFileSync(join(store.folder, `f_${digest.slice(0, 16)}.json`), JSON.stringify(squatter));
     writeFileSync(join(store.folder, `f_${digest.slice(0, 16)}`), 'o');
     const stored = await store.put(data);
@@ -103,7 +150,12 @@ describe('the file store', () => {
   it('enforces its size limit', async () => {
     const small = new FileStore(join(folder, 'small'), { maxFileBytes: 10 });
     await small.put(Buffer.alloc(10));
-    await assert.rejects(small.put(Buffer.alloc(11), { name: 'big.bin' }), (error: unknown) => SandboxError.is(error, 'file-too-large') && /big\.bin is 11 bytes; the file store takes files up to 10 bytes/.test(error.message));
+    await assert.rejects(
+      small.put(Buffer.alloc(11), { name: 'big.bin' }),
+      (error: unknown) =>
+        SandboxError.is(error, 'file-too-large') &&
+        /big\.bin is 11 bytes; the file store takes files up to 10 bytes/.test(error.message),
+    );
     const path = join(folder, 'big.bin');
     writeFileSync(path, Buffer.alloc(11));
     await assert.rejects(small.putFile(path), (error: unknown) => SandboxError.is(error, 'file-too-large'));
@@ -115,8 +167,14 @@ describe('the file store', () => {
     writeFileSync(path, 'a,b\n1,2\n');
     const stored = await store.putFile(path);
     assert.equal(stored.name, 'report.csv');
-    assert.equal((await store.putFile(path, { name: 'renamed.csv' })).name, 'report.csv', 'the same content keeps its record');
-    await assert.rejects(store.putFile(join(folder, 'missing.csv')), (error: unknown) => SandboxError.is(error, 'file-not-found'));
+    assert.equal(
+      (await store.putFile(path, { name: 'renamed.csv' })).name,
+      'report.csv',
+      'the same content keeps its record',
+    );
+    await assert.rejects(store.putFile(join(folder, 'missing.csv')), (error: unknown) =>
+      SandboxError.is(error, 'file-not-found'),
+    );
     await assert.rejects(store.putFile(folder), (error: unknown) => SandboxError.is(error, 'not-a-file'));
   });
 
@@ -134,17 +192,40 @@ describe('the file store', () => {
     assert.equal(defaultFileStoreFolder({ AGENT_SANDBOX_FILE_STORE: '/srv/store' }, '/home/u'), '/srv/store');
     assert.equal(defaultFileStoreFolder({ XDG_DATA_HOME: '/data' }, '/home/u'), '/data/agent-sandbox/files');
     assert.equal(defaultFileStoreFolder({}, '/home/u'), '/home/u/.local/share/agent-sandbox/files');
-    assert.equal(defaultFileStoreFolder({ XDG_DATA_HOME: 'relative' }, '/home/u'), '/home/u/.local/share/agent-sandbox/files');
+    assert.equal(
+      defaultFileStoreFolder({ XDG_DATA_HOME: 'relative' }, '/home/u'),
+      '/home/u/.local/share/agent-sandbox/files',
+    );
   });
 
   it('tells the model the key, size and sha256 of staged and published files', () => {
-    const file = { key: 'files/f_0123456789abcdef', name: 'out.csv', size: 2048, sha256: 'ab'.repeat(32), created: '2025-01-01T00:00:00.000Z' };
+    const file = {
+      key: 'files/f_0123456789abcdef',
+      name: 'out.csv',
+      size: 2048,
+      sha256: 'ab'.repeat(32),
+      created: '2025-01-01T00:00:00.000Z',
+    };
     const published = formatPublished({ file, path: '/workspace/out.csv', savedTo: 'results/out.csv' });
-    assert.match(published, /^Published \/workspace\/out\.csv to the file store as files\/f_0123456789abcdef · "out\.csv" · 2 KiB · sha256 (ab){32}\n/);
+    assert.match(
+      published,
+      /^Published \/workspace\/out\.csv to the file store as files\/f_0123456789abcdef · "out\.csv" · 2 KiB · sha256 (ab){32}\n/,
+    );
     assert.match(published, /sandbox_stage_file/);
     assert.match(published, /Saved it to the workspace at results\/out\.csv\.$/);
     assert.doesNotMatch(formatPublished({ file, path: '/workspace/out.csv' }), /Saved/);
-    const staged = formatStaged({ source: 'files/f_0123456789abcdef ("out.csv")', path: '/workspace/in/out.csv', size: 2048, sha256: 'ab'.repeat(32) }, 'default');
-    assert.match(staged, /^Staged files\/f_0123456789abcdef \("out\.csv"\) into sandbox "default" at \/workspace\/in\/out\.csv · 2 KiB · sha256 (ab){32}\n/);
+    const staged = formatStaged(
+      {
+        source: 'files/f_0123456789abcdef ("out.csv")',
+        path: '/workspace/in/out.csv',
+        size: 2048,
+        sha256: 'ab'.repeat(32),
+      },
+      'default',
+    );
+    assert.match(
+      staged,
+      /^Staged files\/f_0123456789abcdef \("out\.csv"\) into sandbox "default" at \/workspace\/in\/out\.csv · 2 KiB · sha256 (ab){32}\n/,
+    );
   });
 });

@@ -35,7 +35,8 @@ function execResult(overrides: Partial<ExecResult> = {}): ExecResult {
 
 const session = { sandboxId: 'default', engine: 'docker' };
 const countTokens = async (text: string) => Math.ceil(text.length / 4);
-const numberedLines = (count: number, prefix: string) => Array.from({ length: count }, (_, i) => `${prefix} line ${i + 1}`).join('\n') + '\n';
+const numberedLines = (count: number, prefix: string) =>
+  Array.from({ length: count }, (_, i) => `${prefix} line ${i + 1}`).join('\n') + '\n';
 
 describe('tool result text', () => {
   describe('formatExecResult', () => {
@@ -69,28 +70,46 @@ describe('tool result text', () => {
     });
 
     it('says when there was no output and omits empty streams', async () => {
-      assert.equal(await formatExecResult(execResult(), session), 'exit code 0 · 0.3 s · docker · sandbox default\n(no output)');
+      assert.equal(
+        await formatExecResult(execResult(), session),
+        'exit code 0 · 0.3 s · docker · sandbox default\n(no output)',
+      );
       const onlyStderr = await formatExecResult(execResult({ stderr: 'warn\n' }), session);
       assert.ok(!onlyStderr.includes('stdout:') && onlyStderr.endsWith('stderr:\nwarn'));
     });
 
     it('names timeouts, out-of-memory kills and signals, and notes engine truncation', async () => {
-      const timeout = await formatExecResult(execResult({ outcome: 'timeout', exitCode: 137, durationMs: 120_004, hint: 'raise the timeout' }), session);
-      assert.match(timeout, /^timed out · exit code 137 · 2 min 0 s · docker · sandbox default\nNext: raise the timeout\n\(no output\)$/);
+      const timeout = await formatExecResult(
+        execResult({ outcome: 'timeout', exitCode: 137, durationMs: 120_004, hint: 'raise the timeout' }),
+        session,
+      );
+      assert.match(
+        timeout,
+        /^timed out · exit code 137 · 2 min 0 s · docker · sandbox default\nNext: raise the timeout\n\(no output\)$/,
+      );
       const oom = await formatExecResult(execResult({ outcome: 'oom', exitCode: 137, durationMs: 2500 }), session);
       assert.match(oom, /^out of memory · exit code 137 · 2\.5 s/);
-      const segv = await formatExecResult(execResult({ outcome: 'signal', exitCode: 139, signal: 'SIGSEGV', durationMs: 40 }), session);
+      const segv = await formatExecResult(
+        execResult({ outcome: 'signal', exitCode: 139, signal: 'SIGSEGV', durationMs: 40 }),
+        session,
+      );
       assert.match(segv, /^killed by SIGSEGV · exit code 139 · 40 ms/);
       const cancelled = await formatExecResult(execResult({ outcome: 'cancelled', exitCode: null }), session);
       assert.match(cancelled, /^cancelled · 0\.3 s/);
-      const truncated = await formatExecResult(execResult({ stdout: 'aaaa\n[stdout truncated: …]', stdoutBytes: 5 * MiB, stdoutTruncated: true }), session);
+      const truncated = await formatExecResult(
+        execResult({ stdout: 'aaaa\n[stdout truncated: …]', stdoutBytes: 5 * MiB, stdoutTruncated: true }),
+        session,
+      );
       assert.match(truncated.split('\n')[0]!, /stdout truncated \(5 MiB in all\)$/);
     });
 
     it('returns the full text when it fits the budget', async () => {
       const result = execResult({ stdout: numberedLines(10, 'out') });
       const full = await formatExecResult(result, session);
-      assert.equal(await formatExecResult(result, session, { maxChars: 10_000, tokenBudget: 5_000, countTokens }), full);
+      assert.equal(
+        await formatExecResult(result, session, { maxChars: 10_000, tokenBudget: 5_000, countTokens }),
+        full,
+      );
     });
 
     it('keeps the head and tail of long output within a token budget, with the status line and the hint', async () => {
@@ -102,14 +121,24 @@ describe('tool result text', () => {
         hint: 'Read stderr, fix the cause and run it again.',
       });
       let calls = 0;
-      const text = await formatExecResult(result, session, { tokenBudget: 1000, countTokens: async (t) => (calls++, countTokens(t)) });
+      const text = await formatExecResult(result, session, {
+        tokenBudget: 1000,
+        countTokens: async (t) => (calls++, countTokens(t)),
+      });
       assert.ok((await countTokens(text)) <= 1000, `${await countTokens(text)} tokens`);
       assert.ok(calls <= 7, `${calls} countTokens calls`);
       const lines = text.split('\n');
-      assert.equal(lines[0], 'failed · exit code 1 · 0.3 s · docker · sandbox default · output shortened to fit the context');
+      assert.equal(
+        lines[0],
+        'failed · exit code 1 · 0.3 s · docker · sandbox default · output shortened to fit the context',
+      );
       assert.equal(lines[1], 'Next: Read stderr, fix the cause and run it again.');
-      for (const expected of ['out line 1', 'out line 5000', 'err line 1', 'err line 3000']) assert.ok(lines.includes(expected), expected);
-      assert.match(text, /stdout:\nout line 1\n[\s\S]*\[… [\d,]+ characters \([\d,]+ lines\) of stdout cut to fit the context; redirect the full output to a file and read the part you need …\]\n[\s\S]*out line 5000\nstderr:/);
+      for (const expected of ['out line 1', 'out line 5000', 'err line 1', 'err line 3000'])
+        assert.ok(lines.includes(expected), expected);
+      assert.match(
+        text,
+        /stdout:\nout line 1\n[\s\S]*\[… [\d,]+ characters \([\d,]+ lines\) of stdout cut to fit the context; redirect the full output to a file and read the part you need …\]\n[\s\S]*out line 5000\nstderr:/,
+      );
       assert.match(text, /of stderr cut to fit the context/);
       // Used well: most of the budget goes to output.
       assert.ok(text.length > 3000, `${text.length} characters`);
@@ -128,7 +157,10 @@ describe('tool result text', () => {
       for (let maxChars = 1000; maxChars < 1010; maxChars++) {
         const text = await formatExecResult(result, session, { maxChars });
         assert.match(text, /😀\n\[… /);
-        assert.ok(!/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text), `maxChars ${maxChars}`);
+        assert.ok(
+          !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text),
+          `maxChars ${maxChars}`,
+        );
       }
     });
 
@@ -180,29 +212,66 @@ describe('tool result text', () => {
     });
 
     it('uses the session name as sandbox_id and says when it was reused', () => {
-      const text = formatSession({ ...info, name: 'build', workspaceAccess: 'none', network: true, notices: [] }, false);
+      const text = formatSession(
+        { ...info, name: 'build', workspaceAccess: 'none', network: true, notices: [] },
+        false,
+      );
       assert.match(text, /^Using open sandbox "build": pass sandbox_id "build" to the other sandbox tools\.\n/);
       assert.match(text, /workspace access: none \(\/workspace is private to the sandbox\)\nnetwork: on$/);
-      assert.match(formatSession({ ...info, workspaceAccess: 'rw' }, false), /rw \(the workspace folder \/home\/me\/project is mounted read-write at \/workspace: changes there change the user's files\)/);
+      assert.match(
+        formatSession({ ...info, workspaceAccess: 'rw' }, false),
+        /rw \(the workspace folder \/home\/me\/project is mounted read-write at \/workspace: changes there change the user's files\)/,
+      );
     });
   });
 
   describe('file results', () => {
     it('formatWrite lists the files written', () => {
       assert.equal(
-        formatWrite({ files: [{ path: '/workspace/a.py', bytes: 300 }, { path: '/workspace/data/b.csv', bytes: 2048 }] }),
+        formatWrite({
+          files: [
+            { path: '/workspace/a.py', bytes: 300 },
+            { path: '/workspace/data/b.csv', bytes: 2048 },
+          ],
+        }),
         'Wrote 2 files (2.3 KiB):\n/workspace/a.py  300 bytes\n/workspace/data/b.csv  2 KiB',
       );
-      const many = formatWrite({ files: Array.from({ length: 150 }, (_, i) => ({ path: `/workspace/f${i}`, bytes: 1 })) });
+      const many = formatWrite({
+        files: Array.from({ length: 150 }, (_, i) => ({ path: `/workspace/f${i}`, bytes: 1 })),
+      });
       assert.ok(many.endsWith('… and 50 more'));
     });
 
     it('formatRead shows the content, its encoding and truncation', () => {
-      assert.equal(formatRead({ path: '/workspace/a.txt', content: 'hi\n', encoding: 'utf8', size: 3, truncated: false }), '/workspace/a.txt · 3 bytes · utf8\nhi\n');
-      const cutText = formatRead({ path: '/workspace/big.log', content: 'x'.repeat(1024), encoding: 'utf8', size: 4 * MiB, truncated: true });
-      assert.match(cutText, /^\/workspace\/big\.log · 4 MiB · utf8\nOnly the first 1 KiB of 4 MiB is shown\. .*max_bytes\.\nx{1024}$/);
-      assert.match(formatRead({ path: '/workspace/p.png', content: 'iVBORw0KGgo=', encoding: 'base64', size: 8, truncated: false }), /^\/workspace\/p\.png · 8 bytes · binary, base64\niVBORw0KGgo=$/);
-      assert.match(formatRead({ path: '/workspace/e', content: '', encoding: 'utf8', size: 0, truncated: false }), /\(empty file\)$/);
+      assert.equal(
+        formatRead({ path: '/workspace/a.txt', content: 'hi\n', encoding: 'utf8', size: 3, truncated: false }),
+        '/workspace/a.txt · 3 bytes · utf8\nhi\n',
+      );
+      const cutText = formatRead({
+        path: '/workspace/big.log',
+        content: 'x'.repeat(1024),
+        encoding: 'utf8',
+        size: 4 * MiB,
+        truncated: true,
+      });
+      assert.match(
+        cutText,
+        /^\/workspace\/big\.log · 4 MiB · utf8\nOnly the first 1 KiB of 4 MiB is shown\. .*max_bytes\.\nx{1024}$/,
+      );
+      assert.match(
+        formatRead({
+          path: '/workspace/p.png',
+          content: 'iVBORw0KGgo=',
+          encoding: 'base64',
+          size: 8,
+          truncated: false,
+        }),
+        /^\/workspace\/p\.png · 8 bytes · binary, base64\niVBORw0KGgo=$/,
+      );
+      assert.match(
+        formatRead({ path: '/workspace/e', content: '', encoding: 'utf8', size: 0, truncated: false }),
+        /\(empty file\)$/,
+      );
     });
 
     it('formatList gives one aligned line per entry, relative to the listed directory', () => {
@@ -227,13 +296,19 @@ describe('tool result text', () => {
         ].join('\n'),
       );
       assert.equal(formatList({ entries: [], truncated: false }), '/workspace is empty.');
-      const truncated = formatList({ entries: [{ path: '/workspace/data/a', type: 'file', size: 1, mtime: 'bad' }], truncated: true }, '/workspace/data');
-      assert.match(truncated, /file  1 bytes  bad  a\nThe listing stopped at the file count cap\./);
+      const truncated = formatList(
+        { entries: [{ path: '/workspace/data/a', type: 'file', size: 1, mtime: 'bad' }], truncated: true },
+        '/workspace/data',
+      );
+      assert.match(truncated, /file {2}1 bytes {2}bad {2}a\nThe listing stopped at the file count cap\./);
     });
 
     it('formatDelete and formatClose say what happened', () => {
       assert.equal(formatDelete({ path: '/workspace/x', deleted: true }), 'Deleted /workspace/x.');
-      assert.equal(formatDelete({ path: '/workspace/x', deleted: false }), 'Nothing to delete: /workspace/x does not exist.');
+      assert.equal(
+        formatDelete({ path: '/workspace/x', deleted: false }),
+        'Nothing to delete: /workspace/x does not exist.',
+      );
       assert.match(formatClose('build'), /^Closed sandbox "build"/);
       assert.equal(formatClose('build', false), 'No sandbox "build" was open; nothing to close.');
     });
@@ -241,7 +316,11 @@ describe('tool result text', () => {
 
   describe('formatError', () => {
     it('adds the hint of a SandboxError as Next', () => {
-      const error = new SandboxError('file-not-found', 'No file /workspace/a.py.', 'List the directory with sandbox_fs_list.');
+      const error = new SandboxError(
+        'file-not-found',
+        'No file /workspace/a.py.',
+        'List the directory with sandbox_fs_list.',
+      );
       assert.equal(formatError(error), 'No file /workspace/a.py.\nNext: List the directory with sandbox_fs_list.');
       assert.equal(formatError(new SandboxError('aborted', 'Cancelled.')), 'Cancelled.');
     });
@@ -262,6 +341,12 @@ describe('tool result text', () => {
   });
 
   it('formatDuration uses the unit a person would', () => {
-    assert.deepEqual([45, 312, 9_950, 42_400, 125_000].map(formatDuration), ['45 ms', '0.3 s', '9.9 s', '42 s', '2 min 5 s']);
+    assert.deepEqual([45, 312, 9_950, 42_400, 125_000].map(formatDuration), [
+      '45 ms',
+      '0.3 s',
+      '9.9 s',
+      '42 s',
+      '2 min 5 s',
+    ]);
   });
 });

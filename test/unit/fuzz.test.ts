@@ -11,7 +11,31 @@ const runs = Number(process.env.FUZZ_RUNS ?? 300);
 
 /** Strings built from the pieces that make paths dangerous. */
 const pathish = fc
-  .array(fc.oneof(fc.constantFrom('..', '.', '/', '//', '\\', '%2e', '%2f', '\uff0e', '\u2215', '\0', 'workspace', '/workspace', 'etc', 'passwd', ' ', '~'), fc.string({ maxLength: 6 }), fc.string({ unit: 'grapheme', maxLength: 4 })), { maxLength: 12 })
+  .array(
+    fc.oneof(
+      fc.constantFrom(
+        '..',
+        '.',
+        '/',
+        '//',
+        '\\',
+        '%2e',
+        '%2f',
+        '\uff0e',
+        '\u2215',
+        '\0',
+        'workspace',
+        '/workspace',
+        'etc',
+        'passwd',
+        ' ',
+        '~',
+      ),
+      fc.string({ maxLength: 6 }),
+      fc.string({ unit: 'grapheme', maxLength: 4 }),
+    ),
+    { maxLength: 12 },
+  )
   .map((parts) => parts.join(''));
 
 describe('fuzzing the boundaries', () => {
@@ -34,17 +58,57 @@ describe('fuzzing the boundaries', () => {
   it('every tool input schema answers any JSON without throwing', () => {
     for (const [name, schema] of Object.entries(TOOL_INPUT_SCHEMAS)) {
       fc.assert(
-        fc.property(fc.oneof(fc.anything(), fc.record({ sandbox_id: fc.anything(), path: fc.anything(), command: fc.anything(), cmd: fc.anything(), code: fc.anything(), files: fc.anything() }, { requiredKeys: [] })), (input) => {
-          const result = schema.safeParse(input);
-          if (result.success) assert.equal(typeof result.data, 'object', name);
-        }),
+        fc.property(
+          fc.oneof(
+            fc.anything(),
+            fc.record(
+              {
+                sandbox_id: fc.anything(),
+                path: fc.anything(),
+                command: fc.anything(),
+                cmd: fc.anything(),
+                code: fc.anything(),
+                files: fc.anything(),
+              },
+              { requiredKeys: [] },
+            ),
+          ),
+          (input) => {
+            const result = schema.safeParse(input);
+            if (result.success) assert.equal(typeof result.data, 'object', name);
+          },
+        ),
         { numRuns: runs },
       );
     }
   });
 
   it('the .prompt analysis never throws, whatever the text', () => {
-    const yamlish = fc.array(fc.oneof(fc.constantFrom('---\n', 'sandbox:', ' python', '\n  runtime: ', 'mode: code\n', '  limits:\n    memory: 1g\n', ': : :', '- [', '{{', '"', "'", '\t', '\n', '&a *a', '!!binary'), fc.string({ maxLength: 8 })), { maxLength: 30 }).map((parts) => parts.join(''));
+    const yamlish = fc
+      .array(
+        fc.oneof(
+          fc.constantFrom(
+            '---\n',
+            'sandbox:',
+            ' python',
+            '\n  runtime: ',
+            'mode: code\n',
+            '  limits:\n    memory: 1g\n',
+            ': : :',
+            '- [',
+            '{{',
+            '"',
+            "'",
+            '\t',
+            '\n',
+            '&a *a',
+            '!!binary',
+          ),
+          fc.string({ maxLength: 8 }),
+        ),
+        { maxLength: 30 },
+      )
+      .map((parts) => parts.join(''));
     fc.assert(
       fc.property(fc.oneof(yamlish, fc.string(), fc.string({ unit: 'binary' })), (text) => {
         const analysis = analyzePrompt(text);

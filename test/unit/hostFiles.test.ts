@@ -1,6 +1,21 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, chmodSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxError } from '../../src/core/errors';
@@ -12,7 +27,10 @@ import { openRegularFile, readWithin } from '../../src/core/hostFiles/regularFil
 import { writeHostFile } from '../../src/core/hostFiles/writeHostFile';
 
 const is = (reason: Parameters<typeof SandboxError.is>[1], pattern?: RegExp) => (error: unknown) => {
-  assert.ok(SandboxError.is(error, reason), `expected ${reason}, got ${String((error as SandboxError).reason)}: ${(error as Error).message}`);
+  assert.ok(
+    SandboxError.is(error, reason),
+    `expected ${reason}, got ${String((error as SandboxError).reason)}: ${(error as Error).message}`,
+  );
   if (pattern) assert.match(error.message + '\n' + error.hint, pattern);
   return true;
 };
@@ -103,7 +121,10 @@ describe('host files: reads and writes of a folder a sandbox can change', functi
     it('checks the size of the opened file, and reads what was opened even if the path is replaced', async () => {
       writeFileSync(join(folder, 'exact.bin'), Buffer.alloc(16));
       assert.equal((await readHostFile(folder, 'exact.bin', 16)).length, 16);
-      await assert.rejects(readHostFile(folder, 'exact.bin', 15), is('file-too-large', /is 16 bytes; the limit is 15 bytes/));
+      await assert.rejects(
+        readHostFile(folder, 'exact.bin', 15),
+        is('file-too-large', /is 16 bytes; the limit is 15 bytes/),
+      );
       const host = await HostFolder.open(folder);
       const dir = await host.openDir(['data'], 'data/in.csv');
       try {
@@ -132,7 +153,10 @@ describe('host files: reads and writes of a folder a sandbox can change', functi
       assert.equal(written, join(folder, 'results/deep/out.bin'));
       assert.deepEqual([...readFileSync(written)], [0, 1, 2, 255]);
       assert.equal(statSync(written).mode & 0o7777, 0o644);
-      await assert.rejects(writeHostFile(folder, 'results/deep/out.bin', Buffer.from('new')), is('file-exists', /overwrite: true/));
+      await assert.rejects(
+        writeHostFile(folder, 'results/deep/out.bin', Buffer.from('new')),
+        is('file-exists', /overwrite: true/),
+      );
       assert.deepEqual([...readFileSync(written)], [0, 1, 2, 255]);
       await writeHostFile(folder, 'results/deep/out.bin', Buffer.from('new'), { overwrite: true });
       assert.equal(readFileSync(written, 'utf8'), 'new');
@@ -142,7 +166,9 @@ describe('host files: reads and writes of a folder a sandbox can change', functi
     });
 
     it('lets exactly one of several racing writes without overwrite create the file, and cleans up the others', async () => {
-      const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => writeHostFile(folder, 'race/out.txt', Buffer.from(`writer ${i}`))));
+      const results = await Promise.allSettled(
+        Array.from({ length: 8 }, (_, i) => writeHostFile(folder, 'race/out.txt', Buffer.from(`writer ${i}`))),
+      );
       assert.equal(results.filter((result) => result.status === 'fulfilled').length, 1);
       for (const result of results) if (result.status === 'rejected') is('file-exists')(result.reason);
       assert.match(readFileSync(join(folder, 'race/out.txt'), 'utf8'), /^writer \d$/);
@@ -151,8 +177,14 @@ describe('host files: reads and writes of a folder a sandbox can change', functi
 
     it('never writes through a symbolic link: a linked folder is refused, a linked file is replaced itself', async () => {
       symlinkSync(outside, join(folder, 'linked-dir'));
-      await assert.rejects(writeHostFile(folder, 'linked-dir/new.txt', Buffer.from('x')), is('path-outside-workspace', /symbolic link/));
-      await assert.rejects(writeHostFile(folder, 'linked-dir/sub/new.txt', Buffer.from('x')), is('path-outside-workspace'));
+      await assert.rejects(
+        writeHostFile(folder, 'linked-dir/new.txt', Buffer.from('x')),
+        is('path-outside-workspace', /symbolic link/),
+      );
+      await assert.rejects(
+        writeHostFile(folder, 'linked-dir/sub/new.txt', Buffer.from('x')),
+        is('path-outside-workspace'),
+      );
       symlinkSync('data', join(folder, 'inner-dir'));
       await assert.rejects(writeHostFile(folder, 'inner-dir/new.txt', Buffer.from('x')), is('path-outside-workspace'));
       await assert.rejects(writeHostFile(folder, '../outside/new.txt', Buffer.from('x')), is('path-outside-workspace'));
@@ -182,8 +214,20 @@ describe('host files: reads and writes of a folder a sandbox can change', functi
     it('refuses protected editor and VCS paths, naming the setting that lifts it, unless the list is empty', async () => {
       mkdirSync(join(folder, '.git'));
       writeFileSync(join(folder, '.git', 'config'), '[core]\n');
-      for (const path of ['.git/config', '.git/hooks/pre-commit', '.vscode/settings.json', '.VSCode/tasks.json', './.github/workflows/ci.yml', '.devcontainer/devcontainer.json', '.git']) {
-        await assert.rejects(writeHostFile(folder, path, Buffer.from('x'), { overwrite: true }), is('permission-denied', /agentSandbox\.configWritesAllowedIn/), path);
+      for (const path of [
+        '.git/config',
+        '.git/hooks/pre-commit',
+        '.vscode/settings.json',
+        '.VSCode/tasks.json',
+        './.github/workflows/ci.yml',
+        '.devcontainer/devcontainer.json',
+        '.git',
+      ]) {
+        await assert.rejects(
+          writeHostFile(folder, path, Buffer.from('x'), { overwrite: true }),
+          is('permission-denied', /agentSandbox\.configWritesAllowedIn/),
+          path,
+        );
       }
       assert.equal(readFileSync(join(folder, '.git', 'config'), 'utf8'), '[core]\n');
       assert.deepEqual(readdirSync(folder).sort(), ['.git', 'data']);
@@ -193,7 +237,7 @@ describe('host files: reads and writes of a folder a sandbox can change', functi
       assert.deepEqual(leftovers(folder), []);
     });
 
-    it('writes no setuid or setgid bit and keeps a folder\'s own mode', async () => {
+    it("writes no setuid or setgid bit and keeps a folder's own mode", async () => {
       chmodSync(join(folder, 'data'), 0o700);
       await writeHostFile(folder, 'data/plain.txt', Buffer.from('x'));
       assert.equal(statSync(join(folder, 'data', 'plain.txt')).mode & 0o6000, 0);

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { languageModelToolsManifest, manifestDrift, PACKAGE_JSON, updatedPackageJson } from '../../scripts/generateManifest';
+import {
+  languageModelToolsManifest,
+  manifestDrift,
+  PACKAGE_JSON,
+  updatedPackageJson,
+} from '../../scripts/generateManifest';
 import { toolInputSchema } from '../../src/core/tools/jsonSchema';
 import { TOOL_DEFINITIONS } from '../../src/core/tools/definitions';
 import { TOOL_INPUT_SCHEMAS } from '../../src/core/tools/schemas';
@@ -19,8 +24,16 @@ describe('language-model tools manifest', () => {
   it('package.json carries the generated languageModelTools', () => {
     const pkg = JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { contributes?: { languageModelTools?: unknown } };
     const drift = manifestDrift(pkg.contributes?.languageModelTools, generated);
-    assert.deepEqual(drift, [], `package.json is out of date (${drift.join('; ')}). Run: npx tsx scripts/generateManifest.ts`);
-    assert.deepEqual(pkg.contributes?.languageModelTools, generated, 'package.json is out of date. Run: npx tsx scripts/generateManifest.ts');
+    assert.deepEqual(
+      drift,
+      [],
+      `package.json is out of date (${drift.join('; ')}). Run: npx tsx scripts/generateManifest.ts`,
+    );
+    assert.deepEqual(
+      pkg.contributes?.languageModelTools,
+      generated,
+      'package.json is out of date. Run: npx tsx scripts/generateManifest.ts',
+    );
   });
 
   it('lists every tool once, in the order of the definitions, with a schema from schemas.ts', () => {
@@ -71,18 +84,29 @@ describe('language-model tools manifest', () => {
   it('names what drifted', () => {
     const changed = structuredClone(generated);
     changed[0]!.modelDescription = 'old';
-    assert.deepEqual(manifestDrift(changed.slice(0, -1), generated), ['sandbox_run: modelDescription differ', 'sandbox_close: missing from package.json']);
-    assert.deepEqual(manifestDrift(undefined, generated), ['contributes.languageModelTools is missing or not an array']);
+    assert.deepEqual(manifestDrift(changed.slice(0, -1), generated), [
+      'sandbox_run: modelDescription differ',
+      'sandbox_close: missing from package.json',
+    ]);
+    assert.deepEqual(manifestDrift(undefined, generated), [
+      'contributes.languageModelTools is missing or not an array',
+    ]);
     assert.deepEqual(manifestDrift([...generated].reverse(), generated), ['the tools are listed in a different order']);
   });
 });
 
 describe('tools as every model family takes them', () => {
   it('keeps every description within the 1,024 characters OpenAI-compatible endpoints accept', () => {
-    for (const tool of TOOL_DEFINITIONS) assert.ok(tool.modelDescription.length <= 1024, `${tool.name}: ${tool.modelDescription.length} characters`);
+    for (const tool of TOOL_DEFINITIONS)
+      assert.ok(tool.modelDescription.length <= 1024, `${tool.name}: ${tool.modelDescription.length} characters`);
   });
 
   it('uses plain minimum and maximum, no exclusiveMinimum or propertyNames, in every input schema', () => {
-    for (const tool of TOOL_DEFINITIONS) assert.doesNotMatch(JSON.stringify(toolInputSchema(tool.schema)), /exclusiveMinimum|exclusiveMaximum|propertyNames/, tool.name);
+    for (const tool of TOOL_DEFINITIONS)
+      assert.doesNotMatch(
+        JSON.stringify(toolInputSchema(tool.schema)),
+        /exclusiveMinimum|exclusiveMaximum|propertyNames/,
+        tool.name,
+      );
   });
 });

@@ -11,9 +11,23 @@ describe('path policy', () => {
     assert.equal(resolveWorkspacePath('.'), '/workspace');
   });
 
-  for (const escape of ['../etc/passwd', '/etc/passwd', 'a/../../etc', '/workspace/../etc', '/workspacex/a', '..', '/']) {
+  for (const escape of [
+    '../etc/passwd',
+    '/etc/passwd',
+    'a/../../etc',
+    '/workspace/../etc',
+    '/workspacex/a',
+    '..',
+    '/',
+  ]) {
     it(`refuses ${escape}`, () => {
-      assert.throws(() => resolveWorkspacePath(escape), (error: unknown) => SandboxError.is(error, 'path-outside-workspace') && /outside \/workspace/.test(error.message) && Boolean(error.hint));
+      assert.throws(
+        () => resolveWorkspacePath(escape),
+        (error: unknown) =>
+          SandboxError.is(error, 'path-outside-workspace') &&
+          /outside \/workspace/.test(error.message) &&
+          Boolean(error.hint),
+      );
     });
   }
 
@@ -34,19 +48,52 @@ describe('file input', () => {
   const limits = { maxFileSizeBytes: 10, maxFiles: 2 };
 
   it('decodes text and base64', () => {
-    const [text, binary] = resolveFiles([{ path: 'a.txt', content: 'hé' }, { path: 'b.bin', content: 'AAEC', encoding: 'base64' }], limits);
+    const [text, binary] = resolveFiles(
+      [
+        { path: 'a.txt', content: 'hé' },
+        { path: 'b.bin', content: 'AAEC', encoding: 'base64' },
+      ],
+      limits,
+    );
     assert.deepEqual([...text!.data], [...Buffer.from('hé')]);
     assert.deepEqual([...binary!.data], [0, 1, 2]);
   });
 
   it('enforces the size and count caps before anything is written', () => {
-    assert.throws(() => resolveFiles([{ path: 'a', content: 'x'.repeat(11) }], limits), (error: unknown) => SandboxError.is(error, 'file-too-large'));
-    assert.throws(() => resolveFiles([{ path: 'a', content: '' }, { path: 'b', content: '' }, { path: 'c', content: '' }], limits), (error: unknown) => SandboxError.is(error, 'too-many-files'));
+    assert.throws(
+      () => resolveFiles([{ path: 'a', content: 'x'.repeat(11) }], limits),
+      (error: unknown) => SandboxError.is(error, 'file-too-large'),
+    );
+    assert.throws(
+      () =>
+        resolveFiles(
+          [
+            { path: 'a', content: '' },
+            { path: 'b', content: '' },
+            { path: 'c', content: '' },
+          ],
+          limits,
+        ),
+      (error: unknown) => SandboxError.is(error, 'too-many-files'),
+    );
   });
 
   it('refuses bad base64, duplicates and paths outside /workspace', () => {
     assert.throws(() => resolveFiles([{ path: 'a', content: '!!', encoding: 'base64' }], limits), /not valid base64/);
-    assert.throws(() => resolveFiles([{ path: 'a', content: '' }, { path: './a', content: '' }], limits), /appears twice/);
-    assert.throws(() => resolveFiles([{ path: '../a', content: '' }], limits), (error: unknown) => SandboxError.is(error, 'path-outside-workspace'));
+    assert.throws(
+      () =>
+        resolveFiles(
+          [
+            { path: 'a', content: '' },
+            { path: './a', content: '' },
+          ],
+          limits,
+        ),
+      /appears twice/,
+    );
+    assert.throws(
+      () => resolveFiles([{ path: '../a', content: '' }], limits),
+      (error: unknown) => SandboxError.is(error, 'path-outside-workspace'),
+    );
   });
 });

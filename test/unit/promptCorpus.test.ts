@@ -14,14 +14,18 @@ const FIXTURES = resolve(__dirname, '../fixtures/prompts');
 
 function corpus(name: string): { file: string; text: string }[] {
   const folder = join(FIXTURES, name);
-  const files = readdirSync(folder).filter((file) => file.endsWith('.prompt')).sort();
+  const files = readdirSync(folder)
+    .filter((file) => file.endsWith('.prompt'))
+    .sort();
   assert.ok(files.length > 0, `no .prompt files in ${folder}`);
   return files.map((file) => ({ file, text: readFileSync(join(folder, file), 'utf8') }));
 }
 
 function printWarnings(name: string, file: string, text: string): void {
   for (const problem of analyzePrompt(text).problems.filter((p) => p.severity === 'warning')) {
-    console.log(`      warning in ${name}/${file}:${problem.range.start.line + 1}:${problem.range.start.character + 1}: ${problem.message}`);
+    console.log(
+      `      warning in ${name}/${file}:${problem.range.start.line + 1}:${problem.range.start.character + 1}: ${problem.message}`,
+    );
   }
 }
 
@@ -30,12 +34,16 @@ for (const name of ['seed-examples', 'station-prompts']) {
     const files = corpus(name);
 
     it(`reports no error on any of its ${files.length} files (warnings printed below)`, () => {
-      const errors = files.flatMap(({ file, text }) => analyzePrompt(text).problems.filter((p) => p.severity === 'error').map((p) => `${file}:${p.range.start.line + 1}:${p.range.start.character + 1}: ${p.message}`));
+      const errors = files.flatMap(({ file, text }) =>
+        analyzePrompt(text)
+          .problems.filter((p) => p.severity === 'error')
+          .map((p) => `${file}:${p.range.start.line + 1}:${p.range.start.character + 1}: ${p.message}`),
+      );
       assert.deepEqual(errors, []);
       for (const { file, text } of files) printWarnings(name, file, text);
     });
 
-    it('turns every sandbox block Agent Sandbox runs into a valid code-mode spec for the agent\'s session', () => {
+    it("turns every sandbox block Agent Sandbox runs into a valid code-mode spec for the agent's session", () => {
       for (const { file, text } of files) {
         const analysis = analyzePrompt(text);
         if (!analysis.sandbox || analysis.sandbox.style === 'harness') continue;
@@ -52,13 +60,20 @@ for (const name of ['seed-examples', 'station-prompts']) {
         for (const key of ['model', 'metadata', 'sandbox', 'tools']) {
           const offset = text.search(new RegExp(`^${key}:`, 'm'));
           if (offset < 0 || offset > analysis.frontmatter.end) continue;
-          assert.match(hoverPrompt(text, offset + 1)?.contents ?? '', new RegExp(`^\\*\\*${key}\\*\\*`), `${file}: hover on ${key}`);
+          assert.match(
+            hoverPrompt(text, offset + 1)?.contents ?? '',
+            new RegExp(`^\\*\\*${key}\\*\\*`),
+            `${file}: hover on ${key}`,
+          );
         }
         const end = analysis.frontmatter.end;
         const withNewLine = `${text.slice(0, end)}\n${text.slice(end)}`;
         const labels = completePrompt(withNewLine, end)?.items.map((item) => item.label) ?? [];
         const written = Object.keys(analysis.data ?? {});
-        assert.ok(labels.length > 0 && labels.every((label) => !written.includes(label)), `${file}: completions ${labels.join(', ')}`);
+        assert.ok(
+          labels.length > 0 && labels.every((label) => !written.includes(label)),
+          `${file}: completions ${labels.join(', ')}`,
+        );
         if (!written.includes('sandbox')) assert.ok(labels.includes('sandbox'), `${file}: sandbox is offered`);
       }
     });

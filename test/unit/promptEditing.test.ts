@@ -9,7 +9,13 @@ function complete(marked: string) {
   const offset = marked.indexOf('|');
   const text = marked.replace('|', '');
   const result = completePrompt(text, offset);
-  return result && { labels: result.items.map((item) => item.label), items: result.items, replaced: text.slice(result.start, result.end) };
+  return (
+    result && {
+      labels: result.items.map((item) => item.label),
+      items: result.items,
+      replaced: text.slice(result.start, result.end),
+    }
+  );
 }
 
 function hover(marked: string) {
@@ -33,19 +39,46 @@ describe('.prompt completions', () => {
 
   it('offers the keys of the block the cursor is in, minus those already written', () => {
     const keys = complete('---\nsandbox:\n  runtime: python\n  |\n  image: x\n---\n')!;
-    assert.deepEqual(keys.labels, ['mode', 'session', 'timeout_seconds', 'max_stdout_bytes', 'allow_network', 'pip_packages', 'npm_packages', 'limits']);
+    assert.deepEqual(keys.labels, [
+      'mode',
+      'session',
+      'timeout_seconds',
+      'max_stdout_bytes',
+      'allow_network',
+      'pip_packages',
+      'npm_packages',
+      'limits',
+    ]);
     const mode = keys.items.find((item) => item.label === 'mode')!;
     assert.equal(mode.insertText, 'mode: ');
     assert.equal(mode.retrigger, true, 'the values open right after the key');
     assert.equal(mode.documentation, frontmatterSandboxObjectSchema.shape.mode.description);
     assert.equal(keys.items.find((item) => item.label === 'pip_packages')!.insertText, 'pip_packages:\n  - $0');
-    assert.deepEqual(complete('---\nsandbox:\n  limits:\n    me|\n---\n')!.labels, ['timeout_seconds', 'max_file_size_bytes', 'max_files', 'max_stdout_bytes', 'memory', 'memory_mb', 'cpu', 'cpu_millicores', 'disk', 'inodes']);
+    assert.deepEqual(complete('---\nsandbox:\n  limits:\n    me|\n---\n')!.labels, [
+      'timeout_seconds',
+      'max_file_size_bytes',
+      'max_files',
+      'max_stdout_bytes',
+      'memory',
+      'memory_mb',
+      'cpu',
+      'cpu_millicores',
+      'disk',
+      'inodes',
+    ]);
     assert.ok(complete('---\nmodel: x\n|\n---\n')!.labels.includes('sandbox'));
     assert.ok(!complete('---\nmodel: x\n|\n---\n')!.labels.includes('model'));
   });
 
   it('offers the harness keys in a harness file, and nothing in the body, in lists or in scalars', () => {
-    assert.deepEqual(complete('---\nharness: agentic\nsandbox:\n  |\n---\n')!.labels, ['mode', 'image', 'timeout', 'network', 'environment', 'resources']);
+    assert.deepEqual(complete('---\nharness: agentic\nsandbox:\n  |\n---\n')!.labels, [
+      'mode',
+      'image',
+      'timeout',
+      'network',
+      'environment',
+      'resources',
+    ]);
     assert.equal(complete('---\nmodel: x\n---\nHello |\n'), undefined);
     assert.equal(complete('---\nsandbox:\n  pip_packages:\n    - |\n---\n'), undefined);
     assert.equal(complete('---\nsandbox:\n  image: |\n---\n'), undefined);
@@ -53,14 +86,19 @@ describe('.prompt completions', () => {
   });
 
   it('works while the YAML does not parse', () => {
-    assert.deepEqual(complete('---\nmodel: "unclosed\nsandbox:\n  runtime: |\n')!.labels, ['python', 'node', 'bash', 'linux']);
+    assert.deepEqual(complete('---\nmodel: "unclosed\nsandbox:\n  runtime: |\n')!.labels, [
+      'python',
+      'node',
+      'bash',
+      'linux',
+    ]);
   });
 });
 
 describe('.prompt hovers', () => {
   const text = '---\nmetadata:\n  name: dev\nsandbox:\n  runtime: py|thon\n  limits:\n    memory: 1g\n---\n';
 
-  it('shows the schema\'s description of a key, and what a value means', () => {
+  it("shows the schema's description of a key, and what a value means", () => {
     const onValue = hover(text)!;
     assert.equal(onValue.over, 'python');
     assert.match(onValue.contents, /^\*\*sandbox\.runtime\*\*: python \| node \| bash \| linux/);
@@ -69,7 +107,10 @@ describe('.prompt hovers', () => {
     const onKey = hover(text.replace('py|thon', 'python').replace('memory', 'mem|ory'))!;
     assert.equal(onKey.over, 'memory');
     assert.match(onKey.contents, /\*\*sandbox\.limits\.memory\*\*[\s\S]*like 512m or 1g/);
-    assert.match(hover(text.replace('py|thon', 'python').replace('name', 'na|me'))!.contents, /^\*\*metadata\.name\*\*/);
+    assert.match(
+      hover(text.replace('py|thon', 'python').replace('name', 'na|me'))!.contents,
+      /^\*\*metadata\.name\*\*/,
+    );
     assert.match(hover('---\nsandbox: no|de\n---\n')!.contents, /`node`: Node\.js/);
   });
 

@@ -14,7 +14,11 @@ interface JsonSchema {
 describe('.prompt frontmatter JSON Schema and language contribution', () => {
   it('ships the JSON Schema generated from the zod schema', () => {
     const shipped = readFileSync(PROMPT_SCHEMA_FILE, 'utf8');
-    assert.equal(shipped, promptSchemaText(), 'schemas/dotprompt-frontmatter.schema.json is out of date. Run: npx tsx scripts/generatePromptSchema.ts');
+    assert.equal(
+      shipped,
+      promptSchemaText(),
+      'schemas/dotprompt-frontmatter.schema.json is out of date. Run: npx tsx scripts/generatePromptSchema.ts',
+    );
   });
 
   it('describes every key of the sandbox block, in both its forms', () => {
@@ -23,7 +27,8 @@ describe('.prompt frontmatter JSON Schema and language contribution', () => {
     const [shorthand, object, harness] = schema.properties!.sandbox!.anyOf!;
     assert.deepEqual((shorthand as { enum?: string[] }).enum, ['python', 'node', 'bash', 'linux']);
     for (const block of [object!, object!.properties!.limits!, harness!]) {
-      for (const [key, property] of Object.entries(block.properties!)) assert.ok(property.description, `${key} has no description`);
+      for (const [key, property] of Object.entries(block.properties!))
+        assert.ok(property.description, `${key} has no description`);
     }
   });
 
@@ -37,7 +42,8 @@ describe('.prompt frontmatter JSON Schema and language contribution', () => {
     assert.equal(tm.scopeName, grammar.scopeName);
     const includes: string[] = JSON.stringify(tm).match(/"include":"[^"]+"/g) ?? [];
     assert.ok(includes.includes('"include":"source.yaml"') && includes.includes('"include":"text.html.handlebars"'));
-    for (const own of ['#handlebars-comment-block', '#handlebars-block', '#handlebars-expression']) assert.ok(tm.repository[own.slice(1)], own);
+    for (const own of ['#handlebars-comment-block', '#handlebars-block', '#handlebars-expression'])
+      assert.ok(tm.repository[own.slice(1)], own);
     assert.equal(grammar.embeddedLanguages['meta.embedded.block.frontmatter.dotprompt'], 'yaml');
     const config = JSON.parse(readFileSync(resolve(ROOT, language.configuration), 'utf8'));
     assert.deepEqual(config.comments.blockComment, ['{{!--', '--}}']);
@@ -47,7 +53,12 @@ describe('.prompt frontmatter JSON Schema and language contribution', () => {
       assert.equal(command.category, '%command.category%', id);
       assert.ok(nls[command.title.slice(1, -1)], `${id} has no title in package.nls.json`);
     }
-    assert.deepEqual(pkg.contributes.menus.commandPalette.find((entry: { command: string }) => entry.command === 'agentSandbox.openAgentSession'), { command: 'agentSandbox.openAgentSession', when: 'false' });
+    assert.deepEqual(
+      pkg.contributes.menus.commandPalette.find(
+        (entry: { command: string }) => entry.command === 'agentSandbox.openAgentSession',
+      ),
+      { command: 'agentSandbox.openAgentSession', when: 'false' },
+    );
     assert.match(readFileSync(resolve(ROOT, '.vscodeignore'), 'utf8'), /^!\{schemas,syntaxes\}\/\*\*$/m);
   });
 });

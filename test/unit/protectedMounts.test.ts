@@ -6,7 +6,13 @@ import type Docker from 'dockerode';
 import { SandboxError } from '../../src/core/errors';
 import { PROTECTED_PATHS } from '../../src/core/policy/protectedPaths';
 import { LABEL } from '../../src/engines/docker/labels';
-import { checkProtectedName, prepareProtection, protectedMountSettings, releasePlaceholders, withProtection } from '../../src/engines/docker/protectedMounts';
+import {
+  checkProtectedName,
+  prepareProtection,
+  protectedMountSettings,
+  releasePlaceholders,
+  withProtection,
+} from '../../src/engines/docker/protectedMounts';
 
 /** An engine that knows only the labels of the containers of one folder. */
 function engineWith(containers: Record<string, string>[]): Docker {
@@ -36,15 +42,32 @@ describe('protected paths of a read-write workspace (container side)', () => {
   });
 
   it('adds the mounts after the workspace mount and labels the placeholders', () => {
-    const base = { Labels: { a: '1' }, HostConfig: { Mounts: [{ Type: 'bind' as const, Source: '/p', Target: '/workspace', ReadOnly: false }] } };
-    const options = withProtection(base, '/p', { entries: [{ name: '.github', kind: 'directory', placeholder: true }, { name: '.git', kind: 'directory', placeholder: false }], notices: [] });
-    assert.deepEqual(options.HostConfig!.Mounts!.map((mount) => mount.Target), ['/workspace', '/workspace/.github', '/workspace/.git']);
+    const base = {
+      Labels: { a: '1' },
+      HostConfig: { Mounts: [{ Type: 'bind' as const, Source: '/p', Target: '/workspace', ReadOnly: false }] },
+    };
+    const options = withProtection(base, '/p', {
+      entries: [
+        { name: '.github', kind: 'directory', placeholder: true },
+        { name: '.git', kind: 'directory', placeholder: false },
+      ],
+      notices: [],
+    });
+    assert.deepEqual(
+      options.HostConfig!.Mounts!.map((mount) => mount.Target),
+      ['/workspace', '/workspace/.github', '/workspace/.git'],
+    );
     assert.equal(options.Labels![LABEL.placeholders], '[".github"]');
     assert.equal(options.Labels!.a, '1');
   });
 
   it('takes only single names', () => {
-    for (const bad of ['', '.', '..', 'a/b', '../x', 'x\0y', 'a\\b']) assert.throws(() => checkProtectedName(bad), (error: unknown) => SandboxError.is(error, 'invalid-input'), JSON.stringify(bad));
+    for (const bad of ['', '.', '..', 'a/b', '../x', 'x\0y', 'a\\b'])
+      assert.throws(
+        () => checkProtectedName(bad),
+        (error: unknown) => SandboxError.is(error, 'invalid-input'),
+        JSON.stringify(bad),
+      );
     assert.equal(checkProtectedName('.vscode'), '.vscode');
   });
 
@@ -61,14 +84,23 @@ describe('protected paths of a read-write workspace (container side)', () => {
     assert.ok(lstatSync(join(folder, '.github')).isDirectory());
     assert.match(protection.notices[0]!, /^\.git, \.vscode, \.github, \.devcontainer in the workspace are read-only/);
     assert.match(protection.notices[1]!, /creating \.github, \.devcontainer in .*empty folders/);
-    assert.deepEqual(PROTECTED_PATHS.slice(), protection.entries.map((entry) => entry.name));
+    assert.deepEqual(
+      PROTECTED_PATHS.slice(),
+      protection.entries.map((entry) => entry.name),
+    );
   });
 
   it('refuses a link or a special file instead of mounting whatever it points to', async () => {
     symlinkSync('/etc', join(folder, '.github'));
-    await assert.rejects(prepareProtection(engineWith([]), folder), (error: unknown) => SandboxError.is(error, 'permission-denied') && /symbolic link/.test(error.message));
+    await assert.rejects(
+      prepareProtection(engineWith([]), folder),
+      (error: unknown) => SandboxError.is(error, 'permission-denied') && /symbolic link/.test(error.message),
+    );
     assert.ok(lstatSync(join(folder, '.github')).isSymbolicLink(), 'the link is left as it was');
-    assert.ok(!existsSync(join(folder, '.git')) && !existsSync(join(folder, '.vscode')), 'placeholders made before the refusal are gone again');
+    assert.ok(
+      !existsSync(join(folder, '.git')) && !existsSync(join(folder, '.vscode')),
+      'placeholders made before the refusal are gone again',
+    );
   });
 
   it('does nothing when the protection is lifted', async () => {
@@ -81,7 +113,13 @@ describe('protected paths of a read-write workspace (container side)', () => {
     const other = { [LABEL.workspace]: folder, [LABEL.placeholders]: '[".github"]' };
     mkdirSync(join(folder, '.github'));
     const second = await prepareProtection(engineWith([other]), folder, ['.github', '.devcontainer']);
-    assert.deepEqual(second.entries.map((entry) => [entry.name, entry.placeholder]), [['.github', true], ['.devcontainer', true]]);
+    assert.deepEqual(
+      second.entries.map((entry) => [entry.name, entry.placeholder]),
+      [
+        ['.github', true],
+        ['.devcontainer', true],
+      ],
+    );
     assert.match(second.notices[1]!, /creating \.devcontainer in/);
 
     const mine = { [LABEL.workspace]: folder, [LABEL.placeholders]: '[".github", ".devcontainer"]' };

@@ -15,7 +15,13 @@ const base64 = (data: Buffer) => data.toString('base64');
 const base64url = (data: Buffer) => data.toString('base64url');
 
 /** `encoded` holds `prefixBytes` bytes, then the value's `valueBytes`: only characters with no bit of the value may be left. */
-function assertBase64Redacted(encoded: string, redacted: string, prefixBytes: number, valueBytes: number, name: string): void {
+function assertBase64Redacted(
+  encoded: string,
+  redacted: string,
+  prefixBytes: number,
+  valueBytes: number,
+  name: string,
+): void {
   const flat = redacted.replace(/\r?\n/g, '');
   const original = encoded.replace(/\r?\n/g, '').replace(/=+$/, '');
   const label = `[redacted:${name}]`;
@@ -26,7 +32,11 @@ function assertBase64Redacted(encoded: string, redacted: string, prefixBytes: nu
   const after = flat.slice(at + label.length).replace(/=+$/, '');
   // Exactly the characters before the value's first bit and after its last bit are kept: none leaks, nothing else goes.
   assert.equal(before, original.slice(0, Math.floor((8 * prefixBytes) / 6)), `before the label in ${redacted}`);
-  assert.equal(after, original.slice(Math.ceil((8 * (prefixBytes + valueBytes)) / 6)), `after the label in ${redacted}`);
+  assert.equal(
+    after,
+    original.slice(Math.ceil((8 * (prefixBytes + valueBytes)) / 6)),
+    `after the label in ${redacted}`,
+  );
 }
 
 describe('redaction', () => {
@@ -38,7 +48,8 @@ describe('redaction', () => {
       redactor.redact(text),
       `config: key=[redacted:ascii]\nagain:[redacted:ascii][redacted:ascii]\nnear misses: sk-live-7Gq2 ${KEY.slice(1)} ${KEY.toUpperCase()}\n`,
     );
-    for (const [name, value] of Object.entries(SECRETS)) assert.equal(redactText(`<${value}>`, redactor), `<[redacted:${name}]>`);
+    for (const [name, value] of Object.entries(SECRETS))
+      assert.equal(redactText(`<${value}>`, redactor), `<[redacted:${name}]>`);
     const untouched = 'nothing secret here: sk-live, 7Gq2, ?>?>, pässwört, 🔑\r\n\t\u0000 end';
     assert.equal(redactor.redact(untouched), untouched);
   });
@@ -63,7 +74,9 @@ describe('redaction', () => {
     for (const prefix of ['', 'a', 'ab']) {
       const data = Buffer.from(`${prefix}${long}\n`);
       for (const breakWith of ['\n', '\r\n']) {
-        const encoded = base64(data).match(/.{1,76}/g)!.join(breakWith);
+        const encoded = base64(data)
+          .match(/.{1,76}/g)!
+          .join(breakWith);
         assertBase64Redacted(encoded, wrapped.redact(encoded), prefix.length, Buffer.byteLength(long), 'LONG');
       }
     }
@@ -87,7 +100,11 @@ describe('redaction', () => {
       ];
       for (const form of forms) {
         const redacted = redactor.redact(`hex: ${form} (end)`);
-        assert.match(redacted, new RegExp(`^hex: \\s?(\\\\x|%)?\\[redacted:${name}\\] \\(end\\)$`), `${form} -> ${redacted}`);
+        assert.match(
+          redacted,
+          new RegExp(`^hex: \\s?(\\\\x|%)?\\[redacted:${name}\\] \\(end\\)$`),
+          `${form} -> ${redacted}`,
+        );
       }
     }
   });
@@ -110,12 +127,25 @@ describe('redaction', () => {
     const value = 'p@ss "quoted" \\ / ü';
     const special = new Redactor({ PASSWORD: value });
     assert.equal(special.redact(JSON.stringify({ password: value })), '{"password":"[redacted:PASSWORD]"}');
-    assert.equal(special.redact(`postgres://me:${encodeURIComponent(value)}@db/x`), 'postgres://me:[redacted:PASSWORD]@db/x');
-    assert.equal(special.redact(`postgres://me:${encodeURIComponent(value).toLowerCase()}@db/x`), 'postgres://me:[redacted:PASSWORD]@db/x');
+    assert.equal(
+      special.redact(`postgres://me:${encodeURIComponent(value)}@db/x`),
+      'postgres://me:[redacted:PASSWORD]@db/x',
+    );
+    assert.equal(
+      special.redact(`postgres://me:${encodeURIComponent(value).toLowerCase()}@db/x`),
+      'postgres://me:[redacted:PASSWORD]@db/x',
+    );
   });
 
   it('covers overlapping and nested secrets whole', () => {
-    const both = new Redactor({ A: 'abcdef12', B: 'ef12ghij', LONG: 'password123', SHORT: 'password', SAME1: 'same-value', SAME2: 'same-value' });
+    const both = new Redactor({
+      A: 'abcdef12',
+      B: 'ef12ghij',
+      LONG: 'password123',
+      SHORT: 'password',
+      SAME1: 'same-value',
+      SAME2: 'same-value',
+    });
     assert.equal(both.redact('x abcdef12ghij y'), 'x [redacted:A,B] y');
     assert.equal(both.redact('password123 and password'), '[redacted:LONG] and [redacted:SHORT]');
     assert.equal(both.redact('is same-value'), 'is [redacted:SAME1,SAME2]');
@@ -130,7 +160,9 @@ describe('redaction', () => {
   });
 
   it('handles a long value (a 32 KiB key) quickly and exactly', () => {
-    const long = Array.from({ length: 4096 }, (_, i) => `k${(i * 7919) % 10007}`).join('').slice(0, 32 * 1024);
+    const long = Array.from({ length: 4096 }, (_, i) => `k${(i * 7919) % 10007}`)
+      .join('')
+      .slice(0, 32 * 1024);
     const big = new Redactor({ KEY: long });
     assert.equal(big.redact(`a${long}b`), 'a[redacted:KEY]b');
     assert.equal(big.redact(`a${long.slice(0, -1)}b`), `a${long.slice(0, -1)}b`);
@@ -139,7 +171,8 @@ describe('redaction', () => {
   });
 
   it('redacts a result: stdout and stderr, including a value cut at the output cap, and hint and notices', () => {
-    const marker = '\n[stdout truncated: showing the first 1.0 KiB of 2.0 KiB. Write large output to a file and read the part you need.]';
+    const marker =
+      '\n[stdout truncated: showing the first 1.0 KiB of 2.0 KiB. Write large output to a file and read the part you need.]';
     const result: ExecResult = {
       outcome: 'error',
       exitCode: 1,
@@ -161,20 +194,37 @@ describe('redaction', () => {
       notices: ['note [redacted:ascii]'],
     });
     // Output that was not cut keeps a start of the value at its end: it is not the value.
-    assert.equal(redactExecResult({ ...result, stdout: 'ends sk-live-7', stdoutTruncated: false }, redactor).stdout, 'ends sk-live-7');
+    assert.equal(
+      redactExecResult({ ...result, stdout: 'ends sk-live-7', stdoutTruncated: false }, redactor).stdout,
+      'ends sk-live-7',
+    );
     assert.equal(redactExecResult(result, new Redactor({})), result);
   });
 
   it('redacts file content: text, base64 text, and binary in place', () => {
-    const file = (content: string, encoding: FileContent['encoding'], truncated = false): FileContent => ({ path: '/workspace/f', content, encoding, size: 100, truncated });
+    const file = (content: string, encoding: FileContent['encoding'], truncated = false): FileContent => ({
+      path: '/workspace/f',
+      content,
+      encoding,
+      size: 100,
+      truncated,
+    });
     assert.deepEqual(redactFileContent(file(`KEY=${KEY}\n`, 'utf8'), redactor), file('KEY=[redacted:ascii]\n', 'utf8'));
-    assert.deepEqual(redactFileContent(file(`head ${KEY.slice(0, 6)}`, 'utf8', true), redactor), file('head [redacted:ascii]', 'utf8', true));
+    assert.deepEqual(
+      redactFileContent(file(`head ${KEY.slice(0, 6)}`, 'utf8', true), redactor),
+      file('head [redacted:ascii]', 'utf8', true),
+    );
 
     const asBase64 = redactFileContent(file(base64(Buffer.from(`é ${KEY}`)), 'base64'), redactor);
     assert.equal(Buffer.from(asBase64.content, 'base64').toString(), 'é [redacted:ascii]');
     assert.equal(asBase64.encoding, 'base64');
 
-    const binary = Buffer.concat([Buffer.from([0xff, 0x00, 0xfe]), Buffer.from(KEY), Buffer.from([0x80]), Buffer.from(Buffer.from(KEY).toString('hex'))]);
+    const binary = Buffer.concat([
+      Buffer.from([0xff, 0x00, 0xfe]),
+      Buffer.from(KEY),
+      Buffer.from([0x80]),
+      Buffer.from(Buffer.from(KEY).toString('hex')),
+    ]);
     const masked = Buffer.from(redactFileContent(file(base64(binary), 'base64'), redactor).content, 'base64');
     assert.equal(masked.length, binary.length);
     assert.deepEqual([...masked.subarray(0, 3)], [0xff, 0x00, 0xfe]);
@@ -182,7 +232,11 @@ describe('redaction', () => {
     assert.equal(masked[3 + KEY.length], 0x80);
     assert.ok(!masked.includes(Buffer.from(KEY)) && !masked.includes(Buffer.from(Buffer.from(KEY).toString('hex'))));
     const unicodeBinary = Buffer.concat([Buffer.from([0xff]), Buffer.from(SECRETS.unicode!, 'utf8')]);
-    assert.ok(!Buffer.from(redactFileContent(file(base64(unicodeBinary), 'base64'), redactor).content, 'base64').includes(Buffer.from(SECRETS.unicode!, 'utf8')));
+    assert.ok(
+      !Buffer.from(redactFileContent(file(base64(unicodeBinary), 'base64'), redactor).content, 'base64').includes(
+        Buffer.from(SECRETS.unicode!, 'utf8'),
+      ),
+    );
 
     const clean = file(base64(Buffer.from([0xff, 1, 2, 3])), 'base64');
     assert.equal(redactFileContent(clean, redactor), clean);

@@ -17,7 +17,23 @@ class FakeEngine implements SandboxEngine {
   }
   async open(spec: SandboxSpec, options: OpenOptions = {}): Promise<Sandbox> {
     this.opened++;
-    const info: SessionInfo = { id: `${'0'.repeat(60)}${String(this.opened).padStart(4, '0')}`, name: options.name, engine: 'docker', mode: spec.mode, runtime: spec.runtime, image: 'img', spec, workspaceAccess: spec.workspaceAccess, workspaceFolder: options.workspaceFolder, scope: options.scope ?? { kind: 'workspace' }, client: options.client, network: spec.network, createdAt: new Date().toISOString(), state: 'running', notices: [] };
+    const info: SessionInfo = {
+      id: `${'0'.repeat(60)}${String(this.opened).padStart(4, '0')}`,
+      name: options.name,
+      engine: 'docker',
+      mode: spec.mode,
+      runtime: spec.runtime,
+      image: 'img',
+      spec,
+      workspaceAccess: spec.workspaceAccess,
+      workspaceFolder: options.workspaceFolder,
+      scope: options.scope ?? { kind: 'workspace' },
+      client: options.client,
+      network: spec.network,
+      createdAt: new Date().toISOString(),
+      state: 'running',
+      notices: [],
+    };
     this.sessions.push(info);
     return this.handle(info);
   }
@@ -27,7 +43,11 @@ class FakeEngine implements SandboxEngine {
     return this.handle(info);
   }
   async list(filter: SessionFilter = {}) {
-    return this.sessions.filter((session) => (!filter.name || session.name === filter.name) && (!filter.workspaceFolder || session.workspaceFolder === filter.workspaceFolder));
+    return this.sessions.filter(
+      (session) =>
+        (!filter.name || session.name === filter.name) &&
+        (!filter.workspaceFolder || session.workspaceFolder === filter.workspaceFolder),
+    );
   }
   async remove(id: string) {
     const index = this.sessions.findIndex((session) => session.id === id);
@@ -39,7 +59,10 @@ class FakeEngine implements SandboxEngine {
   }
 }
 
-function service(settings: object, options: { trusted?: boolean; folder?: string; clock?: { now: number }; logs?: string[] } = {}) {
+function service(
+  settings: object,
+  options: { trusted?: boolean; folder?: string; clock?: { now: number }; logs?: string[] } = {},
+) {
   const engine = new FakeEngine();
   const parsed = parseSettings(settings);
   return {
@@ -96,10 +119,18 @@ describe('sandbox service policy', () => {
   it('finds sessions by name or id prefix, and says when there is none', async () => {
     const { engine, service: sandboxes } = service({});
     const opened = await sandboxes.open({ session: 'build' });
-    const other = new SandboxService({ engine: () => engine, settings: () => parseSettings({}), workspaceFolder: () => '/ws', trusted: () => true });
+    const other = new SandboxService({
+      engine: () => engine,
+      settings: () => parseSettings({}),
+      workspaceFolder: () => '/ws',
+      trusted: () => true,
+    });
     assert.equal((await other.sandbox('build')).info.id, opened.sandbox.info.id);
     assert.equal((await other.sandbox(opened.sandbox.info.id.slice(0, 12))).info.name, 'build');
-    await assert.rejects(other.sandbox('nope'), (error: unknown) => SandboxError.is(error, 'session-not-found') && /sandbox_open/.test(error.hint!));
+    await assert.rejects(
+      other.sandbox('nope'),
+      (error: unknown) => SandboxError.is(error, 'session-not-found') && /sandbox_open/.test(error.hint!),
+    );
   });
 
   it('closes and restarts with the same name', async () => {
@@ -136,15 +167,25 @@ describe('sandbox service scopes and lifecycle', () => {
   it('closes idle and expired sessions, and only its own', async () => {
     const clock = { now: Date.now() };
     const logs: string[] = [];
-    const { engine, service: sandboxes } = service({ sessions: { idleTimeoutMinutes: 30, maxLifetimeMinutes: 120 } }, { clock, logs });
+    const { engine, service: sandboxes } = service(
+      { sessions: { idleTimeoutMinutes: 30, maxLifetimeMinutes: 120 } },
+      { clock, logs },
+    );
     await sandboxes.open({ session: 'busy' });
     await sandboxes.open({ session: 'quiet' });
-    await engine.open((await sandboxes.open({ session: 'busy' })).sandbox.info.spec, { name: 'from-cli', client: 'cli', workspaceFolder: '/ws' });
+    await engine.open((await sandboxes.open({ session: 'busy' })).sandbox.info.spec, {
+      name: 'from-cli',
+      client: 'cli',
+      workspaceFolder: '/ws',
+    });
     clock.now += 20 * 60_000;
     await sandboxes.use('busy', async () => undefined);
     clock.now += 15 * 60_000;
     const collected = await sandboxes.collect();
-    assert.deepEqual(collected.map((entry) => [entry.session.name, entry.reason]), [['quiet', 'idle']]);
+    assert.deepEqual(
+      collected.map((entry) => [entry.session.name, entry.reason]),
+      [['quiet', 'idle']],
+    );
     assert.match(logs[0]!, /Closed session quiet: unused for 30 min/);
     assert.deepEqual(engine.sessions.map((session) => session.name).sort(), ['busy', 'from-cli']);
   });

@@ -13,7 +13,12 @@ import {
 } from '../../scripts/generateSeccompProfile';
 import { SandboxError } from '../../src/core/errors';
 import { containerCreateOptions } from '../../src/engines/docker/containerConfig';
-import { SECCOMP_SECURITY_OPT, checkSeccompSupport, withSeccompFor, writeProfileFile } from '../../src/engines/docker/seccompProfile';
+import {
+  SECCOMP_SECURITY_OPT,
+  checkSeccompSupport,
+  withSeccompFor,
+  writeProfileFile,
+} from '../../src/engines/docker/seccompProfile';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,7 +63,14 @@ describe('seccomp profile', () => {
   });
 
   it('goes to the engine in every create request', () => {
-    const options = containerCreateOptions({ name: 'x', image: 'i', spec: resolveSpec({}), user: { uid: 1000, gid: 1000 }, createdAt: '', notices: [] });
+    const options = containerCreateOptions({
+      name: 'x',
+      image: 'i',
+      spec: resolveSpec({}),
+      user: { uid: 1000, gid: 1000 },
+      createdAt: '',
+      notices: [],
+    });
     const entry = options.HostConfig!.SecurityOpt!.find((opt: string) => opt.startsWith('seccomp='));
     assert.ok(entry, 'a seccomp= entry');
     assert.deepEqual(JSON.parse(entry.slice('seccomp='.length)), profile);
@@ -107,12 +119,22 @@ describe('seccomp profile', () => {
       if (touched.has(name)) assert.ok(before === 'allow' || after !== 'allow', `${name}: ${before} → ${after}`);
       else assert.equal(after, before, name);
     }
-    assert.equal(verdict(profile, 'fchmodat2', [-100, 0, 0o755, 0]), 'errno 1', 'fchmodat2 stays refused as in the base (runc answers ENOSYS for it)');
+    assert.equal(
+      verdict(profile, 'fchmodat2', [-100, 0, 0o755, 0]),
+      'errno 1',
+      'fchmodat2 stays refused as in the base (runc answers ENOSYS for it)',
+    );
   });
 
   it('will not build on a base that allows by default or already conditions a guarded call', () => {
     assert.throws(() => sandboxSeccompProfile({ ...base, defaultAction: 'SCMP_ACT_ALLOW' }), /default action/);
-    const conditional = { ...base, syscalls: [...base.syscalls, { names: ['chmod'], action: 'SCMP_ACT_ALLOW', args: [{ index: 1, value: 1, op: 'SCMP_CMP_EQ' }] }] };
+    const conditional = {
+      ...base,
+      syscalls: [
+        ...base.syscalls,
+        { names: ['chmod'], action: 'SCMP_ACT_ALLOW', args: [{ index: 1, value: 1, op: 'SCMP_CMP_EQ' }] },
+      ],
+    };
     assert.throws(() => sandboxSeccompProfile(conditional), /review it/);
   });
 
@@ -132,7 +154,10 @@ describe('seccomp profile', () => {
   });
 
   it('refuses a read-write workspace on a remote Podman, which cannot take the profile', () => {
-    assert.throws(() => checkSeccompSupport('podman-remote', 'rw'), (error: unknown) => SandboxError.is(error, 'unsupported'));
+    assert.throws(
+      () => checkSeccompSupport('podman-remote', 'rw'),
+      (error: unknown) => SandboxError.is(error, 'unsupported'),
+    );
     for (const access of ['none', 'ro'] as const) checkSeccompSupport('podman-remote', access);
     checkSeccompSupport('docker', 'rw');
     checkSeccompSupport('podman-local', 'rw');

@@ -17,13 +17,28 @@ describe('secrets from the host environment', () => {
   });
 
   it('skips names that end up empty or invalid', () => {
-    const env = { AGENT_SANDBOX_ENV_: 'empty', AGENT_SANDBOX_ENV_1ST: 'digit', 'AGENT_SANDBOX_ENV_A-B': 'dash', 'STN_CODE_A B': 'space', STN_CODE__OK: 'fine', AGENT_SANDBOX_ENV_EMPTY_VALUE: '' };
+    const env = {
+      AGENT_SANDBOX_ENV_: 'empty',
+      AGENT_SANDBOX_ENV_1ST: 'digit',
+      'AGENT_SANDBOX_ENV_A-B': 'dash',
+      'STN_CODE_A B': 'space',
+      STN_CODE__OK: 'fine',
+      AGENT_SANDBOX_ENV_EMPTY_VALUE: '',
+    };
     assert.deepEqual(collectSecrets(env), { _OK: 'fine', EMPTY_VALUE: '' });
   });
 
   it('lets the first prefix win when two give the same name', () => {
-    assert.deepEqual(collectSecrets({ STN_CODE_TOKEN: 'second', AGENT_SANDBOX_ENV_TOKEN: 'first' }), { TOKEN: 'first' });
-    assert.deepEqual(collectSecrets({ STN_CODE_TOKEN: 'second', AGENT_SANDBOX_ENV_TOKEN: 'first' }, ['STN_CODE_', 'AGENT_SANDBOX_ENV_']), { TOKEN: 'second' });
+    assert.deepEqual(collectSecrets({ STN_CODE_TOKEN: 'second', AGENT_SANDBOX_ENV_TOKEN: 'first' }), {
+      TOKEN: 'first',
+    });
+    assert.deepEqual(
+      collectSecrets({ STN_CODE_TOKEN: 'second', AGENT_SANDBOX_ENV_TOKEN: 'first' }, [
+        'STN_CODE_',
+        'AGENT_SANDBOX_ENV_',
+      ]),
+      { TOKEN: 'second' },
+    );
     assert.deepEqual(collectSecrets({ MY_X: '1' }, ['MY_', '']), { X: '1' });
   });
 });

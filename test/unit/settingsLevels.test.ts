@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { tightenAccess, tightenNumber, tightenSwitch, userOnly } from '../../src/core/policy/settingsLevels';
 import { parseSize } from '../../src/core/units';
 
-const measure = (value: unknown) => (typeof value === 'number' ? value : typeof value === 'string' ? parseSize(value) : undefined);
+const measure = (value: unknown) =>
+  typeof value === 'number' ? value : typeof value === 'string' ? parseSize(value) : undefined;
 
 describe('settings levels: a workspace may tighten the policy, never loosen it', () => {
   it('takes the smallest workspace access of the user level and every workspace level', () => {
@@ -22,7 +23,10 @@ describe('settings levels: a workspace may tighten the policy, never loosen it',
 
   it('lets a workspace lower a limit, never raise it above the user value or the default', () => {
     assert.equal(tightenNumber('limits.memory', { user: undefined, workspace: ['4g'] }, '512m', measure).value, '512m');
-    assert.equal(tightenNumber('limits.memory', { user: undefined, workspace: ['256m'] }, '512m', measure).value, '256m');
+    assert.equal(
+      tightenNumber('limits.memory', { user: undefined, workspace: ['256m'] }, '512m', measure).value,
+      '256m',
+    );
     assert.equal(tightenNumber('limits.memory', { user: '2g', workspace: ['1g', '4g'] }, '512m', measure).value, '1g');
     assert.equal(tightenNumber('timeoutSeconds', { user: 60, workspace: [3600] }, 120, measure).value, 60);
   });

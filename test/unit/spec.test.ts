@@ -73,7 +73,7 @@ describe('frontmatter sandbox block', () => {
     assert.deepEqual(specFromFrontmatter('python'), { runtime: 'python' });
   });
 
-  it('reads Station\'s object form with its spellings', () => {
+  it("reads Station's object form with its spellings", () => {
     const layer = specFromFrontmatter({
       mode: 'code',
       session: 'workflow',
@@ -96,14 +96,19 @@ describe('frontmatter sandbox block', () => {
   });
 
   it('prefers limits.timeout_seconds and reads memory like 512m', () => {
-    const spec = resolveSpec(specFromFrontmatter({ timeout_seconds: 10, limits: { timeout_seconds: 20, memory: '1g', cpu: 1.5 } }));
+    const spec = resolveSpec(
+      specFromFrontmatter({ timeout_seconds: 10, limits: { timeout_seconds: 20, memory: '1g', cpu: 1.5 } }),
+    );
     assert.equal(spec.timeoutSeconds, 20);
     assert.equal(spec.limits.memoryBytes, GiB);
     assert.equal(spec.limits.cpus, 1.5);
   });
 
   it('reports a misspelled runtime as invalid input', () => {
-    assert.throws(() => specFromFrontmatter('pyhton'), (error: unknown) => SandboxError.is(error, 'invalid-input') && /sandbox block/.test(error.message));
+    assert.throws(
+      () => specFromFrontmatter('pyhton'),
+      (error: unknown) => SandboxError.is(error, 'invalid-input') && /sandbox block/.test(error.message),
+    );
   });
 });
 
@@ -124,20 +129,52 @@ describe('settings', () => {
 
 describe('package names', () => {
   it('takes names from the index, with versions and extras', () => {
-    const spec = sandboxSpecSchema.parse({ pipPackages: ['pandas', 'numpy==2.1.0', 'requests[socks]>=2.31,<3', 'scikit-learn~=1.5'], npmPackages: ['lodash', 'lodash@4', '@types/node@^22.1.0', 'left-pad@1.3.0'] });
+    const spec = sandboxSpecSchema.parse({
+      pipPackages: ['pandas', 'numpy==2.1.0', 'requests[socks]>=2.31,<3', 'scikit-learn~=1.5'],
+      npmPackages: ['lodash', 'lodash@4', '@types/node@^22.1.0', 'left-pad@1.3.0'],
+    });
     assert.equal(spec.pipPackages.length, 4);
     assert.equal(spec.npmPackages.length, 4);
   });
 
-  for (const name of ['./evil', '/tmp/pkg', '~/pkg', '../x', 'git+https://example.invalid/x.git', 'https://example.invalid/x.whl', 'file:///tmp/x', 'pkg@https://example.invalid/x.tgz', 'x @ file:///tmp/x', '-e.', '--index-url=http://example.invalid']) {
+  for (const name of [
+    './evil',
+    '/tmp/pkg',
+    '~/pkg',
+    '../x',
+    'git+https://example.invalid/x.git',
+    'https://example.invalid/x.whl',
+    'file:///tmp/x',
+    'pkg@https://example.invalid/x.tgz',
+    'x @ file:///tmp/x',
+    '-e.',
+    '--index-url=http://example.invalid',
+  ]) {
     it(`refuses the pip package "${name}"`, () => {
       assert.throws(() => sandboxSpecSchema.parse({ pipPackages: [name] }), /not a path, URL or git repository/);
     });
   }
 
-  for (const name of ['./evil', '/tmp/pkg', 'user/repo', 'github:user/repo', 'git+ssh://git@example.invalid/x.git', 'https://example.invalid/x.tgz', 'file:../x', 'npm:lodash', 'x@npm:lodash', 'x@file:../y', 'x@git+https://example.invalid/r', '@scope/name/../x', '--registry=http://example.invalid']) {
+  for (const name of [
+    './evil',
+    '/tmp/pkg',
+    'user/repo',
+    'github:user/repo',
+    'git+ssh://git@example.invalid/x.git',
+    'https://example.invalid/x.tgz',
+    'file:../x',
+    'npm:lodash',
+    'x@npm:lodash',
+    'x@file:../y',
+    'x@git+https://example.invalid/r',
+    '@scope/name/../x',
+    '--registry=http://example.invalid',
+  ]) {
     it(`refuses the npm package "${name}"`, () => {
-      assert.throws(() => sandboxSpecSchema.parse({ npmPackages: [name] }), /not a path, URL, tarball or git repository/);
+      assert.throws(
+        () => sandboxSpecSchema.parse({ npmPackages: [name] }),
+        /not a path, URL, tarball or git repository/,
+      );
     });
   }
 });

@@ -15,7 +15,7 @@ const realCount = (text: string) => encoder.encode(text).length;
 /** Seeded, so a failure can be replayed. */
 function random(seed: number): () => number {
   let state = seed >>> 0;
-  return () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 function longestRun(text: string): number {
@@ -29,7 +29,19 @@ function longestRun(text: string): number {
 }
 
 function execResult(stdout: string, stderr = ''): ExecResult {
-  return { outcome: 'error', exitCode: 3, stdout, stderr, stdoutBytes: stdout.length, stderrBytes: stderr.length, stdoutTruncated: false, stderrTruncated: false, durationMs: 300, notices: [], hint: 'Read stderr, fix the cause and run it again.' };
+  return {
+    outcome: 'error',
+    exitCode: 3,
+    stdout,
+    stderr,
+    stdoutBytes: stdout.length,
+    stderrBytes: stderr.length,
+    stdoutTruncated: false,
+    stderrTruncated: false,
+    durationMs: 300,
+    notices: [],
+    hint: 'Read stderr, fix the cause and run it again.',
+  };
 }
 
 describe('counting tokens in bounded time', () => {
@@ -39,7 +51,10 @@ describe('counting tokens in bounded time', () => {
   const shapes: [string, string][] = [
     ['one run of one character', 'x'.repeat(100_000)],
     ['base64 on one line', base64],
-    ['minified JSON', JSON.stringify(Array.from({ length: 3000 }, (_, i) => ({ id: i, name: `item-${i}`, tags: ['a', 'b'] })))],
+    [
+      'minified JSON',
+      JSON.stringify(Array.from({ length: 3000 }, (_, i) => ({ id: i, name: `item-${i}`, tags: ['a', 'b'] }))),
+    ],
     ['many lines', Array.from({ length: 3000 }, (_, i) => `line ${i}: ${'word '.repeat(6)}`).join('\n')],
     ['ANSI escapes and carriage returns', Array.from({ length: 4000 }, (_, i) => `\x1b[32m${i}%\x1b[0m\r`).join('')],
   ];
@@ -48,8 +63,14 @@ describe('counting tokens in bounded time', () => {
     it(`${shape}: short runs and few calls (seed ${SEED})`, async () => {
       const calls: string[] = [];
       await countTokensBounded(text, async (piece) => (calls.push(piece), Math.ceil(piece.length / 4)));
-      assert.ok(calls.every((piece) => piece.length <= CALL_CHARS), 'no call is longer than CALL_CHARS');
-      assert.ok(calls.every((piece) => longestRun(piece) <= PIECE_CHARS), 'no run of the tokenizer is longer than PIECE_CHARS');
+      assert.ok(
+        calls.every((piece) => piece.length <= CALL_CHARS),
+        'no call is longer than CALL_CHARS',
+      );
+      assert.ok(
+        calls.every((piece) => longestRun(piece) <= PIECE_CHARS),
+        'no run of the tokenizer is longer than PIECE_CHARS',
+      );
       assert.ok(calls.length <= Math.ceil((text.length * 1.01) / CALL_CHARS) + 1, `${calls.length} calls`);
     });
 
@@ -64,9 +85,20 @@ describe('counting tokens in bounded time', () => {
   it('a 5 MiB one-line result fits the budget with at most a handful of small calls, headline first', async () => {
     const stdout = 'x'.repeat(5 * 1024 * 1024);
     const calls: number[] = [];
-    const text = await formatExecResult(execResult(stdout), { engine: 'docker' }, { maxChars: 48_000, tokenBudget: 4_000, countTokens: async (piece) => (calls.push(piece.length), realCount(piece)) });
+    const text = await formatExecResult(
+      execResult(stdout),
+      { engine: 'docker' },
+      {
+        maxChars: 48_000,
+        tokenBudget: 4_000,
+        countTokens: async (piece) => (calls.push(piece.length), realCount(piece)),
+      },
+    );
     assert.ok(calls.length <= 8, `${calls.length} countTokens calls`);
-    assert.ok(calls.reduce((sum, n) => sum + n, 0) <= 2 * 4 * 4_000 * 1.1 + 2 * CALL_CHARS, `${calls.reduce((sum, n) => sum + n, 0)} characters counted`);
+    assert.ok(
+      calls.reduce((sum, n) => sum + n, 0) <= 2 * 4 * 4_000 * 1.1 + 2 * CALL_CHARS,
+      `${calls.reduce((sum, n) => sum + n, 0)} characters counted`,
+    );
     assert.ok((await countTokensBounded(text, async (piece) => realCount(piece))) <= 4_000, 'within the budget');
     const [first] = resultParts(text);
     assert.ok(first!.length <= PART_CHARS);

@@ -12,7 +12,10 @@ interface Item {
 function fakePool(size: number, options: { idleMs?: number; maxKeys?: number } = {}) {
   let next = 0;
   const discarded: number[] = [];
-  const pool = new WarmPool<Item>({ size, ...options }, { alive: (item) => item.alive, discard: async (item) => void discarded.push(item.id) });
+  const pool = new WarmPool<Item>(
+    { size, ...options },
+    { alive: (item) => item.alive, discard: async (item) => void discarded.push(item.id) },
+  );
   const make = () => Promise.resolve({ id: ++next, alive: true });
   return { pool, make, discarded, made: () => next };
 }
@@ -97,7 +100,10 @@ describe('the warm pool', () => {
     other.pool.retire({ id: 99, alive: false });
     await new Promise((resolve) => setImmediate(resolve));
     await other.pool.dispose();
-    assert.deepEqual(other.discarded.sort((x, y) => x - y), [1, 2, 99]);
+    assert.deepEqual(
+      other.discarded.sort((x, y) => x - y),
+      [1, 2, 99],
+    );
     assert.equal(other.pool.take('a', other.make), undefined, 'a disposed pool makes nothing');
   });
 });
@@ -117,13 +123,23 @@ describe('orphaned compute sandboxes', () => {
     state: 'running',
     notices: [],
   };
-  const check = (alive: boolean): OrphanCheck => ({ now: Date.now(), graceMs: 1000, lease: () => undefined, folderExists: () => true, host: 'here', processAlive: () => alive });
+  const check = (alive: boolean): OrphanCheck => ({
+    now: Date.now(),
+    graceMs: 1000,
+    lease: () => undefined,
+    folderExists: () => true,
+    host: 'here',
+    processAlive: () => alive,
+  });
 
   it('belong to their owner process while it lives, and are orphans after', () => {
     const warm = { ...base, owner: { pid: 4242, host: 'here', pooled: true } };
     assert.equal(orphanReason(warm, check(true)), undefined);
     assert.equal(orphanReason(warm, check(false)), 'it is a warm pool container of process 4242, which is gone');
-    assert.equal(orphanReason({ ...warm, owner: { ...warm.owner, pooled: false } }, check(false)), 'it is a compute sandbox of process 4242, which is gone');
+    assert.equal(
+      orphanReason({ ...warm, owner: { ...warm.owner, pooled: false } }, check(false)),
+      'it is a compute sandbox of process 4242, which is gone',
+    );
   });
 
   it('from another machine, are orphans only when older than any call may last', () => {

@@ -39,7 +39,10 @@ const DRIVER = path.join(ROOT, 'test/vscode/driver');
 export async function buildSuite() {
   const esbuild = await import('esbuild');
   fs.rmSync(OUT, { recursive: true, force: true });
-  const tests = fs.readdirSync(SUITE_SRC).filter((f) => f.endsWith('.test.ts')).sort();
+  const tests = fs
+    .readdirSync(SUITE_SRC)
+    .filter((f) => f.endsWith('.test.ts'))
+    .sort();
   if (tests.length === 0) throw new Error(`no *.test.ts in ${SUITE_SRC}`);
   await esbuild.build({
     absWorkingDir: ROOT,
@@ -126,15 +129,29 @@ function serveScreenshots(page, dir) {
       try {
         const button = page.locator('.monaco-dialog-box .monaco-button', { hasText: label }).first();
         await button.waitFor({ state: 'visible', timeout: 20_000 });
-        const message = await page.locator('.monaco-dialog-box .dialog-message-container').first().textContent().catch(() => '');
+        const message = await page
+          .locator('.monaco-dialog-box .dialog-message-container')
+          .first()
+          .textContent()
+          .catch(() => '');
         // The dialog is there; a busy machine may keep its opening animation from settling, so no stability wait.
         await button.click({ force: true, timeout: 5_000 });
         fs.writeFileSync(path.join(dir, `${name}.clicked`), `ok\n${message ?? ''}`);
       } catch (err) {
         await page.screenshot({ path: path.join(dir, `${name}-failed.png`) }).catch(() => undefined);
-        const buttons = await page.locator('[role="dialog"] a, [role="dialog"] button, .monaco-dialog-box a').allTextContents().catch(() => []);
-        const html = await page.locator('[role="dialog"]').first().innerHTML({ timeout: 1000 }).catch(() => 'no [role=dialog]');
-        fs.writeFileSync(path.join(dir, `${name}.clicked`), `failed: ${err?.message ?? err}\nbuttons: ${JSON.stringify(buttons)}\n${html.slice(0, 3000)}`);
+        const buttons = await page
+          .locator('[role="dialog"] a, [role="dialog"] button, .monaco-dialog-box a')
+          .allTextContents()
+          .catch(() => []);
+        const html = await page
+          .locator('[role="dialog"]')
+          .first()
+          .innerHTML({ timeout: 1000 })
+          .catch(() => 'no [role=dialog]');
+        fs.writeFileSync(
+          path.join(dir, `${name}.clicked`),
+          `failed: ${err?.message ?? err}\nbuttons: ${JSON.stringify(buttons)}\n${html.slice(0, 3000)}`,
+        );
       }
     }
     for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.request'))) {
@@ -156,16 +173,39 @@ function serveScreenshots(page, dir) {
 function packageVsix(extension, dir) {
   const out = path.join(dir, 'agent-sandbox.vsix');
   const started = Date.now();
-  const result = spawnSync('npm', ['run', '--silent', 'package', '--', '--out', out], { cwd: extension, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  if (result.status !== 0 || !fs.existsSync(out)) fail(`packaging the VSIX failed (exit ${result.status}):\n${result.stdout}\n${result.stderr}`);
+  const result = spawnSync('npm', ['run', '--silent', 'package', '--', '--out', out], {
+    cwd: extension,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (result.status !== 0 || !fs.existsSync(out))
+    fail(`packaging the VSIX failed (exit ${result.status}):\n${result.stdout}\n${result.stderr}`);
   console.log(`vscode tests: packaged ${path.basename(out)} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return out;
 }
 
 /** Installs the VSIX into the run's own extensions folder with code-server's CLI, as a user would. */
 function installVsix(node24, codeServer, vsix, tmp) {
-  const result = spawnSync(node24, [codeServer, '--user-data-dir', path.join(tmp, 'user-data'), '--extensions-dir', path.join(tmp, 'extensions'), '--install-extension', vsix, '--force'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_CONFIG_HOME: path.join(tmp, 'xdg-config'), XDG_DATA_HOME: path.join(tmp, 'xdg-data') } });
-  if (result.status !== 0 || !/successfully installed/i.test(`${result.stdout}${result.stderr}`)) fail(`installing ${vsix} failed (exit ${result.status}):\n${result.stdout}\n${result.stderr}`);
+  const result = spawnSync(
+    node24,
+    [
+      codeServer,
+      '--user-data-dir',
+      path.join(tmp, 'user-data'),
+      '--extensions-dir',
+      path.join(tmp, 'extensions'),
+      '--install-extension',
+      vsix,
+      '--force',
+    ],
+    {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, XDG_CONFIG_HOME: path.join(tmp, 'xdg-config'), XDG_DATA_HOME: path.join(tmp, 'xdg-data') },
+    },
+  );
+  if (result.status !== 0 || !/successfully installed/i.test(`${result.stdout}${result.stderr}`))
+    fail(`installing ${vsix} failed (exit ${result.status}):\n${result.stdout}\n${result.stderr}`);
 }
 
 /** Prints the suite's output as it grows, and resolves `done` with the exit code once the driver writes it. */
@@ -217,9 +257,16 @@ function parseArgs(argv) {
     else if (a === '--timeout') opts.timeoutS = Number(value());
     else if (a === '--keep') opts.keep = true;
     else if (a === '--vsix') opts.vsix = value();
-    else if (a === '--untrusted') opts.untrusted = true; // workspace trust on, folder not trusted: runs untrusted.test only
+    else if (a === '--untrusted')
+      opts.untrusted = true; // workspace trust on, folder not trusted: runs untrusted.test only
     else if (a === '-h' || a === '--help') {
-      console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split("\n").slice(1, 15).join('\n'));
+      console.log(
+        fs
+          .readFileSync(fileURLToPath(import.meta.url), 'utf8')
+          .split('\n')
+          .slice(1, 15)
+          .join('\n'),
+      );
       process.exit(0);
     } else fail(`unknown argument ${a}`);
   }
@@ -274,7 +321,11 @@ async function cli() {
   const chromium = process.env.CHROMIUM || '/usr/bin/chromium';
 
   // Prerequisites
-  for (const [what, file] of [['Node 24', node24], ['code-server', codeServer], ['chromium', chromium]]) {
+  for (const [what, file] of [
+    ['Node 24', node24],
+    ['code-server', codeServer],
+    ['chromium', chromium],
+  ]) {
     if (!fs.existsSync(file)) fail(`${what} is missing (${file}); ${PROVISION_HINT}`);
   }
   let playwright;
@@ -308,16 +359,26 @@ async function cli() {
       if (browser) await Promise.race([browser.close().catch(() => {}), sleep(5000)]);
       if (server && server.exitCode === null && server.signalCode === null) {
         const exited = new Promise((r) => server.once('exit', r));
-        try { process.kill(-server.pid, 'SIGTERM'); } catch {}
+        try {
+          process.kill(-server.pid, 'SIGTERM');
+        } catch {}
         await Promise.race([exited, sleep(3000)]);
       }
       // whatever is left in code-server's process group (extension host, file watcher, ...)
-      if (server) { try { process.kill(-server.pid, 'SIGKILL'); } catch {} }
+      if (server) {
+        try {
+          process.kill(-server.pid, 'SIGKILL');
+        } catch {}
+      }
       if (opts.keep) console.log(`vscode tests: kept ${tmp} (code-server.log, workbench.log)`);
       else fs.rmSync(tmp, { recursive: true, force: true });
     })());
 
-  for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
+  for (const [sig, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ]) {
     process.on(sig, () => {
       console.error(`vscode tests: ${sig}, stopping`);
       cleanup().finally(() => process.exit(code));
@@ -356,14 +417,26 @@ async function cli() {
     if (opts.grep) env.AGENT_SANDBOX_VSCODE_GREP = opts.grep;
     const screenshotDir = path.join(ROOT, 'out', 'screenshots');
     fs.mkdirSync(screenshotDir, { recursive: true });
-    for (const stale of fs.readdirSync(screenshotDir).filter((f) => /^(auto-accept|accepted\.log)$|\.(click|clicked|request|done)$|^dialog-.*\.png$/.test(f))) fs.rmSync(path.join(screenshotDir, stale), { force: true });
+    for (const stale of fs
+      .readdirSync(screenshotDir)
+      .filter((f) => /^(auto-accept|accepted\.log)$|\.(click|clicked|request|done)$|^dialog-.*\.png$/.test(f)))
+      fs.rmSync(path.join(screenshotDir, stale), { force: true });
     env.AGENT_SANDBOX_VSCODE_SCREENSHOTS = screenshotDir;
     // An ordinary window (see the payload below) sends telemetry unless told not to; this machine has no network for it.
-    const userSettings = { 'telemetry.telemetryLevel': 'off', 'workbench.startupEditor': 'none', 'extensions.autoCheckUpdates': false, 'extensions.autoUpdate': false, 'update.mode': 'none' };
+    const userSettings = {
+      'telemetry.telemetryLevel': 'off',
+      'workbench.startupEditor': 'none',
+      'extensions.autoCheckUpdates': false,
+      'extensions.autoUpdate': false,
+      'update.mode': 'none',
+    };
     if (opts.untrusted) {
       env.AGENT_SANDBOX_VSCODE_UNTRUSTED = '1';
       // Trust stays on, the folder stays untrusted (restricted mode), and no startup prompt waits for a click.
-      Object.assign(userSettings, { 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.untrustedFiles': 'open' });
+      Object.assign(userSettings, {
+        'security.workspace.trust.startupPrompt': 'never',
+        'security.workspace.trust.untrustedFiles': 'open',
+      });
     }
     const userDir = path.join(tmp, 'user-data', 'User');
     fs.mkdirSync(userDir, { recursive: true });
@@ -374,24 +447,32 @@ async function cli() {
       node24,
       [
         codeServer,
-        '--bind-addr', origin,
-        '--auth', 'none',
+        '--bind-addr',
+        origin,
+        '--auth',
+        'none',
         '--disable-telemetry',
         '--disable-update-check',
         ...(opts.untrusted ? [] : ['--disable-workspace-trust']),
         '--disable-getting-started-override',
         '--ignore-last-opened',
-        '--user-data-dir', path.join(tmp, 'user-data'),
-        '--extensions-dir', path.join(tmp, 'extensions'),
-        '--vscode-option', 'enable-smoke-test-driver',
+        '--user-data-dir',
+        path.join(tmp, 'user-data'),
+        '--extensions-dir',
+        path.join(tmp, 'extensions'),
+        '--vscode-option',
+        'enable-smoke-test-driver',
         // Safety net if this runner is SIGKILLed: once the browser is gone, code-server stops itself.
-        '--idle-timeout-seconds', '120',
+        '--idle-timeout-seconds',
+        '120',
       ],
       { cwd: workspace, env, detached: true, stdio: ['ignore', logFd, logFd] },
     );
     fs.closeSync(logFd);
     let serverExit;
-    server.on('exit', (code, signal) => { serverExit = signal ?? code; });
+    server.on('exit', (code, signal) => {
+      serverExit = signal ?? code;
+    });
 
     const deadline = Date.now() + 60_000;
     while ((await httpStatus(`http://${origin}/healthz`)) !== 200) {
@@ -409,14 +490,22 @@ async function cli() {
       handleSIGTERM: false,
       handleSIGHUP: false,
       args: [
-        '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync',
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
       ],
     });
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     serveScreenshots(page, screenshotDir);
     let hostExited;
-    const hostCode = new Promise((resolve) => { hostExited = resolve; });
+    const hostCode = new Promise((resolve) => {
+      hostExited = resolve;
+    });
     await page.exposeFunction('codeAutomationExit', (code) => hostExited(Number(code)));
     // The suite marks mocha's output (see suite/index.ts); the workbench's own logging goes to a file.
     await page.exposeFunction('codeAutomationLog', (type, args) => {
@@ -460,7 +549,8 @@ async function cli() {
     });
     const code = await Promise.race([run(), timeout]);
     const results = readResults(resultsFile);
-    if (!results) console.error(`vscode tests: the suite reported no results; code-server log (tail):\n${logTail(serverLog)}`);
+    if (!results)
+      console.error(`vscode tests: the suite reported no results; code-server log (tail):\n${logTail(serverLog)}`);
     exit = summarize(code, results);
   } catch (err) {
     console.error(`vscode tests: FAILED: ${err?.message ?? err}`);

@@ -17,7 +17,13 @@ try {
     version: process.env.VSCODE_VERSION || 'stable',
     extensionDevelopmentPath: path.resolve(process.env.AGENT_SANDBOX_VSCODE_EXTENSION || ROOT),
     extensionTestsPath: await buildSuite(),
-    launchArgs: [workspace, '--disable-extensions', '--disable-workspace-trust', '--skip-welcome', '--skip-release-notes'],
+    launchArgs: [
+      workspace,
+      '--disable-extensions',
+      '--disable-workspace-trust',
+      '--skip-welcome',
+      '--skip-release-notes',
+    ],
     extensionTestsEnv: { AGENT_SANDBOX_VSCODE_RESULTS: resultsFile, AGENT_SANDBOX_VSCODE_WORKSPACE: workspace },
   });
 } catch (err) {

@@ -14,28 +14,44 @@ const ROOT = resolve(__dirname, '../..');
 
 export async function launch(): Promise<Browser> {
   const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-  if (!existsSync(executablePath)) throw new Error(`${executablePath} is missing: run bash scripts/provision-vscode.sh`);
+  if (!existsSync(executablePath))
+    throw new Error(`${executablePath} is missing: run bash scripts/provision-vscode.sh`);
   return chromium.launch({
     executablePath,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
 /** Serves the built assets and a page like the one the extension makes (same CSP shape). */
 export async function serve(): Promise<{ url: string; close(): Promise<void> }> {
-  for (const asset of ['webview.js', 'webview.css']) if (!existsSync(join(ROOT, 'dist', asset))) throw new Error(`dist/${asset} is missing: run node esbuild.mjs`);
+  for (const asset of ['webview.js', 'webview.css'])
+    if (!existsSync(join(ROOT, 'dist', asset))) throw new Error(`dist/${asset} is missing: run node esbuild.mjs`);
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://x');
     if (url.pathname.startsWith('/dist/')) {
       const file = join(ROOT, 'dist', url.pathname.slice('/dist/'.length).replace(/\.\./g, ''));
       if (!existsSync(file)) return void response.writeHead(404).end();
-      response.writeHead(200, { 'content-type': file.endsWith('.css') ? 'text/css' : 'text/javascript' }).end(readFileSync(file));
+      response
+        .writeHead(200, { 'content-type': file.endsWith('.css') ? 'text/css' : 'text/javascript' })
+        .end(readFileSync(file));
       return;
     }
     const theme = (url.searchParams.get('theme') ?? 'dark') as keyof typeof THEMES;
     const nonce = 'test-nonce';
-    response.writeHead(200, { 'content-type': 'text/html', 'content-security-policy': `default-src 'none'; style-src 'self' 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src 'self' data:` }).end(`<!DOCTYPE html>
+    response.writeHead(200, {
+      'content-type': 'text/html',
+      'content-security-policy': `default-src 'none'; style-src 'self' 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src 'self' data:`,
+    }).end(`<!DOCTYPE html>
 <html><head><meta charset="UTF-8"><style nonce="${nonce}">${themeCss(theme)}</style><link rel="stylesheet" nonce="${nonce}" href="/dist/webview.css"></head>
 <body class="vscode-${theme}"><main id="root"></main><script nonce="${nonce}" src="/dist/webview.js"></script></body></html>`);
   });
@@ -51,7 +67,11 @@ export interface PanelPage {
   savedState(): Promise<unknown>;
 }
 
-export async function openPanel(browser: Browser, url: string, options: { theme?: keyof typeof THEMES; state?: unknown } = {}): Promise<PanelPage> {
+export async function openPanel(
+  browser: Browser,
+  url: string,
+  options: { theme?: keyof typeof THEMES; state?: unknown } = {},
+): Promise<PanelPage> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 420 } });
   page.on('pageerror', (error: Error) => {
     throw error;
@@ -67,7 +87,9 @@ export async function openPanel(browser: Browser, url: string, options: { theme?
     });
   `);
   await page.goto(`${url}?theme=${options.theme ?? 'dark'}`);
-  await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((message) => message.type === 'ready'));
+  await page.waitForFunction(() =>
+    (window as unknown as { __posted: { type: string }[] }).__posted.some((message) => message.type === 'ready'),
+  );
   return {
     page,
     send: async (message) => {

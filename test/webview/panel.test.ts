@@ -63,7 +63,9 @@ describe('the Sandbox panel in Chromium', function () {
     await build.locator('[data-action="restart-session"]').click();
     await dead.locator('[data-action="close-session"]').click();
     await panel.page.evaluate(() => {
-      const dropdown = document.querySelector('[data-session="default"] [data-action="set-access"]') as HTMLSelectElement;
+      const dropdown = document.querySelector(
+        '[data-session="default"] [data-action="set-access"]',
+      ) as HTMLSelectElement;
       dropdown.value = 'rw';
       dropdown.dispatchEvent(new Event('change'));
     });
@@ -80,10 +82,21 @@ describe('the Sandbox panel in Chromium', function () {
     const panel = await openPanel(browser, server.url);
     await panel.send(state(connected, sessions));
     await panel.page.focus('[data-session="build"] [data-action="restart-session"]');
-    await panel.send({ type: 'stats', stats: { id: 'a'.repeat(64), cpuPercent: 37, memoryBytes: 128 * 1024 * 1024, memoryLimitBytes: 512 * 1024 * 1024 } });
+    await panel.send({
+      type: 'stats',
+      stats: {
+        id: 'a'.repeat(64),
+        cpuPercent: 37,
+        memoryBytes: 128 * 1024 * 1024,
+        memoryLimitBytes: 512 * 1024 * 1024,
+      },
+    });
     const memory = panel.page.locator('[data-session="default"] [role="meter"]').nth(1);
     assert.equal(await memory.getAttribute('aria-valuenow'), '25');
-    assert.match(await panel.page.locator('[data-session="default"] .usage').innerText(), /37% of 1 CPU[\s\S]*128 MiB of 512 MiB/);
+    assert.match(
+      await panel.page.locator('[data-session="default"] .usage').innerText(),
+      /37% of 1 CPU[\s\S]*128 MiB of 512 MiB/,
+    );
     const focused = await panel.page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.action);
     assert.equal(focused, 'restart-session', 'a stats update does not move the focus');
   });
@@ -97,8 +110,14 @@ describe('the Sandbox panel in Chromium', function () {
       (element as HTMLInputElement).value = 'lots';
     });
     await panel.page.click('[data-action="save-defaults"]');
-    assert.match(await panel.page.locator('#default-memory-error').innerText(), /Memory must be a size like 512m or 1g/);
-    assert.equal((await panel.posted()).some((message) => message.type === 'saveDefaults'), false);
+    assert.match(
+      await panel.page.locator('#default-memory-error').innerText(),
+      /Memory must be a size like 512m or 1g/,
+    );
+    assert.equal(
+      (await panel.posted()).some((message) => message.type === 'saveDefaults'),
+      false,
+    );
     await memory.evaluate((element) => {
       (element as HTMLInputElement).value = '1g';
     });
@@ -107,7 +126,20 @@ describe('the Sandbox panel in Chromium', function () {
     });
     await panel.page.click('[data-action="save-defaults"]');
     const saved = (await panel.posted()).at(-1);
-    assert.deepEqual(saved, { type: 'saveDefaults', defaults: { memory: '1g', cpus: 2, pids: 256, timeoutSeconds: 120, maxStdoutBytes: 1048576, maxStderrBytes: 1048576, workspaceAccess: 'none', network: false, target: 'user' } });
+    assert.deepEqual(saved, {
+      type: 'saveDefaults',
+      defaults: {
+        memory: '1g',
+        cpus: 2,
+        pids: 256,
+        timeoutSeconds: 120,
+        maxStdoutBytes: 1048576,
+        maxStderrBytes: 1048576,
+        workspaceAccess: 'none',
+        network: false,
+        target: 'user',
+      },
+    });
   });
 
   it('reaches every action with the keyboard alone, each with a label', async () => {
@@ -119,14 +151,29 @@ describe('the Sandbox panel in Chromium', function () {
       const info = await panel.page.evaluate(() => {
         const element = document.activeElement as HTMLElement | null;
         const card = element?.closest('[data-session]') as HTMLElement | null;
-        return element ? { action: element.dataset.action, session: card?.dataset.session, label: element.getAttribute('aria-label') ?? element.textContent?.trim() } : undefined;
+        return element
+          ? {
+              action: element.dataset.action,
+              session: card?.dataset.session,
+              label: element.getAttribute('aria-label') ?? element.textContent?.trim(),
+            }
+          : undefined;
       });
       if (info?.action) {
         assert.ok(info.label, `${info.action} has a label`);
         reached.add(`${info.session ?? ''}:${info.action}`);
       }
     }
-    for (const expected of [':toggle-defaults', 'default:open-terminal', 'default:set-access', 'default:restart-session', 'default:close-session', 'build:open-terminal', 'agent:analyst/default:close-session', ':open-session']) {
+    for (const expected of [
+      ':toggle-defaults',
+      'default:open-terminal',
+      'default:set-access',
+      'default:restart-session',
+      'default:close-session',
+      'build:open-terminal',
+      'agent:analyst/default:close-session',
+      ':open-session',
+    ]) {
       assert.ok(reached.has(expected), `${expected} is reachable by Tab (reached: ${[...reached].join(', ')})`);
     }
     await panel.page.focus('[data-session="build"] [data-action="close-session"]');
@@ -143,7 +190,11 @@ describe('the Sandbox panel in Chromium', function () {
       dropdown.dispatchEvent(new Event('change'));
     });
     const saved = await panel.savedState();
-    assert.deepEqual(saved, { newRuntime: 'bash', defaultsOpen: false }, 'only UI state: no sessions, engine or defaults');
+    assert.deepEqual(
+      saved,
+      { newRuntime: 'bash', defaultsOpen: false },
+      'only UI state: no sessions, engine or defaults',
+    );
     const again = await openPanel(browser, server.url, { state: saved });
     await again.send(state(connected, []));
     await again.page.click('[data-action="open-session"]');
@@ -152,10 +203,29 @@ describe('the Sandbox panel in Chromium', function () {
 
   for (const theme of ['light', 'dark', 'high-contrast'] as const) {
     it(`renders in the ${theme} theme (screenshot in out/screenshots)`, async () => {
-      const panel = await openPanel(browser, server.url, { theme, state: { newRuntime: 'python', defaultsOpen: true } });
+      const panel = await openPanel(browser, server.url, {
+        theme,
+        state: { newRuntime: 'python', defaultsOpen: true },
+      });
       await panel.send(state(connected, sessions));
-      await panel.send({ type: 'stats', stats: { id: 'a'.repeat(64), cpuPercent: 37, memoryBytes: 128 * 1024 * 1024, memoryLimitBytes: 512 * 1024 * 1024 } });
-      await panel.send({ type: 'stats', stats: { id: 'b'.repeat(64), cpuPercent: 4, memoryBytes: 470 * 1024 * 1024, memoryLimitBytes: 512 * 1024 * 1024 } });
+      await panel.send({
+        type: 'stats',
+        stats: {
+          id: 'a'.repeat(64),
+          cpuPercent: 37,
+          memoryBytes: 128 * 1024 * 1024,
+          memoryLimitBytes: 512 * 1024 * 1024,
+        },
+      });
+      await panel.send({
+        type: 'stats',
+        stats: {
+          id: 'b'.repeat(64),
+          cpuPercent: 4,
+          memoryBytes: 470 * 1024 * 1024,
+          memoryLimitBytes: 512 * 1024 * 1024,
+        },
+      });
       await panel.page.waitForTimeout(200);
       await panel.page.screenshot({ path: join(SHOTS, `panel-${theme}.png`), fullPage: true });
     });

@@ -32,27 +32,68 @@ export function hostFileError(error: unknown, path: string): HostFileError {
   const shown = quoteName(path);
   switch (code) {
     case 'ENOENT':
-      return new HostFileError(code, 'file-not-found', `The workspace has no file ${shown}.`, 'Check the path: it is relative to the workspace folder.');
+      return new HostFileError(
+        code,
+        'file-not-found',
+        `The workspace has no file ${shown}.`,
+        'Check the path: it is relative to the workspace folder.',
+      );
     case 'ELOOP':
       return linkRefused(path);
     case 'ENOTDIR':
-      return new HostFileError(code, 'not-a-file', `A part of the path ${shown} is a file, not a folder.`, 'Check the path: only its last name may be a file.');
+      return new HostFileError(
+        code,
+        'not-a-file',
+        `A part of the path ${shown} is a file, not a folder.`,
+        'Check the path: only its last name may be a file.',
+      );
     case 'EISDIR':
-      return new HostFileError(code, 'is-a-directory', `The path ${shown} is a directory.`, 'Give the path of a file, like "results/output.csv".');
+      return new HostFileError(
+        code,
+        'is-a-directory',
+        `The path ${shown} is a directory.`,
+        'Give the path of a file, like "results/output.csv".',
+      );
     case 'EEXIST':
-      return new HostFileError(code, 'file-exists', `The workspace already has a file ${shown}.`, 'Pick another path, or pass overwrite: true to replace it.');
+      return new HostFileError(
+        code,
+        'file-exists',
+        `The workspace already has a file ${shown}.`,
+        'Pick another path, or pass overwrite: true to replace it.',
+      );
     case 'EACCES':
     case 'EPERM':
     case 'EROFS':
-      return new HostFileError(code, 'permission-denied', `The workspace file ${shown} cannot be accessed: permission denied.`, 'Check the file\'s permissions, or use another path.');
+      return new HostFileError(
+        code,
+        'permission-denied',
+        `The workspace file ${shown} cannot be accessed: permission denied.`,
+        "Check the file's permissions, or use another path.",
+      );
     case 'ENAMETOOLONG':
-      return new HostFileError(code, 'invalid-input', `A name in the path ${shown} is too long.`, 'Use names of at most 255 bytes.');
+      return new HostFileError(
+        code,
+        'invalid-input',
+        `A name in the path ${shown} is too long.`,
+        'Use names of at most 255 bytes.',
+      );
     case 'ENOSPC':
     case 'EDQUOT':
-      return new HostFileError(code, 'file-too-large', `The disk holding the workspace is full; ${shown} was not written.`, 'Free some space, then try again.');
+      return new HostFileError(
+        code,
+        'file-too-large',
+        `The disk holding the workspace is full; ${shown} was not written.`,
+        'Free some space, then try again.',
+      );
     default:
       // The code only: the system's message repeats the path unescaped (and as /proc/self/fd/N/…).
-      return new HostFileError(code, 'engine-error', `The workspace file ${shown} cannot be accessed (${code}).`, 'Check the path, then try again.', { cause: error });
+      return new HostFileError(
+        code,
+        'engine-error',
+        `The workspace file ${shown} cannot be accessed (${code}).`,
+        'Check the path, then try again.',
+        { cause: error },
+      );
   }
 }
 
@@ -72,9 +113,19 @@ export function linkRefused(path: string): HostFileError {
 }
 
 export function notRegularFile(path: string): HostFileError {
-  return new HostFileError('EACCES', 'not-a-file', `The workspace path ${quoteName(path)} is not a regular file (a FIFO, socket, device or link).`, 'Give the path of a regular file.');
+  return new HostFileError(
+    'EACCES',
+    'not-a-file',
+    `The workspace path ${quoteName(path)} is not a regular file (a FIFO, socket, device or link).`,
+    'Give the path of a regular file.',
+  );
 }
 
 export function movedOutside(path: string): HostFileError {
-  return new HostFileError('EACCES', 'path-outside-workspace', `The path ${quoteName(path)} led outside the workspace folder while it was opened (a folder on the way was moved or removed).`, 'Try again once nothing is moving the folder\'s contents.');
+  return new HostFileError(
+    'EACCES',
+    'path-outside-workspace',
+    `The path ${quoteName(path)} led outside the workspace folder while it was opened (a folder on the way was moved or removed).`,
+    "Try again once nothing is moving the folder's contents.",
+  );
 }

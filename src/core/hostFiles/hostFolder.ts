@@ -58,7 +58,9 @@ export class HostFolder {
   }
 
   async openRoot(): Promise<HostDir> {
-    const handle = await open(this.root, DIRECTORY_FLAGS).catch((error: unknown) => Promise.reject(hostFileError(error, '.')));
+    const handle = await open(this.root, DIRECTORY_FLAGS).catch((error: unknown) =>
+      Promise.reject(hostFileError(error, '.')),
+    );
     return new HostDir(handle, await this.confirm(handle, '.'));
   }
 

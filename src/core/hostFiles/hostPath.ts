@@ -9,16 +9,46 @@ import { quotedName as quoteName } from '../displayName';
 /** The names of a relative path, in order; './' is dropped, anything that could leave the folder throws. */
 export function pathNames(path: string): string[] {
   const shown = quoteName(path);
-  if (path.includes('\0')) throw new HostFileError('EINVAL', 'invalid-input', `The path ${shown} contains a NUL character.`, 'Remove the NUL byte from the path.');
-  if (path.startsWith('/')) throw new HostFileError('EINVAL', 'invalid-input', `The path ${shown} is absolute.`, 'Give a path relative to the workspace folder, like "data/input.csv".');
+  if (path.includes('\0'))
+    throw new HostFileError(
+      'EINVAL',
+      'invalid-input',
+      `The path ${shown} contains a NUL character.`,
+      'Remove the NUL byte from the path.',
+    );
+  if (path.startsWith('/'))
+    throw new HostFileError(
+      'EINVAL',
+      'invalid-input',
+      `The path ${shown} is absolute.`,
+      'Give a path relative to the workspace folder, like "data/input.csv".',
+    );
   const names: string[] = [];
   for (const name of path.split('/')) {
     if (name === '.') continue;
-    if (name === '..') throw new HostFileError('EACCES', 'path-outside-workspace', `The path ${shown} contains "..", which could lead outside the workspace folder.`, 'Give a path that goes only down from the workspace folder, like "data/input.csv".');
-    if (name === '') throw new HostFileError('EINVAL', 'invalid-input', `The path ${shown} has an empty name in it (a doubled or trailing "/").`, 'Give a path like "data/input.csv", without "//" or a trailing "/".');
+    if (name === '..')
+      throw new HostFileError(
+        'EACCES',
+        'path-outside-workspace',
+        `The path ${shown} contains "..", which could lead outside the workspace folder.`,
+        'Give a path that goes only down from the workspace folder, like "data/input.csv".',
+      );
+    if (name === '')
+      throw new HostFileError(
+        'EINVAL',
+        'invalid-input',
+        `The path ${shown} has an empty name in it (a doubled or trailing "/").`,
+        'Give a path like "data/input.csv", without "//" or a trailing "/".',
+      );
     names.push(name);
   }
-  if (names.length === 0) throw new HostFileError('EISDIR', 'is-a-directory', `The path ${shown} names the workspace folder itself.`, 'Give the path of a file inside it, like "data/input.csv".');
+  if (names.length === 0)
+    throw new HostFileError(
+      'EISDIR',
+      'is-a-directory',
+      `The path ${shown} names the workspace folder itself.`,
+      'Give the path of a file inside it, like "data/input.csv".',
+    );
   return names;
 }
 

@@ -18,7 +18,12 @@ export interface OpenedFile {
 }
 
 /** Opens `name` in `dir`; only a regular file inside the folder is accepted. */
-export async function openRegularFile(folder: HostFolder, dir: HostDir, name: string, path: string): Promise<OpenedFile> {
+export async function openRegularFile(
+  folder: HostFolder,
+  dir: HostDir,
+  name: string,
+  path: string,
+): Promise<OpenedFile> {
   let handle: FileHandle;
   try {
     handle = await open(dir.entry(name), READ_FLAGS);
@@ -45,7 +50,9 @@ export async function readWithin(file: OpenedFile, maxBytes: number, path: strin
   const chunks: Buffer[] = [];
   let total = 0;
   for (;;) {
-    const { bytesRead } = await file.handle.read(buffer, 0, Math.min(buffer.length, maxBytes + 1 - total), null).catch((error: unknown) => Promise.reject(hostFileError(error, path)));
+    const { bytesRead } = await file.handle
+      .read(buffer, 0, Math.min(buffer.length, maxBytes + 1 - total), null)
+      .catch((error: unknown) => Promise.reject(hostFileError(error, path)));
     if (bytesRead === 0) break;
     chunks.push(Buffer.from(buffer.subarray(0, bytesRead)));
     total += bytesRead;
@@ -57,5 +64,10 @@ export async function readWithin(file: OpenedFile, maxBytes: number, path: strin
 
 function tooLarge(path: string, size: number, maxBytes: number, grew = false): HostFileError {
   const what = grew ? `grew past ${formatSize(maxBytes)} while it was read` : `is ${formatSize(size)}`;
-  return new HostFileError('EFBIG', 'file-too-large', `The workspace file ${quoteName(path)} ${what}; the limit is ${formatSize(maxBytes)}.`, 'Compress or split the file first.');
+  return new HostFileError(
+    'EFBIG',
+    'file-too-large',
+    `The workspace file ${quoteName(path)} ${what}; the limit is ${formatSize(maxBytes)}.`,
+    'Compress or split the file first.',
+  );
 }

@@ -20,7 +20,12 @@ export interface WriteHostFileOptions {
  * and then renamed (overwrite) or linked (no overwrite: link fails if the name appeared meanwhile).
  * Returns where the file is on the host.
  */
-export async function writeHostFile(folder: string, path: string, data: Uint8Array, options: WriteHostFileOptions = {}): Promise<string> {
+export async function writeHostFile(
+  folder: string,
+  path: string,
+  data: Uint8Array,
+  options: WriteHostFileOptions = {},
+): Promise<string> {
   const names = pathNames(path);
   refuseProtected(names, options.protectedPaths ?? PROTECTED_PATHS);
   const host = await HostFolder.open(folder);

@@ -20,7 +20,19 @@ export interface SettingLevels<T = unknown> {
 export const USER_ONLY_SETTINGS = ['engine', 'engineHost', 'images', 'envPrefixes', 'configWritesAllowedIn'] as const;
 
 /** Numeric settings that a workspace may lower but never raise. */
-export const TIGHTEN_ONLY_NUMBERS = ['timeoutSeconds', 'limits.memory', 'limits.cpus', 'limits.pids', 'limits.maxStdoutBytes', 'limits.maxStderrBytes', 'limits.maxFileSizeBytes', 'limits.maxFiles', 'limits.maxProcessFileBytes', 'limits.disk', 'limits.inodes'] as const;
+export const TIGHTEN_ONLY_NUMBERS = [
+  'timeoutSeconds',
+  'limits.memory',
+  'limits.cpus',
+  'limits.pids',
+  'limits.maxStdoutBytes',
+  'limits.maxStderrBytes',
+  'limits.maxFileSizeBytes',
+  'limits.maxFiles',
+  'limits.maxProcessFileBytes',
+  'limits.disk',
+  'limits.inodes',
+] as const;
 
 export interface MergedSetting<T> {
   value: T | undefined;
@@ -35,7 +47,9 @@ function workspaceValues<T>(levels: SettingLevels<T>): T[] {
 
 /** A user-only setting: the user's value; any workspace value is ignored. */
 export function userOnly<T>(key: string, levels: SettingLevels<T>): MergedSetting<T> {
-  const ignored = workspaceValues(levels).length ? `${key} is set in workspace settings, which may not choose it; only your user settings count.` : undefined;
+  const ignored = workspaceValues(levels).length
+    ? `${key} is set in workspace settings, which may not choose it; only your user settings count.`
+    : undefined;
   return { value: levels.user, ...(ignored ? { ignored } : {}) };
 }
 
@@ -48,7 +62,8 @@ export function tightenAccess(levels: SettingLevels<string>, fallback: Workspace
     // An unknown value is left for validation to report, never used to loosen.
     if (order(candidate) < 0) return { value: candidate };
     if (order(candidate) <= order(value)) value = candidate;
-    else ignored = `workspaceAccess "${candidate}" in workspace settings is more than your user settings allow ("${value}"); it was ignored.`;
+    else
+      ignored = `workspaceAccess "${candidate}" in workspace settings is more than your user settings allow ("${value}"); it was ignored.`;
   }
   return { value, ...(ignored ? { ignored } : {}) };
 }
@@ -60,7 +75,8 @@ export function tightenSwitch(key: string, levels: SettingLevels<unknown>, fallb
   for (const candidate of workspaceValues(levels)) {
     if (typeof candidate !== 'boolean') return { value: candidate };
     if (!candidate) value = false;
-    else if (value !== true) ignored = `${key} is turned on in workspace settings, but only your user settings may turn it on; it stays off.`;
+    else if (value !== true)
+      ignored = `${key} is turned on in workspace settings, but only your user settings may turn it on; it stays off.`;
   }
   return { value, ...(ignored ? { ignored } : {}) };
 }
@@ -70,7 +86,12 @@ export function tightenSwitch(key: string, levels: SettingLevels<unknown>, fallb
  * turns a value into a number (sizes like "512m" into bytes); a value it cannot measure is passed on
  * for validation to report.
  */
-export function tightenNumber(key: string, levels: SettingLevels<unknown>, fallback: unknown, measure: (value: unknown) => number | undefined): MergedSetting<unknown> {
+export function tightenNumber(
+  key: string,
+  levels: SettingLevels<unknown>,
+  fallback: unknown,
+  measure: (value: unknown) => number | undefined,
+): MergedSetting<unknown> {
   let value: unknown = levels.user ?? fallback;
   let ignored: string | undefined;
   for (const candidate of workspaceValues(levels)) {

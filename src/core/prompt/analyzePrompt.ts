@@ -41,10 +41,23 @@ export function analyzePrompt(text: string): PromptAnalysis {
   const lines = new LineIndex(text);
   const problems = new ProblemList(lines);
   const frontmatter = findFrontmatter(text);
-  const result = (extra: Partial<PromptAnalysis> = {}): PromptAnalysis => ({ text, lines, frontmatter, dialect: 'dotprompt', ...extra, problems: problems.sorted() });
+  const result = (extra: Partial<PromptAnalysis> = {}): PromptAnalysis => ({
+    text,
+    lines,
+    frontmatter,
+    dialect: 'dotprompt',
+    ...extra,
+    problems: problems.sorted(),
+  });
   if (!frontmatter) return result();
   if (!frontmatter.close) {
-    problems.add('error', 'frontmatter-unterminated', 'The frontmatter has no closing line: end it with a line of three dashes (---) before the prompt text.', frontmatter.openStart, frontmatter.openEnd);
+    problems.add(
+      'error',
+      'frontmatter-unterminated',
+      'The frontmatter has no closing line: end it with a line of three dashes (---) before the prompt text.',
+      frontmatter.openStart,
+      frontmatter.openEnd,
+    );
     return result();
   }
   const base = frontmatter.start;
@@ -56,24 +69,44 @@ export function analyzePrompt(text: string): PromptAnalysis {
       const pair = duplicateAt(doc, error.pos[0]);
       const range = pair ? keyRange(pair) : undefined;
       const [start, end] = range ?? error.pos;
-      problems.add('error', 'duplicate-key', `Duplicate key "${text.slice(base + start, base + end)}": a key may appear only once in a block.`, base + start, base + end);
+      problems.add(
+        'error',
+        'duplicate-key',
+        `Duplicate key "${text.slice(base + start, base + end)}": a key may appear only once in a block.`,
+        base + start,
+        base + end,
+      );
     } else {
       syntaxErrors++;
       const [start, end] = atEndOfInput(yamlText, error.pos);
       problems.add('error', 'yaml-syntax', error.message, base + start, base + end);
     }
   }
-  for (const warning of doc.warnings) problems.add('warning', 'yaml-warning', warning.message, base + warning.pos[0], base + warning.pos[1]);
+  for (const warning of doc.warnings)
+    problems.add('warning', 'yaml-warning', warning.message, base + warning.pos[0], base + warning.pos[1]);
   if (syntaxErrors > 0) return result({ doc });
   const aliases = unresolvedAliases(doc);
-  for (const alias of aliases) problems.add('error', 'yaml-syntax', `Unresolved alias *${alias.source}: no anchor &${alias.source} comes before it.`, base + alias.range[0], base + alias.range[1]);
+  for (const alias of aliases)
+    problems.add(
+      'error',
+      'yaml-syntax',
+      `Unresolved alias *${alias.source}: no anchor &${alias.source} comes before it.`,
+      base + alias.range[0],
+      base + alias.range[1],
+    );
   if (aliases.length > 0) return result({ doc });
 
   const root = doc.contents as Node | null;
   if (root === null || (isScalar(root) && root.value === null)) return result({ doc });
   if (!isMap(root)) {
     const range = root.range ?? [0, 0];
-    problems.add('error', 'frontmatter-not-a-map', 'The frontmatter must be a block of keys (model:, sandbox:, ...).', base + range[0], base + range[1]);
+    problems.add(
+      'error',
+      'frontmatter-not-a-map',
+      'The frontmatter must be a block of keys (model:, sandbox:, ...).',
+      base + range[0],
+      base + range[1],
+    );
     return result({ doc });
   }
   let data: Record<string, unknown>;
@@ -86,7 +119,9 @@ export function analyzePrompt(text: string): PromptAnalysis {
 
   // Dotprompt's and the platforms' own keys: never errors, but a value of the wrong kind is worth a warning
   // (an empty one, like `tools:` with nothing after it, means none).
-  const topLevel = TOP_LEVEL_SCHEMA.safeParse(Object.fromEntries(Object.entries(data).filter(([, value]) => value !== null)));
+  const topLevel = TOP_LEVEL_SCHEMA.safeParse(
+    Object.fromEntries(Object.entries(data).filter(([, value]) => value !== null)),
+  );
   if (!topLevel.success) reportZodIssues(topLevel.error.issues, root, [], { problems, base }, 'warning');
 
   const harnessFile = HARNESS_KEYS.some((key) => key in data);
@@ -115,9 +150,16 @@ function sandboxStyle(pair: Pair<Node, Node | null>, harnessFile: boolean): Sand
   if (!isMap(node)) return 'invalid';
   const mode = findPair(node, 'mode')?.value;
   const modeValue = isScalar(mode) ? mode.value : undefined;
-  if (typeof modeValue === 'string' && (HARNESS_SANDBOX_MODES as readonly string[]).includes(modeValue)) return 'harness';
+  if (typeof modeValue === 'string' && (HARNESS_SANDBOX_MODES as readonly string[]).includes(modeValue))
+    return 'harness';
   const keys = pairsOf(node).map((entry) => entry.key);
-  if (harnessFile && modeValue === undefined && keys.length > 0 && keys.every((key) => HARNESS_ONLY_KEYS.includes(key) || key === 'image')) return 'harness';
+  if (
+    harnessFile &&
+    modeValue === undefined &&
+    keys.length > 0 &&
+    keys.every((key) => HARNESS_ONLY_KEYS.includes(key) || key === 'image')
+  )
+    return 'harness';
   return 'object';
 }
 
@@ -141,7 +183,8 @@ function unresolvedAliases(doc: Document.Parsed): { source: string; range: [numb
   const found: { source: string; range: [number, number] }[] = [];
   visit(doc, {
     Alias(_, alias) {
-      if (!alias.resolve(doc) && alias.range) found.push({ source: alias.source, range: [alias.range[0], alias.range[1]] });
+      if (!alias.resolve(doc) && alias.range)
+        found.push({ source: alias.source, range: [alias.range[0], alias.range[1]] });
     },
   });
   return found;
@@ -150,13 +193,23 @@ function unresolvedAliases(doc: Document.Parsed): { source: string; range: [numb
 /** The agent's name: metadata.name, the top-level name (Station's harness), or the file's name. */
 export function agentName(analysis: PromptAnalysis, fileName: string): string {
   const metadata = analysis.data?.metadata;
-  const fromMetadata = metadata && typeof metadata === 'object' ? (metadata as Record<string, unknown>).name : undefined;
-  const named = typeof fromMetadata === 'string' && fromMetadata.trim() ? fromMetadata : typeof analysis.data?.name === 'string' && analysis.data.name.trim() ? analysis.data.name : undefined;
+  const fromMetadata =
+    metadata && typeof metadata === 'object' ? (metadata as Record<string, unknown>).name : undefined;
+  const named =
+    typeof fromMetadata === 'string' && fromMetadata.trim()
+      ? fromMetadata
+      : typeof analysis.data?.name === 'string' && analysis.data.name.trim()
+        ? analysis.data.name
+        : undefined;
   return (named ?? fileName.replace(/^.*[\\/]/, '').replace(/\.prompt$/, '')).trim();
 }
 
 /** An agent name as a session scope key (letters, digits, ".", "_", "-"; at most 63). */
 export function agentScopeKey(name: string): string {
-  const key = name.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 63).replace(/-+$/, '');
+  const key = name
+    .replace(/[^A-Za-z0-9_.-]+/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 63)
+    .replace(/-+$/, '');
   return key || 'agent';
 }

@@ -35,7 +35,8 @@ const BLANK = /^\s*(#.*)?$/;
 
 export function completePrompt(text: string, offset: number): PromptCompletions | undefined {
   const frontmatter = findFrontmatter(text);
-  if (!frontmatter || offset < frontmatter.start || offset > (frontmatter.close ? frontmatter.end - 1 : text.length)) return undefined;
+  if (!frontmatter || offset < frontmatter.start || offset > (frontmatter.close ? frontmatter.end - 1 : text.length))
+    return undefined;
   const lines = new LineIndex(text);
   const { line } = lines.position(offset);
   const lineStart = lines.lineStart(line);
@@ -52,7 +53,15 @@ export function completePrompt(text: string, offset: number): PromptCompletions 
     const doc = fieldDoc([...path, key], dialect);
     if (!doc || doc.values.length === 0) return undefined;
     const docsKey = path.length === 0 && key === 'sandbox' ? 'runtime' : key;
-    const items = doc.values.map((candidate) => ({ label: candidate, kind: 'value' as const, detail: `${[...path, key].join('.')}: ${doc.kind}`, documentation: valueDoc(docsKey, candidate) ?? doc.description, insertText: candidate, snippet: false, retrigger: false }));
+    const items = doc.values.map((candidate) => ({
+      label: candidate,
+      kind: 'value' as const,
+      detail: `${[...path, key].join('.')}: ${doc.kind}`,
+      documentation: valueDoc(docsKey, candidate) ?? doc.description,
+      insertText: candidate,
+      snippet: false,
+      retrigger: false,
+    }));
     return { items, start: offset - value[3]!.length, end: offset + rest.length };
   }
 
@@ -62,15 +71,29 @@ export function completePrompt(text: string, offset: number): PromptCompletions 
   const path = ancestors(lines, line, indent.length, firstLine);
   if (!path) return undefined;
   const typed = key[2] ?? '';
-  const present = siblingKeys(lines, line, indent.length, firstLine, frontmatter.close ? lines.position(frontmatter.end).line : lines.lineCount);
+  const present = siblingKeys(
+    lines,
+    line,
+    indent.length,
+    firstLine,
+    frontmatter.close ? lines.position(frontmatter.end).line : lines.lineCount,
+  );
   const hasColon = text.slice(offset + rest.length).startsWith(':');
   const items = fieldsIn(path, dialect)
     .filter((field) => !present.has(field.key) || field.key === typed + rest)
     .map((field): PromptCompletion => {
-      const base = { label: field.key, kind: 'key' as const, detail: field.kind, documentation: field.description, snippet: false, retrigger: false };
+      const base = {
+        label: field.key,
+        kind: 'key' as const,
+        detail: field.kind,
+        documentation: field.description,
+        snippet: false,
+        retrigger: false,
+      };
       if (hasColon) return { ...base, insertText: field.key };
       const isList = field.kind.startsWith('list');
-      if (field.isBlock && field.values.length === 0) return { ...base, insertText: `${field.key}:\n  $0`, snippet: true };
+      if (field.isBlock && field.values.length === 0)
+        return { ...base, insertText: `${field.key}:\n  $0`, snippet: true };
       if (isList && field.values.length === 0) return { ...base, insertText: `${field.key}:\n  - $0`, snippet: true };
       return { ...base, insertText: `${field.key}: `, retrigger: field.values.length > 0 };
     });

@@ -30,7 +30,14 @@ export function findFrontmatter(text: string): FrontmatterBlock | undefined {
     const lineEnd = lineBreak === -1 ? text.length : lineBreak;
     const line = text.slice(lineStart, lineEnd);
     if (FENCE.test(line)) {
-      return { openStart, openEnd, start, end: lineStart, close: { start: lineStart, end: lineStart + line.replace(/\r$/, '').length }, bodyStart: lineBreak === -1 ? text.length : lineBreak + 1 };
+      return {
+        openStart,
+        openEnd,
+        start,
+        end: lineStart,
+        close: { start: lineStart, end: lineStart + line.replace(/\r$/, '').length },
+        bodyStart: lineBreak === -1 ? text.length : lineBreak + 1,
+      };
     }
     lineStart = lineEnd + 1;
   }

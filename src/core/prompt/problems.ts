@@ -41,9 +41,24 @@ export class ProblemList {
 
   constructor(private readonly lines: LineIndex) {}
 
-  add(severity: ProblemSeverity, code: ProblemCode, message: string, start: number, end: number, fixes: PromptFix[] = []): void {
+  add(
+    severity: ProblemSeverity,
+    code: ProblemCode,
+    message: string,
+    start: number,
+    end: number,
+    fixes: PromptFix[] = [],
+  ): void {
     const [from, to] = end > start ? [start, end] : [start, Math.min(start + 1, this.lines.text.length)];
-    this.items.push({ severity, code, message, start: from, end: Math.max(from, to), range: this.lines.range(from, Math.max(from, to)), fixes });
+    this.items.push({
+      severity,
+      code,
+      message,
+      start: from,
+      end: Math.max(from, to),
+      range: this.lines.range(from, Math.max(from, to)),
+      fixes,
+    });
   }
 
   sorted(): PromptProblem[] {

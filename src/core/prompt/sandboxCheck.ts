@@ -12,8 +12,22 @@ export type SandboxStyle = 'shorthand' | 'object' | 'harness' | 'invalid';
 const OBJECT_KEYS = Object.keys(frontmatterSandboxObjectSchema.shape);
 const LIMIT_KEYS = Object.keys(frontmatterLimitsSchema.shape);
 /** Spellings of other dialects that mean one of our keys. */
-const ALIASES: Record<string, string> = { timeout: 'timeout_seconds', network: 'allow_network', resources: 'limits', packages: 'pip_packages', pip: 'pip_packages', npm: 'npm_packages' };
-const LIMIT_ALIASES: Record<string, string> = { timeout: 'timeout_seconds', cpus: 'cpu', memory_bytes: 'memory', disk_bytes: 'disk', storage: 'disk', files: 'inodes' };
+const ALIASES: Record<string, string> = {
+  timeout: 'timeout_seconds',
+  network: 'allow_network',
+  resources: 'limits',
+  packages: 'pip_packages',
+  pip: 'pip_packages',
+  npm: 'npm_packages',
+};
+const LIMIT_ALIASES: Record<string, string> = {
+  timeout: 'timeout_seconds',
+  cpus: 'cpu',
+  memory_bytes: 'memory',
+  disk_bytes: 'disk',
+  storage: 'disk',
+  files: 'inodes',
+};
 
 export function checkSandbox(pair: Pair<Node, Node | null>, style: SandboxStyle, context: RuleContext): void {
   const node = pair.value;
@@ -29,9 +43,21 @@ export function checkSandbox(pair: Pair<Node, Node | null>, style: SandboxStyle,
     const value: unknown = isScalar(node) ? node.value : isSeq(node) ? [] : undefined;
     if (!range) return;
     if (value === null || value === undefined) {
-      context.problems.add('warning', 'invalid-type', 'The sandbox block is empty: write a runtime (sandbox: python) or a block of settings, or remove it.', context.base + range[0], context.base + range[1]);
+      context.problems.add(
+        'warning',
+        'invalid-type',
+        'The sandbox block is empty: write a runtime (sandbox: python) or a block of settings, or remove it.',
+        context.base + range[0],
+        context.base + range[1],
+      );
     } else {
-      context.problems.add('error', 'invalid-type', `sandbox must be a runtime (${RUNTIMES.join(', ')}) or a block of settings, not ${describeValue(value)}`, context.base + range[0], context.base + range[1]);
+      context.problems.add(
+        'error',
+        'invalid-type',
+        `sandbox must be a runtime (${RUNTIMES.join(', ')}) or a block of settings, not ${describeValue(value)}`,
+        context.base + range[0],
+        context.base + range[1],
+      );
     }
     return;
   }
@@ -59,7 +85,9 @@ function checkShorthand(pair: Pair<Node, Node | null>, context: RuleContext): vo
       `sandbox "${runtime}" is not a runtime: use ${RUNTIMES.join(', ')}, or a block of settings${suggestion ? `; did you mean ${suggestion}?` : ''}`,
       start,
       end,
-      suggestion ? [{ title: `Change to ${suggestion}`, preferred: true, edits: [{ start, end, newText: suggestion }] }] : [],
+      suggestion
+        ? [{ title: `Change to ${suggestion}`, preferred: true, edits: [{ start, end, newText: suggestion }] }]
+        : [],
     );
     return;
   }
@@ -67,12 +95,33 @@ function checkShorthand(pair: Pair<Node, Node | null>, context: RuleContext): vo
     // The shorthand means compute mode; linux needs a session. Rewrite it as a block with mode: code.
     const key = keyRange(pair);
     const indent = key ? ' '.repeat(context.lines.position(context.base + key[0]).character + 2) : '  ';
-    const fix = key ? [{ title: 'Use code mode (mode: code)', preferred: true, edits: [{ start: context.base + key[1], end, newText: `:\n${indent}mode: code\n${indent}runtime: linux` }] }] : [];
-    context.problems.add('error', 'mode-conflict', 'runtime linux is only available in code mode, and sandbox: linux means compute mode: write a block with mode: code and runtime: linux', start, end, fix);
+    const fix = key
+      ? [
+          {
+            title: 'Use code mode (mode: code)',
+            preferred: true,
+            edits: [{ start: context.base + key[1], end, newText: `:\n${indent}mode: code\n${indent}runtime: linux` }],
+          },
+        ]
+      : [];
+    context.problems.add(
+      'error',
+      'mode-conflict',
+      'runtime linux is only available in code mode, and sandbox: linux means compute mode: write a block with mode: code and runtime: linux',
+      start,
+      end,
+      fix,
+    );
   }
 }
 
-function reportUnknownKeys(map: Node, known: readonly string[], aliases: Record<string, string>, where: string, context: RuleContext): void {
+function reportUnknownKeys(
+  map: Node,
+  known: readonly string[],
+  aliases: Record<string, string>,
+  where: string,
+  context: RuleContext,
+): void {
   for (const { key, pair } of pairsOf(map)) {
     if (known.includes(key)) continue;
     const range = keyRange(pair);
@@ -81,11 +130,30 @@ function reportUnknownKeys(map: Node, known: readonly string[], aliases: Record<
     const end = context.base + range[1];
     const suggestion = aliases[key] && known.includes(aliases[key]) ? aliases[key] : nearMiss(key, known);
     if (where === 'the sandbox block' && LIMIT_KEYS.includes(key)) {
-      context.problems.add('warning', 'unknown-key', `"${key}" is a limit: write it under limits:, here it is ignored.`, start, end);
+      context.problems.add(
+        'warning',
+        'unknown-key',
+        `"${key}" is a limit: write it under limits:, here it is ignored.`,
+        start,
+        end,
+      );
     } else if (suggestion && !pairsOf(map).some((entry) => entry.key === suggestion)) {
-      context.problems.add('warning', 'unknown-key', `Unknown key "${key}" in ${where}; did you mean ${suggestion}?`, start, end, [{ title: `Change to ${suggestion}`, preferred: true, edits: [{ start, end, newText: suggestion }] }]);
+      context.problems.add(
+        'warning',
+        'unknown-key',
+        `Unknown key "${key}" in ${where}; did you mean ${suggestion}?`,
+        start,
+        end,
+        [{ title: `Change to ${suggestion}`, preferred: true, edits: [{ start, end, newText: suggestion }] }],
+      );
     } else {
-      context.problems.add('warning', 'unknown-key', `Unknown key "${key}" in ${where}: it is ignored. Known keys: ${known.join(', ')}.`, start, end);
+      context.problems.add(
+        'warning',
+        'unknown-key',
+        `Unknown key "${key}" in ${where}: it is ignored. Known keys: ${known.join(', ')}.`,
+        start,
+        end,
+      );
     }
   }
 }

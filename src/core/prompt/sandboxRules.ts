@@ -24,20 +24,42 @@ export function checkSandboxRules(map: YAMLMap, block: Block, context: RuleConte
 
   if (computeMode && runtime === 'linux') {
     const range = at('runtime', true)!;
-    context.problems.add('error', 'mode-conflict', `runtime linux is only available in code mode (mode: code)${mode ? ', not compute mode' : '; the default mode is compute'}`, range[0], range[1], [codeModeFix(map, context, true)]);
+    context.problems.add(
+      'error',
+      'mode-conflict',
+      `runtime linux is only available in code mode (mode: code)${mode ? ', not compute mode' : '; the default mode is compute'}`,
+      range[0],
+      range[1],
+      [codeModeFix(map, context, true)],
+    );
   }
   if (computeMode && block.session !== undefined && block.session !== null) {
     const range = at('session')!;
-    context.problems.add('warning', 'mode-conflict', 'session only matters in code mode (mode: code): in compute mode every call runs in a fresh sandbox, so it is ignored', range[0], range[1], [codeModeFix(map, context, false)]);
+    context.problems.add(
+      'warning',
+      'mode-conflict',
+      'session only matters in code mode (mode: code): in compute mode every call runs in a fresh sandbox, so it is ignored',
+      range[0],
+      range[1],
+      [codeModeFix(map, context, false)],
+    );
   }
   const effectiveRuntime = runtime ?? 'python';
   if (nonEmptyList(block.pip_packages) && effectiveRuntime !== 'python' && !image) {
     const range = at('pip_packages')!;
-    context.problems.add('warning', 'package-runtime', `pip_packages need Python, which the ${effectiveRuntime} runtime's image does not have: use runtime: python, or an image with pip`, range[0], range[1]);
+    context.problems.add(
+      'warning',
+      'package-runtime',
+      `pip_packages need Python, which the ${effectiveRuntime} runtime's image does not have: use runtime: python, or an image with pip`,
+      range[0],
+      range[1],
+    );
   }
   if (nonEmptyList(block.npm_packages) && effectiveRuntime !== 'node') {
     const range = at('npm_packages')!;
-    const where = image ? `make sure the image ${image} has npm, or use runtime: node` : `the ${effectiveRuntime} runtime's image has no npm: use runtime: node, or an image with npm`;
+    const where = image
+      ? `make sure the image ${image} has npm, or use runtime: node`
+      : `the ${effectiveRuntime} runtime's image has no npm: use runtime: node, or an image with npm`;
     context.problems.add('warning', 'package-runtime', `npm_packages need Node.js: ${where}`, range[0], range[1]);
   }
 
@@ -46,15 +68,30 @@ export function checkSandboxRules(map: YAMLMap, block: Block, context: RuleConte
   for (const key of ['timeout_seconds', 'max_stdout_bytes']) {
     if (block[key] !== undefined && limitValues[key] !== undefined && block[key] !== limitValues[key]) {
       const range = at(key)!;
-      context.problems.add('warning', 'overridden-value', `${key} is ignored: limits.${key} (${String(limitValues[key])}) is used`, range[0], range[1]);
+      context.problems.add(
+        'warning',
+        'overridden-value',
+        `${key} is ignored: limits.${key} (${String(limitValues[key])}) is used`,
+        range[0],
+        range[1],
+      );
     }
   }
   if (limits) {
-    for (const [used, ignored] of [['memory', 'memory_mb'], ['cpu', 'cpu_millicores']] as const) {
+    for (const [used, ignored] of [
+      ['memory', 'memory_mb'],
+      ['cpu', 'cpu_millicores'],
+    ] as const) {
       const pair = findPair(limits, ignored);
       const range = pair && keyRange(pair);
       if (limitValues[used] !== undefined && range) {
-        context.problems.add('warning', 'overridden-value', `limits.${ignored} is ignored: limits.${used} is used`, context.base + range[0], context.base + range[1]);
+        context.problems.add(
+          'warning',
+          'overridden-value',
+          `limits.${ignored} is ignored: limits.${used} is used`,
+          context.base + range[0],
+          context.base + range[1],
+        );
       }
     }
   }
@@ -70,7 +107,11 @@ function codeModeFix(map: YAMLMap, context: RuleContext, preferred: boolean): Pr
   const modePair = findPair(map, 'mode');
   const value = modePair?.value;
   if (modePair && isScalar(value) && value.range && value.range[1] > value.range[0]) {
-    return { title, preferred, edits: [{ start: context.base + value.range[0], end: context.base + value.range[1], newText: 'code' }] };
+    return {
+      title,
+      preferred,
+      edits: [{ start: context.base + value.range[0], end: context.base + value.range[1], newText: 'code' }],
+    };
   }
   const first = (map.items[0]?.key ?? null) as Node | null;
   const start = context.base + (first?.range?.[0] ?? map.range![0]);

@@ -24,7 +24,8 @@ type Schema = z.ZodType;
 
 /** One wrapper that adds nothing a user writes (optional, default, nullable, a pipe's input side) removed. */
 function step(schema: Schema): Schema | undefined {
-  if (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault || schema instanceof z.ZodNullable) return schema.unwrap() as Schema;
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault || schema instanceof z.ZodNullable)
+    return schema.unwrap() as Schema;
   if (schema instanceof z.ZodPipe) return schema.in as Schema;
   return undefined;
 }
@@ -37,7 +38,8 @@ function unwrap(schema: Schema): Schema {
 
 /** The outermost description (`.describe()` may sit on a wrapper or on what it wraps). */
 function describe(schema: Schema): string | undefined {
-  for (let current: Schema | undefined = schema; current; current = step(current)) if (current.description) return current.description;
+  for (let current: Schema | undefined = schema; current; current = step(current))
+    if (current.description) return current.description;
   return undefined;
 }
 
@@ -63,7 +65,8 @@ function kindOf(schema: Schema): { kind: string; values: string[]; isBlock: bool
       kinds.push('true or false');
     } else if (member instanceof z.ZodNumber) kinds.push(member.format === 'safeint' ? 'whole number' : 'number');
     else if (member instanceof z.ZodString) kinds.push('text');
-    else if (member instanceof z.ZodArray) kinds.push(unwrap(member.element as Schema) instanceof z.ZodString ? 'list of strings' : 'list');
+    else if (member instanceof z.ZodArray)
+      kinds.push(unwrap(member.element as Schema) instanceof z.ZodString ? 'list of strings' : 'list');
     else if (member instanceof z.ZodObject || member instanceof z.ZodRecord) {
       isBlock = true;
       kinds.push('block of settings');
@@ -76,7 +79,8 @@ function kindOf(schema: Schema): { kind: string; values: string[]; isBlock: bool
 export function schemaAt(path: readonly string[], dialect: PromptDialect): Schema | undefined {
   let schema: Schema | undefined = dotpromptFrontmatterSchema;
   for (const [index, key] of path.entries()) {
-    if (index === 1 && path[0] === 'sandbox') schema = dialect === 'harness' ? harnessSandboxSchema : frontmatterSandboxObjectSchema;
+    if (index === 1 && path[0] === 'sandbox')
+      schema = dialect === 'harness' ? harnessSandboxSchema : frontmatterSandboxObjectSchema;
     const object: z.ZodObject | undefined = schema && objectMember(schema);
     schema = object?.shape[key] as Schema | undefined;
     if (!schema) return undefined;
@@ -89,14 +93,27 @@ export function fieldDoc(path: readonly string[], dialect: PromptDialect): Field
   if (!schema) return undefined;
   const key = path[path.length - 1]!;
   if (path.length === 1 && key === 'sandbox') {
-    return { key, description: describe(schema), kind: `${RUNTIMES.join(' | ')}, or block of settings`, values: [...RUNTIMES], isBlock: true };
+    return {
+      key,
+      description: describe(schema),
+      kind: `${RUNTIMES.join(' | ')}, or block of settings`,
+      values: [...RUNTIMES],
+      isBlock: true,
+    };
   }
   return { key, description: describe(schema), ...kindOf(schema) };
 }
 
 /** The keys a block at this path may hold, with their documentation. */
 export function fieldsIn(path: readonly string[], dialect: PromptDialect): FieldDoc[] {
-  const container = path.length === 0 ? dotpromptFrontmatterSchema : path.length === 1 && path[0] === 'sandbox' ? (dialect === 'harness' ? harnessSandboxSchema : frontmatterSandboxObjectSchema) : schemaAt(path, dialect);
+  const container =
+    path.length === 0
+      ? dotpromptFrontmatterSchema
+      : path.length === 1 && path[0] === 'sandbox'
+        ? dialect === 'harness'
+          ? harnessSandboxSchema
+          : frontmatterSandboxObjectSchema
+        : schemaAt(path, dialect);
   const object = container && objectMember(container);
   if (!object) return [];
   return Object.keys(object.shape).flatMap((key) => fieldDoc([...path, key], dialect) ?? []);

@@ -62,6 +62,7 @@ export class LineIndex {
 /** Applies non-overlapping edits to a text (in any order). */
 export function applyEdits(text: string, edits: readonly TextEdit[]): string {
   let result = text;
-  for (const edit of [...edits].sort((a, b) => b.start - a.start)) result = result.slice(0, edit.start) + edit.newText + result.slice(edit.end);
+  for (const edit of [...edits].sort((a, b) => b.start - a.start))
+    result = result.slice(0, edit.start) + edit.newText + result.slice(edit.end);
   return result;
 }

@@ -72,7 +72,10 @@ export function pairsOf(map: unknown): { key: string; pair: Pair<Node, Node | nu
 }
 
 /** The chain of keys down to the pair whose key or value holds the offset. */
-export function pathAt(root: Node | null | undefined, offset: number): { path: string[]; pair: Pair<Node, Node | null>; onKey: boolean } | undefined {
+export function pathAt(
+  root: Node | null | undefined,
+  offset: number,
+): { path: string[]; pair: Pair<Node, Node | null>; onKey: boolean } | undefined {
   let node: unknown = root;
   const path: string[] = [];
   for (;;) {

@@ -4,7 +4,15 @@
  */
 import { sandboxIdOf } from '../sessions';
 import { z } from 'zod';
-import type { EngineCapabilities, ExecResult, FileContent, FileEntry, ListResult, SessionInfo, WriteResult } from '../engine';
+import type {
+  EngineCapabilities,
+  ExecResult,
+  FileContent,
+  FileEntry,
+  ListResult,
+  SessionInfo,
+  WriteResult,
+} from '../engine';
 import { DISK_LIMIT_REACHED, placeBytes } from '../diskLimit';
 import { capabilitiesLine } from '../engineCapabilities';
 import { displayName, quotedName } from '../displayName';
@@ -51,7 +59,10 @@ export async function formatExecResult(result: ExecResult, context: ExecContext,
   let keep = streamChars;
   // First by characters, with no tokenizer: a token is at least one character in practice and about
   // four on average, so this bounds the text before anything is counted.
-  const charLimit = Math.min(budget.maxChars ?? Infinity, budget.tokenBudget !== undefined ? budget.tokenBudget * 4 : Infinity);
+  const charLimit = Math.min(
+    budget.maxChars ?? Infinity,
+    budget.tokenBudget !== undefined ? budget.tokenBudget * 4 : Infinity,
+  );
   if (text.length > charLimit) {
     keep = Math.max(0, keep - (text.length - charLimit) - MARKER_ROOM);
     text = renderExec(result, context, keep);
@@ -76,7 +87,8 @@ const MARKER_ROOM = 320;
 function renderExec(result: ExecResult, context: ExecContext, keep?: number): string {
   const stdout = trimEnd(result.stdout);
   const stderr = trimEnd(result.stderr);
-  const [stdoutKeep, stderrKeep] = keep === undefined ? [stdout.length, stderr.length] : share(stdout.length, stderr.length, keep);
+  const [stdoutKeep, stderrKeep] =
+    keep === undefined ? [stdout.length, stderr.length] : share(stdout.length, stderr.length, keep);
   const shortened = stdoutKeep < stdout.length || stderrKeep < stderr.length;
   // The headline, notes and what to do next come before the output, so that they stay in the first
   // part a client shows the model even when it moves long parts out of sight (Copilot does past 8,192 characters).
@@ -90,11 +102,16 @@ function renderExec(result: ExecResult, context: ExecContext, keep?: number): st
 }
 
 function statusLine(result: ExecResult, context: ExecContext, shortened: boolean): string {
-  const label = result.outcome === 'signal' && result.signal ? `killed by ${result.signal}` : OUTCOME_LABELS[result.outcome];
+  const label =
+    result.outcome === 'signal' && result.signal ? `killed by ${result.signal}` : OUTCOME_LABELS[result.outcome];
   const parts = [
     label,
     result.diskLimitReached ? DISK_LIMIT_REACHED : '',
-    result.exitCode === null ? (result.outcome === 'ok' || result.outcome === 'error' ? 'no exit code' : '') : `exit code ${result.exitCode}`,
+    result.exitCode === null
+      ? result.outcome === 'ok' || result.outcome === 'error'
+        ? 'no exit code'
+        : ''
+      : `exit code ${result.exitCode}`,
     formatDuration(result.durationMs),
     context.engine,
     context.sandboxId ? `sandbox ${context.sandboxId}` : 'one-off sandbox',
@@ -150,7 +167,9 @@ async function measure(text: string, budget: TextBudget): Promise<{ excess: numb
     limit = budget.maxChars;
   }
   if (budget.tokenBudget !== undefined) {
-    const tokens = budget.countTokens ? await countTokensBounded(text, budget.countTokens, budget.signal) : Math.ceil(text.length / 4);
+    const tokens = budget.countTokens
+      ? await countTokensBounded(text, budget.countTokens, budget.signal)
+      : Math.ceil(text.length / 4);
     const charsPerToken = tokens > 0 ? text.length / tokens : 4;
     excess = Math.max(excess, (tokens - budget.tokenBudget) * charsPerToken);
     limit = Math.min(limit, budget.tokenBudget * charsPerToken);
@@ -192,16 +211,21 @@ const MAX_LISTED = 100;
 export function formatWrite(result: WriteResult): string {
   const total = result.files.reduce((sum, file) => sum + file.bytes, 0);
   const lines = [`Wrote ${plural(result.files.length, 'file')} (${formatSize(total)}):`];
-  for (const file of result.files.slice(0, MAX_LISTED)) lines.push(`${displayName(file.path)}  ${formatSize(file.bytes)}`);
+  for (const file of result.files.slice(0, MAX_LISTED))
+    lines.push(`${displayName(file.path)}  ${formatSize(file.bytes)}`);
   if (result.files.length > MAX_LISTED) lines.push(`… and ${count(result.files.length - MAX_LISTED)} more`);
   return lines.join('\n');
 }
 
 export function formatRead(file: FileContent): string {
   const shown = file.encoding === 'base64' ? Math.floor((file.content.length * 3) / 4) : byteLength(file.content);
-  const lines = [`${displayName(file.path)} · ${formatSize(file.size)} · ${file.encoding === 'base64' ? 'binary, base64' : 'utf8'}`];
+  const lines = [
+    `${displayName(file.path)} · ${formatSize(file.size)} · ${file.encoding === 'base64' ? 'binary, base64' : 'utf8'}`,
+  ];
   if (file.truncated) {
-    lines.push(`Only the first ${formatSize(Math.min(shown, file.size))} of ${formatSize(file.size)} is shown. Read the part you need with sandbox_exec (head, tail, sed -n, grep), or pass a larger max_bytes.`);
+    lines.push(
+      `Only the first ${formatSize(Math.min(shown, file.size))} of ${formatSize(file.size)} is shown. Read the part you need with sandbox_exec (head, tail, sed -n, grep), or pass a larger max_bytes.`,
+    );
   }
   lines.push(file.content.length ? file.content : '(empty file)');
   return lines.join('\n');
@@ -211,19 +235,34 @@ export function formatRead(file: FileContent): string {
 export function formatList(result: ListResult, dir = '/workspace'): string {
   const base = dir.replace(/\/+$/, '') || '/';
   if (!result.entries.length) return `${displayName(base)} is empty.`;
-  const rows = result.entries.map((entry) => [TYPE_LABELS[entry.type], entry.type === 'directory' ? '-' : formatSize(entry.size), formatTime(entry.mtime), relativePath(entry, base)]);
+  const rows = result.entries.map((entry) => [
+    TYPE_LABELS[entry.type],
+    entry.type === 'directory' ? '-' : formatSize(entry.size),
+    formatTime(entry.mtime),
+    relativePath(entry, base),
+  ]);
   const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
-  const lines = [`${displayName(base)}: ${plural(result.entries.length, 'entry', 'entries')} (type, size, modified UTC, path)`];
-  for (const row of rows) lines.push(row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell)).join('  '));
-  if (result.truncated) lines.push('The listing stopped at the file count cap. List a subdirectory or use a smaller depth.');
+  const lines = [
+    `${displayName(base)}: ${plural(result.entries.length, 'entry', 'entries')} (type, size, modified UTC, path)`,
+  ];
+  for (const row of rows)
+    lines.push(row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell)).join('  '));
+  if (result.truncated)
+    lines.push('The listing stopped at the file count cap. List a subdirectory or use a smaller depth.');
   return lines.join('\n');
 }
 
-const TYPE_LABELS: Record<FileEntry['type'], string> = { file: 'file', directory: 'dir', symlink: 'link', other: 'other' };
+const TYPE_LABELS: Record<FileEntry['type'], string> = {
+  file: 'file',
+  directory: 'dir',
+  symlink: 'link',
+  other: 'other',
+};
 
 function relativePath(entry: FileEntry, base: string): string {
   const prefix = base === '/' ? '/' : `${base}/`;
-  const relative = entry.path === base ? '.' : entry.path.startsWith(prefix) ? entry.path.slice(prefix.length) : entry.path;
+  const relative =
+    entry.path === base ? '.' : entry.path.startsWith(prefix) ? entry.path.slice(prefix.length) : entry.path;
   return displayName(entry.type === 'directory' && relative !== '.' ? `${relative}/` : relative);
 }
 
@@ -233,7 +272,9 @@ function formatTime(iso: string): string {
 }
 
 export function formatDelete(result: { path: string; deleted: boolean }): string {
-  return result.deleted ? `Deleted ${displayName(result.path)}.` : `Nothing to delete: ${displayName(result.path)} does not exist.`;
+  return result.deleted
+    ? `Deleted ${displayName(result.path)}.`
+    : `Nothing to delete: ${displayName(result.path)} does not exist.`;
 }
 
 export function formatClose(sandboxId: string, closed = true): string {
@@ -262,7 +303,8 @@ export function formatPublished(published: { file: StoredFile; path: string; sav
 /** A failure as the model should read it: what happened, then what to do next. */
 export function formatError(error: unknown): string {
   if (SandboxError.is(error)) return error.hint ? `${error.message}\nNext: ${error.hint}` : error.message;
-  if (error instanceof z.ZodError) return `The input is not valid:\n${z.prettifyError(error)}\nNext: fix these fields and call the tool again.`;
+  if (error instanceof z.ZodError)
+    return `The input is not valid:\n${z.prettifyError(error)}\nNext: fix these fields and call the tool again.`;
   if (error instanceof Error) return error.message;
   return String(error);
 }

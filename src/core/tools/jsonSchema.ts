@@ -16,5 +16,9 @@ export function toolInputSchema(schema: z.ZodType): Record<string, unknown> {
 function strip(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(strip);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([key]) => key !== 'propertyNames').map(([key, inner]) => [key, strip(inner)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => key !== 'propertyNames')
+      .map(([key, inner]) => [key, strip(inner)]),
+  );
 }

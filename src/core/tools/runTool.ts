@@ -17,8 +17,13 @@ export interface ToolCallContext extends Omit<HandlerContext, 'redactResult'> {
 export class ToolInputError extends Error {}
 
 /** Names every invalid field, so the model can correct its call. */
-export function invalidInputMessage(name: string, issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
-  const problems = issues.map((issue) => `- ${issue.path.length ? issue.path.map(String).join('.') : 'input'}: ${issue.message}`);
+export function invalidInputMessage(
+  name: string,
+  issues: readonly { path: readonly PropertyKey[]; message: string }[],
+): string {
+  const problems = issues.map(
+    (issue) => `- ${issue.path.length ? issue.path.map(String).join('.') : 'input'}: ${issue.message}`,
+  );
   return `Invalid input for ${name}:\n${problems.join('\n')}\nNext: fix these fields and call ${name} again.`;
 }
 
@@ -32,17 +37,32 @@ export function parseToolInput(name: ToolName, input: unknown): object {
 /** Runs a tool; the text is the answer, a thrown Error's message is what the model reads on failure. */
 export async function runTool(name: ToolName, input: unknown, context: ToolCallContext): Promise<string> {
   const parsed = parseToolInput(name, input);
-  const redactResult = (result: ExecResult): ExecResult => ({ ...result, stdout: context.redact(result.stdout), stderr: context.redact(result.stderr) });
+  const redactResult = (result: ExecResult): ExecResult => ({
+    ...result,
+    stdout: context.redact(result.stdout),
+    stderr: context.redact(result.stderr),
+  });
   const handler = TOOL_HANDLERS[name] as (input: unknown, context: HandlerContext) => Promise<string>;
   try {
     return context.redact(await handler(parsed, { ...context, redactResult, redactText: context.redact }));
   } catch (error) {
-    throw new Error(context.redact(SandboxError.is(error) ? formatError(error) : errorMessage(error)), { cause: error });
+    throw new Error(context.redact(SandboxError.is(error) ? formatError(error) : errorMessage(error)), {
+      cause: error,
+    });
   }
 }
 
 /** Failures that come from the call's input: the model fixes its call. Anything else is the environment's. */
-const INPUT_REASONS: ReadonlySet<SandboxErrorReason> = new Set(['invalid-input', 'path-outside-workspace', 'file-not-found', 'not-a-file', 'is-a-directory', 'file-exists', 'session-not-found', 'session-exists']);
+const INPUT_REASONS: ReadonlySet<SandboxErrorReason> = new Set([
+  'invalid-input',
+  'path-outside-workspace',
+  'file-not-found',
+  'not-a-file',
+  'is-a-directory',
+  'file-exists',
+  'session-not-found',
+  'session-exists',
+]);
 
 export interface ToolOutcome {
   /** What the model reads. */

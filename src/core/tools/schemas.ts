@@ -9,16 +9,29 @@ const sandboxId = z
   .string()
   .min(1)
   .max(128)
-  .describe('The sandbox to use: the sandbox_id returned by sandbox_open. Omit it to use the default sandbox of this workspace, opened on first use.');
+  .describe(
+    'The sandbox to use: the sandbox_id returned by sandbox_open. Omit it to use the default sandbox of this workspace, opened on first use.',
+  );
 
-const path = z.string().min(1).max(4096).describe('A path relative to /workspace, or an absolute path inside /workspace.');
+const path = z
+  .string()
+  .min(1)
+  .max(4096)
+  .describe('A path relative to /workspace, or an absolute path inside /workspace.');
 
-const timeoutSeconds = z.number().min(0.1).max(3600).describe('Seconds the command may run before it is killed; defaults to the sandbox setting (120 s).');
+const timeoutSeconds = z
+  .number()
+  .min(0.1)
+  .max(3600)
+  .describe('Seconds the command may run before it is killed; defaults to the sandbox setting (120 s).');
 
 const fileInput = z
   .object({
     path,
-    content: z.string().max(16 * 1024 * 1024).describe('The file content: text, or base64 when encoding is "base64".'),
+    content: z
+      .string()
+      .max(16 * 1024 * 1024)
+      .describe('The file content: text, or base64 when encoding is "base64".'),
     encoding: z.enum(['utf8', 'base64']).optional().describe('utf8 (default) for text, base64 for binary content.'),
     executable: z.boolean().optional().describe('Make the file executable (mode 755).'),
   })
@@ -26,10 +39,27 @@ const fileInput = z
 
 export const runInputSchema = z
   .object({
-    code: z.string().min(1).max(1024 * 1024).describe('The program to run.'),
-    runtime: z.enum(['python', 'node', 'bash']).optional().describe('The language: python, node or bash. Defaults to the runtime in the user\'s settings (python unless changed).'),
-    files: z.array(fileInput).max(1000).optional().describe('Input files placed in /workspace before the code runs: the only way to give the program files.'),
-    stdin: z.string().max(16 * 1024 * 1024).optional().describe('Text passed to the program on standard input.'),
+    code: z
+      .string()
+      .min(1)
+      .max(1024 * 1024)
+      .describe('The program to run.'),
+    runtime: z
+      .enum(['python', 'node', 'bash'])
+      .optional()
+      .describe(
+        "The language: python, node or bash. Defaults to the runtime in the user's settings (python unless changed).",
+      ),
+    files: z
+      .array(fileInput)
+      .max(1000)
+      .optional()
+      .describe('Input files placed in /workspace before the code runs: the only way to give the program files.'),
+    stdin: z
+      .string()
+      .max(16 * 1024 * 1024)
+      .optional()
+      .describe('Text passed to the program on standard input.'),
     timeout_seconds: timeoutSeconds.optional(),
   })
   .strict();
@@ -40,32 +70,73 @@ export const openInputSchema = z
       .string()
       .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, 'a session name is 1-63 letters, digits, ".", "_" or "-"')
       .optional()
-      .describe('A name for a separate sandbox beside the default one, like "build". Opening an existing name returns that sandbox.'),
-    runtime: z.enum(['python', 'node', 'bash', 'linux']).optional().describe('The runtime of a new sandbox: python, node, bash or linux.'),
+      .describe(
+        'A name for a separate sandbox beside the default one, like "build". Opening an existing name returns that sandbox.',
+      ),
+    runtime: z
+      .enum(['python', 'node', 'bash', 'linux'])
+      .optional()
+      .describe('The runtime of a new sandbox: python, node, bash or linux.'),
     workspace_access: z
       .enum(['none', 'ro', 'rw'])
       .optional()
-      .describe('How the sandbox should see the workspace folder at /workspace: none, ro (read-only) or rw. Never more than the user allowed.'),
+      .describe(
+        'How the sandbox should see the workspace folder at /workspace: none, ro (read-only) or rw. Never more than the user allowed.',
+      ),
     network: z.boolean().optional().describe('Ask for network access. Granted only if the user allows network.'),
     scope: z
       .enum(['workspace', 'agent', 'workflow'])
       .optional()
-      .describe('Who shares the sandbox: workspace (default: one per workspace folder), agent (one per agent, give agent), or workflow (one per workflow run, give workflow_run). Sandboxes of different scopes never share a container.'),
-    agent: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/).optional().describe('The agent\'s name, with scope "agent".'),
-    workflow_run: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/).optional().describe('The workflow run\'s id, with scope "workflow".'),
+      .describe(
+        'Who shares the sandbox: workspace (default: one per workspace folder), agent (one per agent, give agent), or workflow (one per workflow run, give workflow_run). Sandboxes of different scopes never share a container.',
+      ),
+    agent: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/)
+      .optional()
+      .describe('The agent\'s name, with scope "agent".'),
+    workflow_run: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/)
+      .optional()
+      .describe('The workflow run\'s id, with scope "workflow".'),
   })
   .strict()
-  .refine((input) => input.scope !== 'agent' || input.agent !== undefined, { message: 'scope "agent" needs agent (the agent\'s name)', path: ['agent'] })
-  .refine((input) => input.scope !== 'workflow' || input.workflow_run !== undefined, { message: 'scope "workflow" needs workflow_run (the run\'s id)', path: ['workflow_run'] });
+  .refine((input) => input.scope !== 'agent' || input.agent !== undefined, {
+    message: 'scope "agent" needs agent (the agent\'s name)',
+    path: ['agent'],
+  })
+  .refine((input) => input.scope !== 'workflow' || input.workflow_run !== undefined, {
+    message: 'scope "workflow" needs workflow_run (the run\'s id)',
+    path: ['workflow_run'],
+  });
 
 export const execInputSchema = z
   .object({
     sandbox_id: sandboxId.optional(),
-    command: z.string().min(1).max(1024 * 1024).optional().describe('A shell command line, run with sh -c (pipes, redirections and && work). Give exactly one of command or cmd.'),
-    cmd: z.array(z.string().max(128 * 1024)).min(1).max(4096).optional().describe('A program and its arguments, run without a shell, like ["python3", "main.py"]. Give exactly one of command or cmd.'),
+    command: z
+      .string()
+      .min(1)
+      .max(1024 * 1024)
+      .optional()
+      .describe(
+        'A shell command line, run with sh -c (pipes, redirections and && work). Give exactly one of command or cmd.',
+      ),
+    cmd: z
+      .array(z.string().max(128 * 1024))
+      .min(1)
+      .max(4096)
+      .optional()
+      .describe(
+        'A program and its arguments, run without a shell, like ["python3", "main.py"]. Give exactly one of command or cmd.',
+      ),
     cwd: z.string().min(1).max(4096).optional().describe('Working directory; defaults to /workspace.'),
     env: z.record(z.string(), z.string()).optional().describe('Extra environment variables for this command.'),
-    stdin: z.string().max(16 * 1024 * 1024).optional().describe('Text passed to the command on standard input.'),
+    stdin: z
+      .string()
+      .max(16 * 1024 * 1024)
+      .optional()
+      .describe('Text passed to the command on standard input.'),
     timeout_seconds: timeoutSeconds.optional(),
   })
   .strict()
@@ -86,7 +157,10 @@ export const fsReadInputSchema = z
     sandbox_id: sandboxId.optional(),
     path,
     max_bytes: z.number().int().min(1).optional().describe('Read at most this many bytes (the start of the file).'),
-    encoding: z.enum(['auto', 'utf8', 'base64']).optional().describe('auto (default): text when it is valid UTF-8, otherwise base64.'),
+    encoding: z
+      .enum(['auto', 'utf8', 'base64'])
+      .optional()
+      .describe('auto (default): text when it is valid UTF-8, otherwise base64.'),
   })
   .strict();
 
@@ -94,7 +168,13 @@ export const fsListInputSchema = z
   .object({
     sandbox_id: sandboxId.optional(),
     path: path.optional().describe('The directory to list; defaults to /workspace.'),
-    depth: z.number().int().min(1).max(10).optional().describe('1 (default) lists the directory itself; more descends into subdirectories.'),
+    depth: z
+      .number()
+      .int()
+      .min(1)
+      .max(10)
+      .optional()
+      .describe('1 (default) lists the directory itself; more descends into subdirectories.'),
   })
   .strict();
 
@@ -110,7 +190,9 @@ export const closeInputSchema = z
   .object({
     sandbox_id: sandboxId
       .optional()
-      .describe('The sandbox to close: the sandbox_id returned by sandbox_open. Omit it to close the default sandbox of this workspace.'),
+      .describe(
+        'The sandbox to close: the sandbox_id returned by sandbox_open. Omit it to close the default sandbox of this workspace.',
+      ),
   })
   .strict();
 
@@ -121,11 +203,19 @@ const workspacePath = z.string().min(1).max(4096);
 export const stageFileInputSchema = z
   .object({
     sandbox_id: sandboxId.optional(),
-    key: storeKey.optional().describe('The file to stage: a file store key, like "files/f_0123456789abcdef", as returned by sandbox_publish_file. Give exactly one of key or workspace_path.'),
+    key: storeKey
+      .optional()
+      .describe(
+        'The file to stage: a file store key, like "files/f_0123456789abcdef", as returned by sandbox_publish_file. Give exactly one of key or workspace_path.',
+      ),
     workspace_path: workspacePath
       .optional()
-      .describe('The file to stage: a path relative to the user\'s workspace folder on the host, like "data/input.csv". Only when the user allows workspace access. Give exactly one of key or workspace_path.'),
-    path: path.describe('Where to place the file in the sandbox: a path relative to /workspace, or an absolute path inside /workspace. Parent folders are created; an existing file is replaced.'),
+      .describe(
+        'The file to stage: a path relative to the user\'s workspace folder on the host, like "data/input.csv". Only when the user allows workspace access. Give exactly one of key or workspace_path.',
+      ),
+    path: path.describe(
+      'Where to place the file in the sandbox: a path relative to /workspace, or an absolute path inside /workspace. Parent folders are created; an existing file is replaced.',
+    ),
   })
   .strict()
   .refine((input) => (input.key === undefined) !== (input.workspace_path === undefined), {
@@ -136,11 +226,20 @@ export const stageFileInputSchema = z
 export const publishFileInputSchema = z
   .object({
     sandbox_id: sandboxId.optional(),
-    path: path.describe('The sandbox file to publish: a path relative to /workspace, or an absolute path inside /workspace.'),
-    name: z.string().min(1).max(255).optional().describe('A name for the stored file, like "report.pdf"; defaults to the file\'s own name.'),
+    path: path.describe(
+      'The sandbox file to publish: a path relative to /workspace, or an absolute path inside /workspace.',
+    ),
+    name: z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .describe('A name for the stored file, like "report.pdf"; defaults to the file\'s own name.'),
     save_to_workspace: workspacePath
       .optional()
-      .describe('Also save the file into the user\'s workspace folder at this relative path, like "results/report.pdf". The user confirms it first. An existing file is kept unless overwrite is true.'),
+      .describe(
+        'Also save the file into the user\'s workspace folder at this relative path, like "results/report.pdf". The user confirms it first. An existing file is kept unless overwrite is true.',
+      ),
     overwrite: z.boolean().optional().describe('With save_to_workspace: replace a file that is already there.'),
   })
   .strict();

@@ -19,7 +19,11 @@ export const CALL_CHARS = 16_000;
 export type CountTokens = (text: string) => PromiseLike<number>;
 
 /** An upper bound on the text's tokens, from ceil(length / CALL_CHARS) calls of the tokenizer on short runs. */
-export async function countTokensBounded(text: string, countTokens: CountTokens, signal?: AbortSignal): Promise<number> {
+export async function countTokensBounded(
+  text: string,
+  countTokens: CountTokens,
+  signal?: AbortSignal,
+): Promise<number> {
   let total = 0;
   let call = '';
   for (const piece of pieces(text)) {

@@ -40,12 +40,20 @@ export class ComputeRuns {
     private readonly engine: DockerEngine,
     pool: PoolOptions,
   ) {
-    this.pool = new WarmPool<WaitingContainer>(pool, { alive: (waiting) => waiting.alive, discard: (waiting) => this.discard(waiting) });
+    this.pool = new WarmPool<WaitingContainer>(pool, {
+      alive: (waiting) => waiting.alive,
+      discard: (waiting) => this.discard(waiting),
+    });
   }
 
   /** Whether a sandbox can run in a one-shot container. */
   static fits(spec: SandboxSpec, options: OpenOptions): boolean {
-    return spec.mode === 'compute' && options.ephemeral === true && spec.workspaceAccess === 'none' && !installsPackages(spec);
+    return (
+      spec.mode === 'compute' &&
+      options.ephemeral === true &&
+      spec.workspaceAccess === 'none' &&
+      !installsPackages(spec)
+    );
   }
 
   async open(plan: ComputePlan): Promise<Sandbox> {
@@ -56,8 +64,22 @@ export class ComputeRuns {
     const start = (pooled: boolean, abort?: AbortSignal) => {
       const createdAt = new Date().toISOString();
       const name = `${CONTAINER_PREFIX}run-${randomBytes(4).toString('hex')}`;
-      const createOptions = { ...base, name, Labels: { ...base.Labels, [LABEL.created]: createdAt, ...(pooled ? { [LABEL.pool]: '1' } : {}) } };
-      return this.engine.guard(() => startWaitingContainer(this.engine.docker, createOptions, createdAt, (id) => this.engine.remove(id).then(() => undefined), abort), abort);
+      const createOptions = {
+        ...base,
+        name,
+        Labels: { ...base.Labels, [LABEL.created]: createdAt, ...(pooled ? { [LABEL.pool]: '1' } : {}) },
+      };
+      return this.engine.guard(
+        () =>
+          startWaitingContainer(
+            this.engine.docker,
+            createOptions,
+            createdAt,
+            (id) => this.engine.remove(id).then(() => undefined),
+            abort,
+          ),
+        abort,
+      );
     };
     let waiting = this.pool.take(poolKey(base), () => start(true));
     try {

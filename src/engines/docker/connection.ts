@@ -23,7 +23,11 @@ export function defaultSockets(): string[] {
 
 export function resolveEndpoint(explicitHost: string | undefined, env: NodeJS.ProcessEnv = process.env): Endpoint {
   const host = explicitHost?.trim() || env.DOCKER_HOST?.trim();
-  const source = explicitHost?.trim() ? 'the setting agentSandbox.engineHost' : env.DOCKER_HOST ? 'DOCKER_HOST' : 'the default socket';
+  const source = explicitHost?.trim()
+    ? 'the setting agentSandbox.engineHost'
+    : env.DOCKER_HOST
+      ? 'DOCKER_HOST'
+      : 'the default socket';
   if (!host) {
     const socketPath = defaultSockets().find((path) => existsSync(path)) ?? defaultSockets()[0]!;
     return { description: `unix://${socketPath}`, source, options: { socketPath } };
@@ -40,17 +44,31 @@ export function resolveEndpoint(explicitHost: string | undefined, env: NodeJS.Pr
   try {
     url = new URL(host.includes('://') ? host : `tcp://${host}`);
   } catch {
-    throw new SandboxError('engine-unavailable', `"${host}" (from ${source}) is not an engine address.`, 'Write it like unix:///var/run/docker.sock, tcp://127.0.0.1:2375 or ssh://user@host.');
+    throw new SandboxError(
+      'engine-unavailable',
+      `"${host}" (from ${source}) is not an engine address.`,
+      'Write it like unix:///var/run/docker.sock, tcp://127.0.0.1:2375 or ssh://user@host.',
+    );
   }
   if (url.protocol === 'ssh:') {
     return {
       description: `ssh://${url.username ? `${url.username}@` : ''}${url.hostname}${url.port ? `:${url.port}` : ''}`,
       source,
-      options: { protocol: 'ssh', host: url.hostname, port: url.port || 22, username: url.username || undefined, sshOptions: { agent: env.SSH_AUTH_SOCK } } as Docker.DockerOptions,
+      options: {
+        protocol: 'ssh',
+        host: url.hostname,
+        port: url.port || 22,
+        username: url.username || undefined,
+        sshOptions: { agent: env.SSH_AUTH_SOCK },
+      } as Docker.DockerOptions,
     };
   }
   if (url.protocol !== 'tcp:' && url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new SandboxError('engine-unavailable', `The engine address "${host}" (from ${source}) uses ${url.protocol}, which is not supported.`, 'Use unix://, tcp://, or ssh://.');
+    throw new SandboxError(
+      'engine-unavailable',
+      `The engine address "${host}" (from ${source}) uses ${url.protocol}, which is not supported.`,
+      'Use unix://, tcp://, or ssh://.',
+    );
   }
   const port = url.port || (env.DOCKER_TLS_VERIFY === '1' ? '2376' : '2375');
   const tls = url.protocol === 'https:' || env.DOCKER_TLS_VERIFY === '1' || port === '2376';
@@ -62,13 +80,29 @@ export function resolveEndpoint(explicitHost: string | undefined, env: NodeJS.Pr
       options.cert = readFileSync(join(certPath, 'cert.pem'));
       options.key = readFileSync(join(certPath, 'key.pem'));
     } catch (error) {
-      throw new SandboxError('engine-unavailable', `Cannot read the TLS certificates in ${certPath} (DOCKER_CERT_PATH): ${(error as Error).message}.`, 'DOCKER_CERT_PATH must hold ca.pem, cert.pem and key.pem.');
+      throw new SandboxError(
+        'engine-unavailable',
+        `Cannot read the TLS certificates in ${certPath} (DOCKER_CERT_PATH): ${(error as Error).message}.`,
+        'DOCKER_CERT_PATH must hold ca.pem, cert.pem and key.pem.',
+      );
     }
   }
   return { description: `tcp://${url.hostname}:${port}${tls ? ' (TLS)' : ''}`, source, options };
 }
 
-const NETWORK_CODES = new Set(['ENOENT', 'ECONNREFUSED', 'EACCES', 'EPERM', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
+const NETWORK_CODES = new Set([
+  'ENOENT',
+  'ECONNREFUSED',
+  'EACCES',
+  'EPERM',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
 
 /** True when the error means the engine could not be reached at all (as opposed to an API error). */
 export function isConnectionError(error: unknown): boolean {
@@ -83,13 +117,33 @@ export function connectionError(error: unknown, endpoint: Endpoint): SandboxErro
   const chooseOther = 'or point the setting agentSandbox.engineHost or the variable DOCKER_HOST at a running engine';
   switch (code) {
     case 'ENOENT':
-      return new SandboxError('engine-unavailable', `No Docker Engine answers at ${where}: the socket does not exist.`, `Start Docker (Docker Desktop, or \`sudo systemctl start docker\` on Linux), ${chooseOther}.`, { cause: error });
+      return new SandboxError(
+        'engine-unavailable',
+        `No Docker Engine answers at ${where}: the socket does not exist.`,
+        `Start Docker (Docker Desktop, or \`sudo systemctl start docker\` on Linux), ${chooseOther}.`,
+        { cause: error },
+      );
     case 'EACCES':
     case 'EPERM':
-      return new SandboxError('engine-permission', `Permission denied on the Docker socket ${where}.`, 'Add your user to the docker group (`sudo usermod -aG docker $USER`, then log out and in again), or use rootless Docker or Podman and set DOCKER_HOST to its socket.', { cause: error });
+      return new SandboxError(
+        'engine-permission',
+        `Permission denied on the Docker socket ${where}.`,
+        'Add your user to the docker group (`sudo usermod -aG docker $USER`, then log out and in again), or use rootless Docker or Podman and set DOCKER_HOST to its socket.',
+        { cause: error },
+      );
     case 'ECONNREFUSED':
-      return new SandboxError('engine-unavailable', `The Docker Engine at ${where} refused the connection: it is not running.`, `Start Docker, ${chooseOther}.`, { cause: error });
+      return new SandboxError(
+        'engine-unavailable',
+        `The Docker Engine at ${where} refused the connection: it is not running.`,
+        `Start Docker, ${chooseOther}.`,
+        { cause: error },
+      );
     default:
-      return new SandboxError('engine-unavailable', `Cannot reach the Docker Engine at ${where}: ${(error as Error).message}.`, `Check that the engine runs and the address is right, ${chooseOther}.`, { cause: error });
+      return new SandboxError(
+        'engine-unavailable',
+        `Cannot reach the Docker Engine at ${where}: ${(error as Error).message}.`,
+        `Check that the engine runs and the address is right, ${chooseOther}.`,
+        { cause: error },
+      );
   }
 }

@@ -40,8 +40,17 @@ export interface ContainerPlan {
  * Who runs code. With the workspace mounted on Linux, the host user's ids, so that the sandbox reads
  * what the user can read and files written belong to the user; never root.
  */
-export function sandboxUser(spec: SandboxSpec, host: { uid?: number; gid?: number; platform: string }): { uid: number; gid: number } {
-  if (spec.workspaceAccess !== 'none' && host.platform === 'linux' && host.uid && host.gid !== undefined && host.gid !== 0) {
+export function sandboxUser(
+  spec: SandboxSpec,
+  host: { uid?: number; gid?: number; platform: string },
+): { uid: number; gid: number } {
+  if (
+    spec.workspaceAccess !== 'none' &&
+    host.platform === 'linux' &&
+    host.uid &&
+    host.gid !== undefined &&
+    host.gid !== 0
+  ) {
     return { uid: host.uid, gid: host.gid };
   }
   return SANDBOX_USER;
@@ -69,7 +78,12 @@ export function containerCreateOptions(plan: ContainerPlan): Docker.ContainerCre
   const mounts: Docker.MountSettings[] = [];
   if (spec.workspaceAccess !== 'none') {
     if (!plan.workspaceFolder) throw new Error('workspace access needs a workspace folder');
-    mounts.push({ Type: 'bind', Source: plan.workspaceFolder, Target: WORKSPACE_DIR, ReadOnly: spec.workspaceAccess === 'ro' });
+    mounts.push({
+      Type: 'bind',
+      Source: plan.workspaceFolder,
+      Target: WORKSPACE_DIR,
+      ReadOnly: spec.workspaceAccess === 'ro',
+    });
   }
 
   const env = {

@@ -2,7 +2,17 @@
 import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
 import { SandboxError, abortError } from '../../core/errors';
-import type { EngineInfo, OpenOptions, RemoveOutcome, Sandbox, SandboxEngine, SessionClient, SessionFilter, SessionInfo, SessionStats } from '../../core/engine';
+import type {
+  EngineInfo,
+  OpenOptions,
+  RemoveOutcome,
+  Sandbox,
+  SandboxEngine,
+  SessionClient,
+  SessionFilter,
+  SessionInfo,
+  SessionStats,
+} from '../../core/engine';
 import { CONTAINER_CAPABILITIES } from '../../core/engineCapabilities';
 import { chooseImage } from '../../core/images';
 import { WORKSPACE_DIR } from '../../core/paths';
@@ -56,7 +66,10 @@ export class DockerEngine implements SandboxEngine {
     this.images = new ImageResolver(this.docker);
     this.deaths = new ContainerDeathWatcher(this.docker);
     this.folderWatches = new FolderWatches(this.deaths);
-    this.computeRuns = new ComputeRuns(this, { size: options.poolSize ?? poolSizeFromEnv(options.env ?? process.env), idleMs: options.poolIdleMs });
+    this.computeRuns = new ComputeRuns(this, {
+      size: options.poolSize ?? poolSizeFromEnv(options.env ?? process.env),
+      idleMs: options.poolIdleMs,
+    });
   }
 
   /** Fires when a sandbox container dies or is removed by anything but this process. */
@@ -81,13 +94,25 @@ export class DockerEngine implements SandboxEngine {
       if (SandboxError.is(error)) throw error;
       if (signal?.aborted) throw abortError(signal);
       if (isConnectionError(error)) throw connectionError(error, this.endpoint);
-      const message = (error as { json?: { message?: string } }).json?.message ?? (error as Error).message ?? String(error);
-      throw new SandboxError('engine-error', `The Docker Engine reported an error: ${message.trim()}`, 'Try again; if it persists, check the engine (docker info) and its log.', { cause: error });
+      const message =
+        (error as { json?: { message?: string } }).json?.message ?? (error as Error).message ?? String(error);
+      throw new SandboxError(
+        'engine-error',
+        `The Docker Engine reported an error: ${message.trim()}`,
+        'Try again; if it persists, check the engine (docker info) and its log.',
+        { cause: error },
+      );
     }
   }
 
   async info(signal?: AbortSignal): Promise<EngineInfo> {
-    const version = await this.guard(() => (this.docker.version as (this: Docker, options: object) => Promise<Docker.DockerVersion>).call(this.docker, { abortSignal: signal }), signal);
+    const version = await this.guard(
+      () =>
+        (this.docker.version as (this: Docker, options: object) => Promise<Docker.DockerVersion>).call(this.docker, {
+          abortSignal: signal,
+        }),
+      signal,
+    );
     const product = version.Components?.find((component) => component.Name === 'Engine')?.Name ?? 'Engine';
     const platform = (version as { Platform?: { Name?: string } }).Platform?.Name;
     return {
@@ -104,13 +129,30 @@ export class DockerEngine implements SandboxEngine {
     const spec = sandboxSpecSchema.parse(specInput);
     const signal = options.signal;
     if (spec.workspaceAccess !== 'none' && !options.workspaceFolder) {
-      throw new SandboxError('invalid-input', `Workspace access "${spec.workspaceAccess}" needs a workspace folder to mount.`, 'Open a folder, or set workspace access to none.');
+      throw new SandboxError(
+        'invalid-input',
+        `Workspace access "${spec.workspaceAccess}" needs a workspace folder to mount.`,
+        'Open a folder, or set workspace access to none.',
+      );
     }
     const bindsWorkspace = spec.workspaceAccess !== 'none';
-    if (bindsWorkspace && spec.workspaceAccess === 'ro' && options.files?.some((file) => file.path.startsWith(`${WORKSPACE_DIR}/`))) {
-      throw new SandboxError('read-only', 'Files cannot be staged into a read-only workspace.', 'Read them from the workspace instead, or ask for read-write access.');
+    if (
+      bindsWorkspace &&
+      spec.workspaceAccess === 'ro' &&
+      options.files?.some((file) => file.path.startsWith(`${WORKSPACE_DIR}/`))
+    ) {
+      throw new SandboxError(
+        'read-only',
+        'Files cannot be staged into a read-only workspace.',
+        'Read them from the workspace instead, or ask for read-write access.',
+      );
     }
-    const choice = chooseImage(spec.runtime, spec.image, options.images ?? this.options.images, this.options.env ?? process.env);
+    const choice = chooseImage(
+      spec.runtime,
+      spec.image,
+      options.images ?? this.options.images,
+      this.options.env ?? process.env,
+    );
     const image = await this.guard(() => this.images.ensure(spec.runtime, choice, options.onProgress, signal), signal);
     const user = sandboxUser(spec, { uid: process.getuid?.(), gid: process.getgid?.(), platform: process.platform });
     const name = `${CONTAINER_PREFIX}${options.name ?? (options.ephemeral ? 'run' : 'session')}-${randomBytes(4).toString('hex')}`;
@@ -118,15 +160,36 @@ export class DockerEngine implements SandboxEngine {
     const flavor = await this.engineFlavor();
     checkSeccompSupport(flavor, spec.workspaceAccess);
     // Read-write: the protected paths get read-only mounts, on placeholders made now where they do not exist (protectedMounts.ts).
-    const protection = spec.workspaceAccess === 'rw' ? await this.guard(() => prepareProtection(this.docker, options.workspaceFolder!, options.protectedPaths, signal), signal) : undefined;
+    const protection =
+      spec.workspaceAccess === 'rw'
+        ? await this.guard(
+            () => prepareProtection(this.docker, options.workspaceFolder!, options.protectedPaths, signal),
+            signal,
+          )
+        : undefined;
     const notices = [...image.notices, ...(protection?.notices ?? [])];
-    const plain = containerCreateOptions({ name, image: image.image, spec, sessionName: options.name, workspaceFolder: options.workspaceFolder, scope: options.scope, client: options.client, user, createdAt, notices });
+    const plain = containerCreateOptions({
+      name,
+      image: image.image,
+      spec,
+      sessionName: options.name,
+      workspaceFolder: options.workspaceFolder,
+      scope: options.scope,
+      client: options.client,
+      user,
+      createdAt,
+      notices,
+    });
     const protectedOptions = protection ? withProtection(plain, options.workspaceFolder!, protection) : plain;
     let createOptions: Docker.ContainerCreateOptions;
     let container: Docker.Container | undefined;
     try {
       createOptions = await withSeccompFor(protectedOptions, flavor);
-      if (!ComputeRuns.fits(spec, options)) container = await this.guard(() => this.docker.createContainer({ ...createOptions, abortSignal: signal } as Docker.ContainerCreateOptions), signal);
+      if (!ComputeRuns.fits(spec, options))
+        container = await this.guard(
+          () => this.docker.createContainer({ ...createOptions, abortSignal: signal } as Docker.ContainerCreateOptions),
+          signal,
+        );
     } catch (error) {
       // Placeholders made for a container that never came to be go again at once.
       await releasePlaceholders(this.docker, protectedOptions.Labels).catch(() => undefined);
@@ -136,9 +199,31 @@ export class DockerEngine implements SandboxEngine {
     try {
       await this.guard(() => container.start({ abortSignal: signal } as object), signal);
       // $HOME and a private /workspace are the sandbox user's tmpfs from the start; the first files go in as that user.
-      await this.guard(() => placeFiles({ docker: this.docker, container, user: `${user.uid}:${user.gid}`, files: options.files ?? [], limits: spec.limits, signal }), signal);
+      await this.guard(
+        () =>
+          placeFiles({
+            docker: this.docker,
+            container,
+            user: `${user.uid}:${user.gid}`,
+            files: options.files ?? [],
+            limits: spec.limits,
+            signal,
+          }),
+        signal,
+      );
       // Before the caller gets the sandbox, so no code of theirs runs while the network is on for the install.
-      await this.guard(() => installPackages({ docker: this.docker, container, spec, user: `${user.uid}:${user.gid}`, onProgress: options.onProgress, signal }), signal);
+      await this.guard(
+        () =>
+          installPackages({
+            docker: this.docker,
+            container,
+            spec,
+            user: `${user.uid}:${user.gid}`,
+            onProgress: options.onProgress,
+            signal,
+          }),
+        signal,
+      );
     } catch (error) {
       this.deaths.markRemoving(container.id);
       await container.remove({ force: true, v: true }).catch(() => undefined);
@@ -174,16 +259,25 @@ export class DockerEngine implements SandboxEngine {
       inspected = await this.guard(() => container.inspect({ abortSignal: signal } as object), signal);
     } catch (error) {
       if ((error as { cause?: { statusCode?: number } }).cause?.statusCode === 404) {
-        throw new SandboxError('session-not-found', `No sandbox with id ${id} exists; it was closed or removed.`, 'Open a new session with sandbox_open.');
+        throw new SandboxError(
+          'session-not-found',
+          `No sandbox with id ${id} exists; it was closed or removed.`,
+          'Open a new session with sandbox_open.',
+        );
       }
       throw error;
     }
     const labels = inspected.Config.Labels ?? {};
     if (labels[LABEL.managed] !== '1') {
-      throw new SandboxError('session-not-found', `Container ${id} is not an Agent Sandbox session.`, 'Use an id from sandbox_open or agent-sandbox ls.');
+      throw new SandboxError(
+        'session-not-found',
+        `Container ${id} is not an Agent Sandbox session.`,
+        'Use an id from sandbox_open or agent-sandbox ls.',
+      );
     }
     this.deaths.start();
-    if (!inspected.State.Running) throw deadSessionError(inspected, this.deaths.explain(inspected.Id, inspected.State.FinishedAt));
+    if (!inspected.State.Running)
+      throw deadSessionError(inspected, this.deaths.explain(inspected.Id, inspected.State.FinishedAt));
     const info = sessionFromLabels(inspected.Id, labels, 'running', inspected.Config.Image);
     this.folderWatches.watch(info, container);
     return new DockerSandbox(this, container, info, labels[LABEL.user] ?? '1000:1000');
@@ -195,20 +289,38 @@ export class DockerEngine implements SandboxEngine {
     if (filter.workspaceFolder) label.push(`${LABEL.workspace}=${filter.workspaceFolder}`);
     if (filter.scope && filter.scope.kind !== 'workspace') label.push(`${LABEL.scope}=${filter.scope.kind}`);
     if (filter.scope?.key) label.push(`${LABEL.scopeKey}=${filter.scope.key}`);
-    const containers = await this.guard(() => this.docker.listContainers({ all: true, filters: { label }, abortSignal: signal } as Docker.ContainerListOptions), signal);
+    const containers = await this.guard(
+      () =>
+        this.docker.listContainers({
+          all: true,
+          filters: { label },
+          abortSignal: signal,
+        } as Docker.ContainerListOptions),
+      signal,
+    );
     this.deaths.start();
-    return containers
-      .map((container) => sessionFromLabels(container.Id, container.Labels, container.State === 'running' ? 'running' : 'stopped', container.Image))
-      // The workspace scope also matches sessions made before scopes had a label.
-      .filter((session) => !filter.scope || filter.scope.kind !== 'workspace' || session.scope.kind === 'workspace')
-      .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    return (
+      containers
+        .map((container) =>
+          sessionFromLabels(
+            container.Id,
+            container.Labels,
+            container.State === 'running' ? 'running' : 'stopped',
+            container.Image,
+          ),
+        )
+        // The workspace scope also matches sessions made before scopes had a label.
+        .filter((session) => !filter.scope || filter.scope.kind !== 'workspace' || session.scope.kind === 'workspace')
+        .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+    );
   }
 
   async remove(id: string, signal?: AbortSignal): Promise<RemoveOutcome> {
     this.deaths.markRemoving(id); // our own removal is no death to report
     const container = this.docker.getContainer(id);
     // Before it goes: a read-write session's workspace is swept for setuid bits; afterwards its placeholders go.
-    const inspected = (await container.inspect({ abortSignal: signal } as object).catch(() => undefined)) as Docker.ContainerInspectInfo | undefined;
+    const inspected = (await container.inspect({ abortSignal: signal } as object).catch(() => undefined)) as
+      Docker.ContainerInspectInfo | undefined;
     const notices = inspected ? await sweepBeforeRemoval(this.docker, container, inspected).catch(() => []) : [];
     this.folderWatches.stop(id);
     await this.guard(async () => {
@@ -245,10 +357,12 @@ export class DockerEngine implements SandboxEngine {
 
   /** Docker or Podman (here or remote), asked once per engine and again after a failure. */
   private engineFlavor(): Promise<EngineFlavor> {
-    this.flavor ??= this.guard(() => engineFlavor(this.docker, this.endpoint.description.startsWith('unix://'))).catch((error: unknown) => {
-      this.flavor = undefined;
-      throw error;
-    });
+    this.flavor ??= this.guard(() => engineFlavor(this.docker, this.endpoint.description.startsWith('unix://'))).catch(
+      (error: unknown) => {
+        this.flavor = undefined;
+        throw error;
+      },
+    );
     return this.flavor;
   }
 
@@ -266,7 +380,12 @@ function loadDockerode(): typeof Docker {
   return require('dockerode') as typeof Docker;
 }
 
-function sessionFromLabels(id: string, labels: Record<string, string>, state: SessionInfo['state'], image: string): SessionInfo {
+function sessionFromLabels(
+  id: string,
+  labels: Record<string, string>,
+  state: SessionInfo['state'],
+  image: string,
+): SessionInfo {
   const parsed = sandboxSpecSchema.safeParse(safeJson(labels[LABEL.spec]));
   const spec = parsed.success ? parsed.data : sandboxSpecSchema.parse({ mode: 'code' });
   const notices = safeJson(labels[LABEL.notices]);
@@ -280,13 +399,26 @@ function sessionFromLabels(id: string, labels: Record<string, string>, state: Se
     spec,
     workspaceAccess: spec.workspaceAccess,
     workspaceFolder: labels[LABEL.workspace],
-    scope: { kind: (['agent', 'workflow'] as const).find((kind) => kind === labels[LABEL.scope]) ?? 'workspace', ...(labels[LABEL.scopeKey] ? { key: labels[LABEL.scopeKey] } : {}) },
-    ...(labels[LABEL.client] === 'vscode' || labels[LABEL.client] === 'cli' ? { client: labels[LABEL.client] as SessionClient } : {}),
+    scope: {
+      kind: (['agent', 'workflow'] as const).find((kind) => kind === labels[LABEL.scope]) ?? 'workspace',
+      ...(labels[LABEL.scopeKey] ? { key: labels[LABEL.scopeKey] } : {}),
+    },
+    ...(labels[LABEL.client] === 'vscode' || labels[LABEL.client] === 'cli'
+      ? { client: labels[LABEL.client] as SessionClient }
+      : {}),
     network: spec.network,
     createdAt: labels[LABEL.created] ?? '',
     state,
     notices: Array.isArray(notices) ? notices.map(String) : [],
-    ...(labels[LABEL.ownerPid] ? { owner: { pid: Number(labels[LABEL.ownerPid]), host: labels[LABEL.ownerHost] ?? '', pooled: labels[LABEL.pool] === '1' } } : {}),
+    ...(labels[LABEL.ownerPid]
+      ? {
+          owner: {
+            pid: Number(labels[LABEL.ownerPid]),
+            host: labels[LABEL.ownerHost] ?? '',
+            pooled: labels[LABEL.pool] === '1',
+          },
+        }
+      : {}),
   };
 }
 

@@ -2,7 +2,22 @@
 import type Docker from 'dockerode';
 import { posix } from 'node:path';
 import { SandboxError } from '../../core/errors';
-import type { DeleteOptions, ExecRequest, ExecResult, FileContent, FileEntry, FileInput, ListOptions, ListResult, ReadOptions, Sandbox, SessionInfo, ShellOptions, ShellSession, WriteResult } from '../../core/engine';
+import type {
+  DeleteOptions,
+  ExecRequest,
+  ExecResult,
+  FileContent,
+  FileEntry,
+  FileInput,
+  ListOptions,
+  ListResult,
+  ReadOptions,
+  Sandbox,
+  SessionInfo,
+  ShellOptions,
+  ShellSession,
+  WriteResult,
+} from '../../core/engine';
 import { encodeFileContent, resolveFiles } from '../../core/files';
 import { WORKSPACE_DIR, resolveWorkspacePath, workspaceRelative } from '../../core/paths';
 import { buildExecResult } from '../../core/results';
@@ -32,7 +47,11 @@ export class DockerSandbox implements Sandbox {
     const result = await this.execOnce(request, signal);
     // Processes left by an earlier call (a fork bomb) hold every slot of the process limit, so this
     // command could not even start: free the sandbox by stopping all its processes, then run it again.
-    if (!startBlockedByProcessLimit(result.stderr) || !(await killAll({ container: this.container, user: this.user }).catch(() => false))) return result;
+    if (
+      !startBlockedByProcessLimit(result.stderr) ||
+      !(await killAll({ container: this.container, user: this.user }).catch(() => false))
+    )
+      return result;
     // The killed processes hold their slots until the init reaps them: a few short waits.
     let again = await this.execOnce(request, signal);
     for (let attempt = 0; attempt < 10 && startBlockedByProcessLimit(again.stderr) && !signal?.aborted; attempt++) {
@@ -49,7 +68,12 @@ export class DockerSandbox implements Sandbox {
     const outcome = await this.run(argv, {
       cwd: request.cwd ? posix.resolve(WORKSPACE_DIR, request.cwd) : WORKSPACE_DIR,
       env: Object.entries(request.env ?? {}).map(([key, value]) => `${key}=${value}`),
-      stdin: request.stdin === undefined ? undefined : typeof request.stdin === 'string' ? Buffer.from(request.stdin) : request.stdin,
+      stdin:
+        request.stdin === undefined
+          ? undefined
+          : typeof request.stdin === 'string'
+            ? Buffer.from(request.stdin)
+            : request.stdin,
       stdoutCap: this.info.spec.limits.maxStdoutBytes,
       stderrCap: this.info.spec.limits.maxStderrBytes,
       timeoutMs: timeoutSeconds * 1000,
@@ -59,14 +83,26 @@ export class DockerSandbox implements Sandbox {
     // The tree under the command (tini as subreaper) minus the init itself and the shell that started it.
     const killedTree = (outcome.killed ?? []).filter((name) => name !== 'docker-init');
     if (killedTree.includes(ALL_PROCESSES)) notices.push(`Stopped with the call: ${ALL_PROCESSES}.`);
-    else if (killedTree.length) notices.push(`Stopped with the call: ${describeProcesses(killedTree)}, everything it had started (background processes and those that left its session or cleared their environment included).`);
+    else if (killedTree.length)
+      notices.push(
+        `Stopped with the call: ${describeProcesses(killedTree)}, everything it had started (background processes and those that left its session or cleared their environment included).`,
+      );
     if (outcome.unkillable) {
       // Processes that cannot be stopped from inside (a fork bomb at the pids limit) end with their container.
-      this.engine.deaths.markStopping(this.info.id, 'its processes could not be stopped inside it (a fork bomb, or processes stuck in the kernel)');
+      this.engine.deaths.markStopping(
+        this.info.id,
+        'its processes could not be stopped inside it (a fork bomb, or processes stuck in the kernel)',
+      );
       await this.container.kill({ signal: 'SIGKILL' }).catch(() => undefined);
-      notices.push('The processes could not be stopped inside the sandbox, so the sandbox was stopped; open a new session to continue.');
+      notices.push(
+        'The processes could not be stopped inside the sandbox, so the sandbox was stopped; open a new session to continue.',
+      );
     }
-    const oomKilled = outcome.exitCode === 137 && !outcome.timedOut && !outcome.cancelled && (await this.engine.oomSince(this.container.id, outcome.startedAt).catch(() => false));
+    const oomKilled =
+      outcome.exitCode === 137 &&
+      !outcome.timedOut &&
+      !outcome.cancelled &&
+      (await this.engine.oomSince(this.container.id, outcome.startedAt).catch(() => false));
     const result = buildExecResult({ ...outcome, oomKilled, timeoutSeconds, notices }, this.info.spec);
     let stopped = this.engine.folderWatches.stoppedWhy(this.info.id);
     if (oomKilled && (await filesFillMemory(this.engine.docker, this.container, this.user))) {
@@ -74,16 +110,33 @@ export class DockerSandbox implements Sandbox {
       this.engine.deaths.markStopping(this.info.id, stopped);
       await this.container.kill({ signal: 'SIGKILL' }).catch(() => undefined);
     }
-    return stopped ? { ...result, diskLimitReached: true, hint: `Agent Sandbox stopped the session: ${stopped}. ${DEAD_HINT}` } : result;
+    return stopped
+      ? { ...result, diskLimitReached: true, hint: `Agent Sandbox stopped the session: ${stopped}. ${DEAD_HINT}` }
+      : result;
   }
 
   async writeFiles(files: readonly FileInput[], signal?: AbortSignal): Promise<WriteResult> {
     const resolved = resolveFiles(files, this.info.spec.limits);
     if (resolved.length === 0) return { files: [] };
-    if (this.info.workspaceAccess === 'ro') throw fileErrorFor(resolved[0]!.path, null, 'Read-only file system', 'write');
-    const archive = await buildTar(resolved.map((file) => ({ name: workspaceRelative(file.path), type: 'file', data: file.data, mode: file.mode ?? 0o644, uid: 0, gid: 0 })));
+    if (this.info.workspaceAccess === 'ro')
+      throw fileErrorFor(resolved[0]!.path, null, 'Read-only file system', 'write');
+    const archive = await buildTar(
+      resolved.map((file) => ({
+        name: workspaceRelative(file.path),
+        type: 'file',
+        data: file.data,
+        mode: file.mode ?? 0o644,
+        uid: 0,
+        gid: 0,
+      })),
+    );
     const dirs = [...new Set(resolved.map((file) => posix.dirname(file.path)))];
-    const outcome = await this.fileOp(['sh', '-c', WRITE_SCRIPT, 'sh', ...dirs, ...resolved.map((file) => file.path)], archive, 64 * 1024, signal);
+    const outcome = await this.fileOp(
+      ['sh', '-c', WRITE_SCRIPT, 'sh', ...dirs, ...resolved.map((file) => file.path)],
+      archive,
+      64 * 1024,
+      signal,
+    );
     if (outcome.exitCode !== 0) {
       const stderr = outcome.stderr.text('stderr');
       const culprit = resolved.length === 1 ? resolved[0]!.path : `${resolved.length} files`;
@@ -94,8 +147,16 @@ export class DockerSandbox implements Sandbox {
 
   async readFile(path: string, options: ReadOptions = {}, signal?: AbortSignal): Promise<FileContent> {
     const absolute = resolveWorkspacePath(path);
-    const maxBytes = Math.min(options.maxBytes ?? this.info.spec.limits.maxFileSizeBytes, this.info.spec.limits.maxFileSizeBytes);
-    const outcome = await this.fileOp(['sh', '-c', READ_SCRIPT, 'sh', absolute, String(maxBytes)], undefined, maxBytes + 32, signal);
+    const maxBytes = Math.min(
+      options.maxBytes ?? this.info.spec.limits.maxFileSizeBytes,
+      this.info.spec.limits.maxFileSizeBytes,
+    );
+    const outcome = await this.fileOp(
+      ['sh', '-c', READ_SCRIPT, 'sh', absolute, String(maxBytes)],
+      undefined,
+      maxBytes + 32,
+      signal,
+    );
     if (outcome.exitCode !== 0) throw fileErrorFor(absolute, outcome.exitCode, outcome.stderr.text('stderr'), 'read');
     const bytes = Buffer.from(outcome.stdout.bytes());
     const newline = bytes.indexOf(0x0a);
@@ -111,7 +172,12 @@ export class DockerSandbox implements Sandbox {
     const absolute = resolveWorkspacePath(path);
     const depth = Math.max(1, Math.min(options.depth ?? 1, 32));
     const most = this.info.spec.limits.maxFiles;
-    const outcome = await this.fileOp(['sh', '-c', LIST_SCRIPT, 'sh', absolute, String(depth), String(most + 1)], undefined, LIST_OUTPUT_CAP, signal);
+    const outcome = await this.fileOp(
+      ['sh', '-c', LIST_SCRIPT, 'sh', absolute, String(depth), String(most + 1)],
+      undefined,
+      LIST_OUTPUT_CAP,
+      signal,
+    );
     if (outcome.exitCode !== 0) throw fileErrorFor(absolute, outcome.exitCode, outcome.stderr.text('stderr'), 'list');
     const records = Buffer.from(outcome.stdout.bytes()).toString('utf8').split('\0').filter(Boolean);
     const entries = records.map(parseFindRecord).filter((entry): entry is FileEntry => entry !== undefined);
@@ -120,19 +186,34 @@ export class DockerSandbox implements Sandbox {
     return { entries: entries.slice(0, most), truncated };
   }
 
-  async deletePath(path: string, options: DeleteOptions = {}, signal?: AbortSignal): Promise<{ path: string; deleted: boolean }> {
+  async deletePath(
+    path: string,
+    options: DeleteOptions = {},
+    signal?: AbortSignal,
+  ): Promise<{ path: string; deleted: boolean }> {
     const absolute = resolveWorkspacePath(path);
     if (absolute === WORKSPACE_DIR) throw fileErrorFor(absolute, FILE_EXIT.isWorkspace, '', 'delete');
     if (this.info.workspaceAccess === 'ro') throw fileErrorFor(absolute, null, 'Read-only file system', 'delete');
-    const outcome = await this.fileOp(['sh', '-c', DELETE_SCRIPT, 'sh', absolute, options.recursive ? '1' : '0'], undefined, 64 * 1024, signal);
-    if (outcome.exitCode !== 0) throw fileErrorFor(absolute, outcome.exitCode, outcome.stderr.text('stderr'), 'delete', this.info.spec.limits);
+    const outcome = await this.fileOp(
+      ['sh', '-c', DELETE_SCRIPT, 'sh', absolute, options.recursive ? '1' : '0'],
+      undefined,
+      64 * 1024,
+      signal,
+    );
+    if (outcome.exitCode !== 0)
+      throw fileErrorFor(absolute, outcome.exitCode, outcome.stderr.text('stderr'), 'delete', this.info.spec.limits);
     return { path: absolute, deleted: true };
   }
 
   async openShell(options: ShellOptions = {}): Promise<ShellSession> {
-    if (this.closed) throw new SandboxError('session-dead', 'This sandbox was closed.', 'Open a new session with sandbox_open.');
+    if (this.closed)
+      throw new SandboxError('session-dead', 'This sandbox was closed.', 'Open a new session with sandbox_open.');
     if (options.command && (options.command.length === 0 || options.command[0] === '')) {
-      throw new SandboxError('invalid-input', 'The shell command is empty.', 'Leave it out for an interactive shell, or give the program and its arguments.');
+      throw new SandboxError(
+        'invalid-input',
+        'The shell command is empty.',
+        'Leave it out for an interactive shell, or give the program and its arguments.',
+      );
     }
     const params = {
       container: this.container,
@@ -160,17 +241,51 @@ export class DockerSandbox implements Sandbox {
     await this.engine.remove(this.container.id);
   }
 
-  private async fileOp(argv: string[], stdin: Uint8Array | undefined, cap: number, signal?: AbortSignal): Promise<ExecOutcome> {
-    const outcome = await this.run(argv, { cwd: WORKSPACE_DIR, env: [], stdin, stdoutCap: cap, stderrCap: 64 * 1024, timeoutMs: FILE_OP_TIMEOUT_MS, signal });
+  private async fileOp(
+    argv: string[],
+    stdin: Uint8Array | undefined,
+    cap: number,
+    signal?: AbortSignal,
+  ): Promise<ExecOutcome> {
+    const outcome = await this.run(argv, {
+      cwd: WORKSPACE_DIR,
+      env: [],
+      stdin,
+      stdoutCap: cap,
+      stderrCap: 64 * 1024,
+      timeoutMs: FILE_OP_TIMEOUT_MS,
+      signal,
+    });
     if (outcome.cancelled) throw new SandboxError('aborted', 'The file operation was cancelled.');
-    if (outcome.timedOut) throw new SandboxError('engine-error', `The file operation did not finish within ${FILE_OP_TIMEOUT_MS / 1000} s.`, 'Try again with fewer or smaller files.');
+    if (outcome.timedOut)
+      throw new SandboxError(
+        'engine-error',
+        `The file operation did not finish within ${FILE_OP_TIMEOUT_MS / 1000} s.`,
+        'Try again with fewer or smaller files.',
+      );
     return outcome;
   }
 
-  private async run(argv: readonly string[], options: { cwd: string; env: string[]; stdin?: Uint8Array; stdoutCap: number; stderrCap: number; timeoutMs: number; signal?: AbortSignal }): Promise<ExecOutcome> {
-    if (this.closed) throw new SandboxError('session-dead', 'This sandbox was closed.', 'Open a new session with sandbox_open.');
+  private async run(
+    argv: readonly string[],
+    options: {
+      cwd: string;
+      env: string[];
+      stdin?: Uint8Array;
+      stdoutCap: number;
+      stderrCap: number;
+      timeoutMs: number;
+      signal?: AbortSignal;
+    },
+  ): Promise<ExecOutcome> {
+    if (this.closed)
+      throw new SandboxError('session-dead', 'This sandbox was closed.', 'Open a new session with sandbox_open.');
     try {
-      return await this.engine.guard(() => execInContainer({ docker: this.engine.docker, container: this.container, argv, user: this.user, ...options }), options.signal);
+      return await this.engine.guard(
+        () =>
+          execInContainer({ docker: this.engine.docker, container: this.container, argv, user: this.user, ...options }),
+        options.signal,
+      );
     } catch (error) {
       const status = (error as { cause?: { statusCode?: number } }).cause?.statusCode;
       if (status === 404 || status === 409) throw await this.deathError();
@@ -182,26 +297,48 @@ export class DockerSandbox implements Sandbox {
   private async deathError(): Promise<SandboxError> {
     const inspected = await this.container.inspect().catch(() => undefined);
     const reason = await this.engine.deaths.settle(this.info.id, inspected ? 'stopped' : 'removed');
-    if (inspected) return deadSessionError(inspected, reason ?? this.engine.deaths.explain(this.info.id, inspected.State.FinishedAt));
+    if (inspected)
+      return deadSessionError(
+        inspected,
+        reason ?? this.engine.deaths.explain(this.info.id, inspected.State.FinishedAt),
+      );
     const name = this.info.name ?? this.info.id.slice(0, 12);
-    const why = reason?.kind === 'removed' || reason?.kind === 'closed' ? describeDeath(reason) : 'it was removed from outside (docker rm, or agent-sandbox close from another window or terminal)';
+    const why =
+      reason?.kind === 'removed' || reason?.kind === 'closed'
+        ? describeDeath(reason)
+        : 'it was removed from outside (docker rm, or agent-sandbox close from another window or terminal)';
     return new SandboxError('session-dead', `The session ${name} no longer exists: ${why}.`, GONE_HINT);
   }
 }
 
-const GONE_HINT = 'Its processes and any files outside a mounted workspace folder are gone. Open a new session (sandbox_open, or agent-sandbox open); it starts empty.';
-const DEAD_HINT = 'Its processes and any files outside a mounted workspace folder are gone, and it is not replaced by itself. Close it (sandbox_close, or agent-sandbox close), then open a new session (sandbox_open, or agent-sandbox open).';
+const GONE_HINT =
+  'Its processes and any files outside a mounted workspace folder are gone. Open a new session (sandbox_open, or agent-sandbox open); it starts empty.';
+const DEAD_HINT =
+  'Its processes and any files outside a mounted workspace folder are gone, and it is not replaced by itself. Close it (sandbox_close, or agent-sandbox close), then open a new session (sandbox_open, or agent-sandbox open).';
 
 export function commandLine(request: ExecRequest): string[] {
   if (request.cmd && request.command !== undefined) {
-    throw new SandboxError('invalid-input', 'Give either command (a shell string) or cmd (an argv array), not both.', 'Use command for shell syntax like pipes; use cmd to pass arguments exactly.');
+    throw new SandboxError(
+      'invalid-input',
+      'Give either command (a shell string) or cmd (an argv array), not both.',
+      'Use command for shell syntax like pipes; use cmd to pass arguments exactly.',
+    );
   }
   if (request.cmd) {
-    if (request.cmd.length === 0 || request.cmd[0] === '') throw new SandboxError('invalid-input', 'cmd is empty.', 'Give the program and its arguments, like ["python3", "main.py"].');
+    if (request.cmd.length === 0 || request.cmd[0] === '')
+      throw new SandboxError(
+        'invalid-input',
+        'cmd is empty.',
+        'Give the program and its arguments, like ["python3", "main.py"].',
+      );
     return [...request.cmd];
   }
   if (request.command === undefined || request.command.trim() === '') {
-    throw new SandboxError('invalid-input', 'No command was given.', 'Give command (a shell string, like "ls -la") or cmd (an argv array).');
+    throw new SandboxError(
+      'invalid-input',
+      'No command was given.',
+      'Give command (a shell string, like "ls -la") or cmd (an argv array).',
+    );
   }
   return ['sh', '-c', request.command];
 }
@@ -222,7 +359,8 @@ export function deadSessionError(inspected: Docker.ContainerInspectInfo, reason?
   // A recorded death first: a container killed while paused (the folder watch pauses it) shows paused until it is gone.
   if (reason && reason.kind !== 'removed' && reason.kind !== 'closed') why = describeDeath(reason);
   else if (state.Status === 'paused') why = 'it is paused';
-  else if (state.OOMKilled) why = `it ran out of memory${inspected.HostConfig.Memory ? ` (limit ${formatSize(inspected.HostConfig.Memory)})` : ''} and the kernel killed it at ${at}`;
+  else if (state.OOMKilled)
+    why = `it ran out of memory${inspected.HostConfig.Memory ? ` (limit ${formatSize(inspected.HostConfig.Memory)})` : ''} and the kernel killed it at ${at}`;
   else if (state.ExitCode === 137) why = `it was killed (SIGKILL) at ${at}`;
   else if (state.ExitCode === 139) why = `it crashed with a segmentation fault (SIGSEGV) at ${at}`;
   else why = `it stopped with exit code ${state.ExitCode}${state.Error ? ` (${state.Error})` : ''} at ${at}`;

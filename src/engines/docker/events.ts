@@ -122,7 +122,9 @@ export class ContainerDeathWatcher {
   async settle(id: string, found: 'removed' | 'stopped', timeoutMs = 1500): Promise<DeathReason | undefined> {
     const ready = () => {
       const reason = this.reasonFor(id);
-      return reason && (found === 'stopped' || reason.kind === 'removed' || reason.kind === 'closed') ? reason : undefined;
+      return reason && (found === 'stopped' || reason.kind === 'removed' || reason.kind === 'closed')
+        ? reason
+        : undefined;
     };
     if (ready() || !this.connected) return this.reasonFor(id);
     return new Promise((resolve) => {
@@ -275,7 +277,14 @@ export class ContainerDeathWatcher {
     }
   }
 
-  private classify(id: string, state: ContainerState, exitCode: number, atMs: number, at: string, attributes: Record<string, string>): DeathReason {
+  private classify(
+    id: string,
+    state: ContainerState,
+    exitCode: number,
+    atMs: number,
+    at: string,
+    attributes: Record<string, string>,
+  ): DeathReason {
     const stopping = this.stopping.get(id);
     if (stopping) {
       this.stopping.delete(id);
@@ -299,7 +308,8 @@ export class ContainerDeathWatcher {
     const since = Date.now() - SHUTDOWN_WINDOW_MS;
     for (const state of this.containers.values()) {
       const reason = state.reason;
-      if (reason?.kind === 'signal' && Date.parse(reason.at) >= since) state.reason = { kind: 'engine-stopped', at: reason.at };
+      if (reason?.kind === 'signal' && Date.parse(reason.at) >= since)
+        state.reason = { kind: 'engine-stopped', at: reason.at };
     }
   }
 

@@ -99,14 +99,26 @@ export async function execInContainer(params: ExecParams): Promise<ExecOutcome> 
     cancelled = first === 'abort';
     durationMs = performance.now() - t0;
     // At the process limit the tree kill cannot start its helpers: one shell's builtin kill still fits.
-    killed = (await killTree(params, marker).catch(() => undefined)) ?? ((await killAll(params).catch(() => false)) ? [ALL_PROCESSES] : undefined);
+    killed =
+      (await killTree(params, marker).catch(() => undefined)) ??
+      ((await killAll(params).catch(() => false)) ? [ALL_PROCESSES] : undefined);
     const drained = await Promise.race([ended.then(() => true), delay(DRAIN_AFTER_KILL_MS).then(() => false)]);
     if (!drained) stream.destroy();
     unkillable = !killed || !drained;
   }
 
   const exitCode = unkillable ? null : await exitCodeOf(exec);
-  return { exitCode, timedOut, cancelled, unkillable, startedAt, durationMs, stdout, stderr, ...(killed ? { killed } : {}) };
+  return {
+    exitCode,
+    timedOut,
+    cancelled,
+    unkillable,
+    startedAt,
+    durationMs,
+    stdout,
+    stderr,
+    ...(killed ? { killed } : {}),
+  };
 }
 
 /** The container's init (Docker's tini), when it is there, as a child subreaper above the command. */
@@ -164,7 +176,9 @@ export async function killAll(params: Pick<ExecParams, 'container' | 'user'>): P
 
 /** Whether the command could not start because the sandbox is at its process limit (our init wrapper could not fork). */
 export function startBlockedByProcessLimit(stderr: string): boolean {
-  return /\[FATAL tini \(\d+\)\] fork failed: Resource temporarily unavailable|OCI runtime exec failed[^\n]*resource temporarily unavailable/i.test(stderr);
+  return /\[FATAL tini \(\d+\)\] fork failed: Resource temporarily unavailable|OCI runtime exec failed[^\n]*resource temporarily unavailable/i.test(
+    stderr,
+  );
 }
 
 /** Kills the exec's process tree (see KILL_TREE_SCRIPT); true when the kill ran. */
@@ -173,14 +187,26 @@ export async function killMarked(params: Pick<ExecParams, 'container' | 'user'>,
 }
 
 /** Kills the exec's process tree; the names of the processes it killed, or undefined when it could not run. */
-export async function killTree(params: Pick<ExecParams, 'container' | 'user'>, marker: string): Promise<string[] | undefined> {
+export async function killTree(
+  params: Pick<ExecParams, 'container' | 'user'>,
+  marker: string,
+): Promise<string[] | undefined> {
   const { exitCode, stdout } = await runHelper(params, [KILL_TREE_SCRIPT, 'sh', marker]);
   return exitCode === 0 ? stdout.split('\n').filter((name) => name !== '') : undefined;
 }
 
 /** Runs one of our fixed shell scripts (`sh -c SCRIPT ARGS...`) as the sandbox user, directly (not under the init), to its end. */
-async function runHelper(params: Pick<ExecParams, 'container' | 'user'>, args: readonly string[]): Promise<{ exitCode: number | null; stdout: string }> {
-  const exec = await params.container.exec({ Cmd: ['sh', '-c', ...args], User: params.user, AttachStdout: true, AttachStderr: true, Tty: false });
+async function runHelper(
+  params: Pick<ExecParams, 'container' | 'user'>,
+  args: readonly string[],
+): Promise<{ exitCode: number | null; stdout: string }> {
+  const exec = await params.container.exec({
+    Cmd: ['sh', '-c', ...args],
+    User: params.user,
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: false,
+  });
   const stream = (await exec.start({ hijack: true, stdin: false })) as Duplex;
   const chunks: Buffer[] = [];
   stream.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -195,7 +221,7 @@ async function runHelper(params: Pick<ExecParams, 'container' | 'user'>, args: r
 /** The stdout frames of a multiplexed exec stream (each frame: stream id, 3 zero bytes, a 32-bit length, the payload). */
 function stdoutOf(data: Buffer): string {
   let text = '';
-  for (let at = 0; at + 8 <= data.length; ) {
+  for (let at = 0; at + 8 <= data.length;) {
     const size = data.readUInt32BE(at + 4);
     if (data[at] === 1) text += data.subarray(at + 8, at + 8 + size).toString('utf8');
     at += 8 + size;

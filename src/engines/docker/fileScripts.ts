@@ -9,7 +9,15 @@ import { SandboxError } from '../../core/errors';
 import type { Limits } from '../../core/spec';
 
 /** Exit codes the scripts use for their own findings, apart from what tar, find or rm may return. */
-export const FILE_EXIT = { notFound: 102, outside: 103, isDirectory: 104, notRegular: 105, unreadable: 106, notDirectory: 107, isWorkspace: 108 } as const;
+export const FILE_EXIT = {
+  notFound: 102,
+  outside: 103,
+  isDirectory: 104,
+  notRegular: 105,
+  unreadable: 106,
+  notDirectory: 107,
+  isWorkspace: 108,
+} as const;
 
 const INSIDE = `case "$r" in /workspace|/workspace/*) ;; *) exit ${FILE_EXIT.outside};; esac`;
 
@@ -52,34 +60,78 @@ export const DELETE_SCRIPT = [
 ].join('\n');
 
 /** Maps a file script's exit code and stderr to a precise error; `limits` name the disk limit a full place reached. */
-export function fileErrorFor(rawPath: string, exitCode: number | null, stderr: string, action: string, limits?: Pick<Limits, 'diskBytes' | 'memoryBytes' | 'inodes'>): SandboxError {
+export function fileErrorFor(
+  rawPath: string,
+  exitCode: number | null,
+  stderr: string,
+  action: string,
+  limits?: Pick<Limits, 'diskBytes' | 'memoryBytes' | 'inodes'>,
+): SandboxError {
   const path = displayName(rawPath);
   switch (exitCode) {
     case FILE_EXIT.notFound:
-      return new SandboxError('file-not-found', `${path} does not exist.`, 'List the directory with sandbox_fs_list to see what is there.');
+      return new SandboxError(
+        'file-not-found',
+        `${path} does not exist.`,
+        'List the directory with sandbox_fs_list to see what is there.',
+      );
     case FILE_EXIT.outside:
-      return new SandboxError('path-outside-workspace', `${path} leads outside /workspace (through a symbolic link).`, 'File tools only reach /workspace. Use the link\'s target inside /workspace, or a command with sandbox_exec.');
+      return new SandboxError(
+        'path-outside-workspace',
+        `${path} leads outside /workspace (through a symbolic link).`,
+        "File tools only reach /workspace. Use the link's target inside /workspace, or a command with sandbox_exec.",
+      );
     case FILE_EXIT.isDirectory:
-      return new SandboxError('is-a-directory', `${path} is a directory.`, action === 'delete' ? 'Pass recursive: true to delete a directory and everything in it.' : 'List it with sandbox_fs_list, or give a file path.');
+      return new SandboxError(
+        'is-a-directory',
+        `${path} is a directory.`,
+        action === 'delete'
+          ? 'Pass recursive: true to delete a directory and everything in it.'
+          : 'List it with sandbox_fs_list, or give a file path.',
+      );
     case FILE_EXIT.notRegular:
       return new SandboxError('not-a-file', `${path} is not a regular file.`, 'Read regular files only.');
     case FILE_EXIT.unreadable:
-      return new SandboxError('permission-denied', `Permission denied reading ${path}.`, 'The sandbox user cannot read it; change its permissions with sandbox_exec (chmod) if it is yours.');
+      return new SandboxError(
+        'permission-denied',
+        `Permission denied reading ${path}.`,
+        'The sandbox user cannot read it; change its permissions with sandbox_exec (chmod) if it is yours.',
+      );
     case FILE_EXIT.notDirectory:
-      return new SandboxError('invalid-input', `${path} is not a directory.`, 'Read it with sandbox_fs_read, or list its parent directory.');
+      return new SandboxError(
+        'invalid-input',
+        `${path} is not a directory.`,
+        'Read it with sandbox_fs_read, or list its parent directory.',
+      );
     case FILE_EXIT.isWorkspace:
       return new SandboxError('invalid-input', 'Cannot delete /workspace itself.', 'Delete the files inside it.');
   }
   if (/Read-only file system/i.test(stderr)) {
-    return new SandboxError('read-only', `Cannot ${action} ${path}: the workspace is mounted read-only.`, 'Ask the user for read-write workspace access (setting agentSandbox.workspaceAccess, or --workspace rw), or write under /tmp instead.');
+    return new SandboxError(
+      'read-only',
+      `Cannot ${action} ${path}: the workspace is mounted read-only.`,
+      'Ask the user for read-write workspace access (setting agentSandbox.workspaceAccess, or --workspace rw), or write under /tmp instead.',
+    );
   }
   if (/Permission denied|Operation not permitted/i.test(stderr)) {
-    return new SandboxError('permission-denied', `Cannot ${action} ${path}: permission denied.`, 'The sandbox user lacks permission there; write somewhere it owns, like a new folder in /workspace.');
+    return new SandboxError(
+      'permission-denied',
+      `Cannot ${action} ${path}: permission denied.`,
+      'The sandbox user lacks permission there; write somewhere it owns, like a new folder in /workspace.',
+    );
   }
   if (isDiskFull(stderr)) {
     if (limits) return diskLimitError(path, action, limits);
-    return new SandboxError('disk-limit', `Cannot ${action} ${path}: disk limit reached.`, 'Delete files you no longer need, or write less.');
+    return new SandboxError(
+      'disk-limit',
+      `Cannot ${action} ${path}: disk limit reached.`,
+      'Delete files you no longer need, or write less.',
+    );
   }
   const detail = stderr.trim().split('\n').slice(-3).join(' ').slice(0, 500);
-  return new SandboxError('engine-error', `Could not ${action} ${path} (exit code ${exitCode ?? 'unknown'})${detail ? `: ${detail}` : ''}.`, 'Check the path and try again; if it persists, reopen the session.');
+  return new SandboxError(
+    'engine-error',
+    `Could not ${action} ${path} (exit code ${exitCode ?? 'unknown'})${detail ? `: ${detail}` : ''}.`,
+    'Check the path and try again; if it persists, reopen the session.',
+  );
 }

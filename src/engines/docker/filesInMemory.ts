@@ -15,10 +15,23 @@ const PROBE_TIMEOUT_MS = 10_000;
 /** Whether nothing can run in the container any more (`true` is OOM-killed, or cannot start while it still runs). */
 export async function filesFillMemory(docker: Docker, container: Docker.Container, user: string): Promise<boolean> {
   try {
-    const probe = await execInContainer({ docker, container, argv: ['true'], user, cwd: '/', env: [], stdoutCap: 1024, stderrCap: 1024, timeoutMs: PROBE_TIMEOUT_MS });
+    const probe = await execInContainer({
+      docker,
+      container,
+      argv: ['true'],
+      user,
+      cwd: '/',
+      env: [],
+      stdoutCap: 1024,
+      stderrCap: 1024,
+      timeoutMs: PROBE_TIMEOUT_MS,
+    });
     return probe.exitCode === 137 || probe.unkillable;
   } catch {
-    const state = await container.inspect().then((inspected) => inspected.State, () => undefined);
+    const state = await container.inspect().then(
+      (inspected) => inspected.State,
+      () => undefined,
+    );
     return state?.Running === true && !state.Paused;
   }
 }

@@ -22,7 +22,12 @@ export class ImageResolver {
 
   constructor(private readonly docker: Docker) {}
 
-  async ensure(runtime: Runtime, choice: ImageChoice, onProgress?: ProgressCallback, signal?: AbortSignal): Promise<ReadyImage> {
+  async ensure(
+    runtime: Runtime,
+    choice: ImageChoice,
+    onProgress?: ProgressCallback,
+    signal?: AbortSignal,
+  ): Promise<ReadyImage> {
     const cached = this.ready.get(choice.image);
     if (cached) return cached;
     const result = await this.resolve(runtime, choice, onProgress, signal);
@@ -36,7 +41,12 @@ export class ImageResolver {
     this.failedPulls.clear();
   }
 
-  private async resolve(runtime: Runtime, choice: ImageChoice, onProgress?: ProgressCallback, signal?: AbortSignal): Promise<ReadyImage> {
+  private async resolve(
+    runtime: Runtime,
+    choice: ImageChoice,
+    onProgress?: ProgressCallback,
+    signal?: AbortSignal,
+  ): Promise<ReadyImage> {
     if (await this.exists(choice.image, signal)) return { image: choice.image, notices: [] };
     let pullError: string;
     try {
@@ -51,7 +61,9 @@ export class ImageResolver {
       if (local) {
         return {
           image: local,
-          notices: [`${choice.image} is not available and could not be pulled (${pullError}); using the local image ${local}, labelled ${RUNTIME_LABEL}=${runtime}. To choose another image, use ${choice.howToChange}.`],
+          notices: [
+            `${choice.image} is not available and could not be pulled (${pullError}); using the local image ${local}, labelled ${RUNTIME_LABEL}=${runtime}. To choose another image, use ${choice.howToChange}.`,
+          ],
         };
       }
     }
@@ -88,33 +100,45 @@ export class ImageResolver {
             else resolve();
           },
           (event: { id?: string; status?: string; progressDetail?: { current?: number; total?: number } }) => {
-            if (event.id && event.progressDetail?.total) layers.set(event.id, { current: event.progressDetail.current ?? 0, total: event.progressDetail.total });
+            if (event.id && event.progressDetail?.total)
+              layers.set(event.id, { current: event.progressDetail.current ?? 0, total: event.progressDetail.total });
             let current = 0;
             let total = 0;
             for (const layer of layers.values()) {
               current += layer.current;
               total += layer.total;
             }
-            onProgress?.({ message: `Pulling ${image}: ${event.status ?? ''}`.trim(), ...(total ? { percent: Math.min(100, Math.round((100 * current) / total)) } : {}) });
+            onProgress?.({
+              message: `Pulling ${image}: ${event.status ?? ''}`.trim(),
+              ...(total ? { percent: Math.min(100, Math.round((100 * current) / total)) } : {}),
+            });
           },
         );
       });
     } catch (error) {
       const message = cleanPullError(error);
       this.failedPulls.set(image, { message, at: Date.now() });
-      throw new Error(message);
+      throw new Error(message, { cause: error });
     }
   }
 
   /** The newest local image labelled for this runtime. */
   private async labelledImage(runtime: Runtime, signal?: AbortSignal): Promise<string | undefined> {
-    const images = await this.docker.listImages({ filters: { label: [`${RUNTIME_LABEL}=${runtime}`] }, abortSignal: signal } as Docker.ListImagesOptions);
-    const newest = images.sort((a, b) => b.Created - a.Created).find((image) => image.RepoTags?.some((tag) => tag !== '<none>:<none>'));
+    const images = await this.docker.listImages({
+      filters: { label: [`${RUNTIME_LABEL}=${runtime}`] },
+      abortSignal: signal,
+    } as Docker.ListImagesOptions);
+    const newest = images
+      .sort((a, b) => b.Created - a.Created)
+      .find((image) => image.RepoTags?.some((tag) => tag !== '<none>:<none>'));
     return newest?.RepoTags?.find((tag) => tag !== '<none>:<none>') ?? (images[0] ? images[0].Id : undefined);
   }
 }
 
 function cleanPullError(error: unknown): string {
   const raw = (error as { json?: { message?: string } }).json?.message ?? (error as Error).message ?? String(error);
-  return raw.replace(/^\(HTTP code \d+\)[^-]*-\s*/, '').replace(/\s+/g, ' ').trim();
+  return raw
+    .replace(/^\(HTTP code \d+\)[^-]*-\s*/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
 }

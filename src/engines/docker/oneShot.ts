@@ -36,7 +36,10 @@ export const ONE_SHOT_RUNNER = [
 ].join('\n');
 
 /** The create request of a one-shot container: the hardened sandbox with the runner as its main process. */
-export function oneShotCreateOptions(base: Docker.ContainerCreateOptions, labels: Record<string, string>): Docker.ContainerCreateOptions {
+export function oneShotCreateOptions(
+  base: Docker.ContainerCreateOptions,
+  labels: Record<string, string>,
+): Docker.ContainerCreateOptions {
   return {
     ...base,
     Entrypoint: ['sh', '-c', ONE_SHOT_RUNNER, 'agent-sandbox-run'],
@@ -125,7 +128,12 @@ export class WaitingContainer {
   }
 
   async run(request: OneShotRequest, user: { uid: number; gid: number }): Promise<OneShotOutcome> {
-    if (!this.alive) throw new SandboxError('engine-error', 'The compute sandbox stopped before it could run the program.', 'Run it again.');
+    if (!this.alive)
+      throw new SandboxError(
+        'engine-error',
+        'The compute sandbox stopped before it could run the program.',
+        'Run it again.',
+      );
     this.used = true;
     (this.stream as { ref?: () => void }).ref?.();
     const nonce = randomBytes(16).toString('hex');
@@ -157,7 +165,11 @@ export class WaitingContainer {
         else request.signal.addEventListener('abort', onAbort, { once: true });
       }
     });
-    const first = await Promise.race([finished.then(() => 'finished' as const), this.endedPromise.then(() => 'ended' as const), interrupted]);
+    const first = await Promise.race([
+      finished.then(() => 'finished' as const),
+      this.endedPromise.then(() => 'ended' as const),
+      interrupted,
+    ]);
     clearTimeout(timer);
     if (onAbort) request.signal?.removeEventListener('abort', onAbort);
     const durationMs = performance.now() - t0;
@@ -192,7 +204,8 @@ export class WaitingContainer {
   }
 
   private async exitCode(): Promise<number | null> {
-    const waited = (await Promise.race([this.container.wait().catch(() => undefined), delay(5000)])) as { StatusCode?: number } | undefined;
+    const waited = (await Promise.race([this.container.wait().catch(() => undefined), delay(5000)])) as
+      { StatusCode?: number } | undefined;
     return typeof waited?.StatusCode === 'number' ? waited.StatusCode : null;
   }
 }
@@ -201,9 +214,24 @@ export class WaitingContainer {
 function requestEntries(request: OneShotRequest, owner: { uid: number; gid: number }): TarEntry[] {
   // /tmp is a tmpfs that exists only once the container runs, so the runner makes its own folder first.
   const entries: TarEntry[] = [{ name: ONE_SHOT_CONTROL_DIR.slice(1), type: 'directory', mode: 0o700, ...owner }];
-  entries.push(...request.files.map((file): TarEntry => ({ name: file.path.slice(1), type: 'file', data: file.data, mode: file.mode ?? 0o644, ...owner })));
-  entries.push({ name: RUN_FILE.slice(1), type: 'file', data: Buffer.from(`exec ${request.argv.map(shellQuote).join(' ')}\n`), mode: 0o600, ...owner });
-  if (request.stdin !== undefined) entries.push({ name: STDIN_FILE.slice(1), type: 'file', data: request.stdin, mode: 0o600, ...owner });
+  entries.push(
+    ...request.files.map((file): TarEntry => ({
+      name: file.path.slice(1),
+      type: 'file',
+      data: file.data,
+      mode: file.mode ?? 0o644,
+      ...owner,
+    })),
+  );
+  entries.push({
+    name: RUN_FILE.slice(1),
+    type: 'file',
+    data: Buffer.from(`exec ${request.argv.map(shellQuote).join(' ')}\n`),
+    mode: 0o600,
+    ...owner,
+  });
+  if (request.stdin !== undefined)
+    entries.push({ name: STDIN_FILE.slice(1), type: 'file', data: request.stdin, mode: 0o600, ...owner });
   return entries;
 }
 
@@ -215,7 +243,11 @@ export function shellQuote(word: string): string {
 export function stagingError(outcome: OneShotOutcome, limits?: Limits): SandboxError {
   if (limits && isDiskFull(outcome.stderr.text('stderr'))) return diskLimitError('the files', 'place', limits);
   const detail = outcome.stderr.text('stderr').trim().split('\n').slice(-3).join(' ').slice(0, 500);
-  return new SandboxError('engine-error', `The files could not be placed in the sandbox (tar exited with ${outcome.exitCode ?? 'an unknown code'})${detail ? `: ${detail}` : ''}.`, 'Check the file paths and sizes, then run it again.');
+  return new SandboxError(
+    'engine-error',
+    `The files could not be placed in the sandbox (tar exited with ${outcome.exitCode ?? 'an unknown code'})${detail ? `: ${detail}` : ''}.`,
+    'Check the file paths and sizes, then run it again.',
+  );
 }
 
 function delay(ms: number): Promise<void> {
@@ -233,10 +265,20 @@ export async function startWaitingContainer(
   discard: (id: string) => Promise<void>,
   signal?: AbortSignal,
 ): Promise<WaitingContainer> {
-  const container = await docker.createContainer({ ...createOptions, abortSignal: signal } as Docker.ContainerCreateOptions);
+  const container = await docker.createContainer({
+    ...createOptions,
+    abortSignal: signal,
+  } as Docker.ContainerCreateOptions);
   try {
     await container.start({ abortSignal: signal } as object);
-    const stream = (await container.attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true, abortSignal: signal } as Docker.ContainerAttachOptions)) as Duplex;
+    const stream = (await container.attach({
+      stream: true,
+      stdin: true,
+      stdout: true,
+      stderr: true,
+      hijack: true,
+      abortSignal: signal,
+    } as Docker.ContainerAttachOptions)) as Duplex;
     return new WaitingContainer(container, stream, createdAt);
   } catch (error) {
     await discard(container.id).catch(() => undefined);

@@ -5,7 +5,18 @@
  * the whole Sandbox contract holds; compute mode itself only ever runs one command.
  */
 import { SandboxError } from '../../core/errors';
-import type { DeleteOptions, ExecRequest, ExecResult, FileInput, ListOptions, ReadOptions, ResolvedFile, Sandbox, SessionInfo, ShellOptions } from '../../core/engine';
+import type {
+  DeleteOptions,
+  ExecRequest,
+  ExecResult,
+  FileInput,
+  ListOptions,
+  ReadOptions,
+  ResolvedFile,
+  Sandbox,
+  SessionInfo,
+  ShellOptions,
+} from '../../core/engine';
 import { buildExecResult } from '../../core/results';
 import type { DockerEngine } from './dockerEngine';
 import { DockerSandbox, commandLine } from './dockerSandbox';
@@ -28,7 +39,8 @@ export class OneShotSandbox implements Sandbox {
   ) {}
 
   async exec(request: ExecRequest, signal?: AbortSignal): Promise<ExecResult> {
-    if (this.inner || request.cwd !== undefined || Object.keys(request.env ?? {}).length > 0) return (await this.ordinary(signal)).exec(request, signal);
+    if (this.inner || request.cwd !== undefined || Object.keys(request.env ?? {}).length > 0)
+      return (await this.ordinary(signal)).exec(request, signal);
     this.checkOpen();
     const argv = commandLine(request);
     this.ran = true;
@@ -39,7 +51,12 @@ export class OneShotSandbox implements Sandbox {
         this.waiting.run(
           {
             argv,
-            stdin: request.stdin === undefined ? undefined : typeof request.stdin === 'string' ? Buffer.from(request.stdin) : request.stdin,
+            stdin:
+              request.stdin === undefined
+                ? undefined
+                : typeof request.stdin === 'string'
+                  ? Buffer.from(request.stdin)
+                  : request.stdin,
             files: this.files,
             stdoutCap: limits.maxStdoutBytes,
             stderrCap: limits.maxStderrBytes,
@@ -52,7 +69,11 @@ export class OneShotSandbox implements Sandbox {
     );
     this.files = [];
     if (outcome.stagingFailed) throw stagingError(outcome, limits);
-    const oomKilled = outcome.exitCode === 137 && !outcome.timedOut && !outcome.cancelled && (await this.engine.oomSince(this.info.id, outcome.startedAt).catch(() => false));
+    const oomKilled =
+      outcome.exitCode === 137 &&
+      !outcome.timedOut &&
+      !outcome.cancelled &&
+      (await this.engine.oomSince(this.info.id, outcome.startedAt).catch(() => false));
     return buildExecResult({ ...outcome, oomKilled, timeoutSeconds }, this.info.spec);
   }
 
@@ -90,16 +111,32 @@ export class OneShotSandbox implements Sandbox {
     this.ran = true;
     this.waiting.keep();
     const user = `${this.owner.uid}:${this.owner.gid}`;
-    await this.engine.guard(() => placeFiles({ docker: this.engine.docker, container: this.waiting.container, user, files: this.files, limits: this.info.spec.limits, signal }), signal);
+    await this.engine.guard(
+      () =>
+        placeFiles({
+          docker: this.engine.docker,
+          container: this.waiting.container,
+          user,
+          files: this.files,
+          limits: this.info.spec.limits,
+          signal,
+        }),
+      signal,
+    );
     this.files = [];
     this.inner = new DockerSandbox(this.engine, this.waiting.container, this.info, user);
     return this.inner;
   }
 
   private checkOpen(): void {
-    if (this.closed) throw new SandboxError('session-dead', 'This sandbox was closed.', 'Run the code again with sandbox_run.');
+    if (this.closed)
+      throw new SandboxError('session-dead', 'This sandbox was closed.', 'Run the code again with sandbox_run.');
     if (this.ran) {
-      throw new SandboxError('session-dead', 'This compute-mode sandbox already ran its program; it runs one and is discarded.', 'Run the next program with sandbox_run, or open a session (sandbox_open) for several commands that share files.');
+      throw new SandboxError(
+        'session-dead',
+        'This compute-mode sandbox already ran its program; it runs one and is discarded.',
+        'Run the next program with sandbox_run, or open a session (sandbox_open) for several commands that share files.',
+      );
     }
   }
 }

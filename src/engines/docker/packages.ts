@@ -55,7 +55,21 @@ function pipInstaller(packages: readonly string[]): Installer {
     tool: 'pip',
     packages,
     // "--" keeps a name that starts with a dash from being read as an option.
-    argv: ['python3', '-m', 'pip', 'install', '--user', '--no-input', '--no-cache-dir', '--disable-pip-version-check', '--no-warn-script-location', '--progress-bar', 'off', '--', ...packages],
+    argv: [
+      'python3',
+      '-m',
+      'pip',
+      'install',
+      '--user',
+      '--no-input',
+      '--no-cache-dir',
+      '--disable-pip-version-check',
+      '--no-warn-script-location',
+      '--progress-bar',
+      'off',
+      '--',
+      ...packages,
+    ],
     // Debian's and Ubuntu's pip refuse --user installs outside a virtual environment (PEP 668) without this; other pips ignore it.
     env: ['PIP_BREAK_SYSTEM_PACKAGES=1'],
   };
@@ -65,7 +79,20 @@ function npmInstaller(packages: readonly string[]): Installer {
   return {
     tool: 'npm',
     packages,
-    argv: ['npm', 'install', '--global', '--prefix', NPM_PREFIX, '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel', 'warn', '--', ...packages],
+    argv: [
+      'npm',
+      'install',
+      '--global',
+      '--prefix',
+      NPM_PREFIX,
+      '--no-audit',
+      '--no-fund',
+      '--no-update-notifier',
+      '--loglevel',
+      'warn',
+      '--',
+      ...packages,
+    ],
     env: [],
   };
 }
@@ -74,7 +101,10 @@ async function runInstaller(params: PackageInstall, installer: Installer): Promi
   const names = installer.packages.join(', ');
   params.onProgress?.({ message: `Installing ${installer.tool} packages: ${names}` });
   // The output goes to a file so that a failure can show its end; the exec output keeps only a head.
-  const script = 'log=$(mktemp) || exit 125; "$@" >"$log" 2>&1; code=$?; tail -c ' + TAIL_BYTES + ' "$log"; rm -f "$log"; exit $code';
+  const script =
+    'log=$(mktemp) || exit 125; "$@" >"$log" 2>&1; code=$?; tail -c ' +
+    TAIL_BYTES +
+    ' "$log"; rm -f "$log"; exit $code';
   const outcome = await execInContainer({
     docker: params.docker,
     container: params.container,
@@ -95,15 +125,19 @@ async function runInstaller(params: PackageInstall, installer: Installer): Promi
   const output = `${outcome.stdout.text('output')}${outcome.stderr.text('stderr')}`;
   const culprit = failedPackage(installer, output) ?? names;
   const full = isDiskFull(output);
-  const why = outcome.timedOut ? `did not finish within ${INSTALL_TIMEOUT_MS / 60_000} minutes` : full ? `failed: ${DISK_LIMIT_REACHED} (${describeDiskLimit(params.spec.limits)})` : `failed (exit code ${outcome.exitCode ?? 'unknown'})`;
+  const why = outcome.timedOut
+    ? `did not finish within ${INSTALL_TIMEOUT_MS / 60_000} minutes`
+    : full
+      ? `failed: ${DISK_LIMIT_REACHED} (${describeDiskLimit(params.spec.limits)})`
+      : `failed (exit code ${outcome.exitCode ?? 'unknown'})`;
   throw new SandboxError(
     'package-install-failed',
     `Installing the ${installer.tool} package ${culprit} ${why}. The end of ${installer.tool}'s output:\n${tail(output)}`,
     full
       ? 'Ask the user to raise limits.disk (setting agentSandbox.limits.disk, --disk, or limits.disk in the .prompt sandbox block) and limits.memory with it, since files are kept in memory.'
       : installer.tool === 'pip'
-      ? 'Check the package name and version. To install from a mirror, set PIP_INDEX_URL (and PIP_TRUSTED_HOST for plain http) in the sandbox env.'
-      : 'Check the package name and version. To install from a mirror, set NPM_CONFIG_REGISTRY in the sandbox env.',
+        ? 'Check the package name and version. To install from a mirror, set PIP_INDEX_URL (and PIP_TRUSTED_HOST for plain http) in the sandbox env.'
+        : 'Check the package name and version. To install from a mirror, set NPM_CONFIG_REGISTRY in the sandbox env.',
   );
 }
 
@@ -111,11 +145,21 @@ async function runInstaller(params: PackageInstall, installer: Installer): Promi
 function failedPackage(installer: Installer, output: string): string | undefined {
   const said =
     installer.tool === 'pip'
-      ? /No matching distribution found for (\S+)/.exec(output) ?? /satisfies the requirement (\S+)/.exec(output)
-      : /'(\S+?)@\S*' is not in (?:this|the npm) registry/.exec(output) ?? /404 Not Found - GET \S*\/([^\s/]+)/.exec(output);
+      ? (/No matching distribution found for (\S+)/.exec(output) ?? /satisfies the requirement (\S+)/.exec(output))
+      : (/'(\S+?)@\S*' is not in (?:this|the npm) registry/.exec(output) ??
+        /404 Not Found - GET \S*\/([^\s/]+)/.exec(output));
   if (!said) return undefined;
   const named = decodeURIComponent(said[1]!);
-  return installer.packages.find((pkg) => pkg === named || pkg.startsWith(`${named}@`) || pkg.startsWith(`${named}=`) || pkg.startsWith(`${named}<`) || pkg.startsWith(`${named}>`)) ?? named;
+  return (
+    installer.packages.find(
+      (pkg) =>
+        pkg === named ||
+        pkg.startsWith(`${named}@`) ||
+        pkg.startsWith(`${named}=`) ||
+        pkg.startsWith(`${named}<`) ||
+        pkg.startsWith(`${named}>`),
+    ) ?? named
+  );
 }
 
 function tail(output: string): string {
@@ -135,7 +179,8 @@ async function disconnectAll(params: PackageInstall): Promise<void> {
     const left = Object.keys((await container.inspect()).NetworkSettings.Networks ?? {});
     if (left.length) throw new Error(`still connected to ${left.join(', ')}`);
   } catch (error) {
-    const message = (error as { json?: { message?: string } }).json?.message ?? (error as Error).message ?? String(error);
+    const message =
+      (error as { json?: { message?: string } }).json?.message ?? (error as Error).message ?? String(error);
     throw new SandboxError(
       'engine-error',
       `The sandbox's network could not be turned off after installing its packages (${message.trim()}), so the sandbox was not opened.`,

@@ -28,7 +28,16 @@ export async function placeFiles(placement: Placement): Promise<void> {
   const { files, signal } = placement;
   if (files.length === 0) return;
   // Owners in the archive do not matter: --no-same-owner makes the sandbox user own what it unpacks; -p keeps the modes.
-  const archive = await buildTar(files.map((file) => ({ name: file.path.slice(1), type: 'file', data: file.data, mode: file.mode ?? 0o644, uid: 0, gid: 0 })));
+  const archive = await buildTar(
+    files.map((file) => ({
+      name: file.path.slice(1),
+      type: 'file',
+      data: file.data,
+      mode: file.mode ?? 0o644,
+      uid: 0,
+      gid: 0,
+    })),
+  );
   const outcome = await execInContainer({
     docker: placement.docker,
     container: placement.container,
@@ -44,6 +53,7 @@ export async function placeFiles(placement: Placement): Promise<void> {
   });
   if (outcome.cancelled && signal) throw abortError(signal);
   if (outcome.exitCode === 0) return;
-  if (isDiskFull(outcome.stderr.text('stderr'))) throw diskLimitError(files.length === 1 ? files[0]!.path : `${files.length} files`, 'place', placement.limits);
+  if (isDiskFull(outcome.stderr.text('stderr')))
+    throw diskLimitError(files.length === 1 ? files[0]!.path : `${files.length} files`, 'place', placement.limits);
   throw stagingError({ ...outcome, stagingFailed: true });
 }

@@ -156,7 +156,8 @@ export class WarmPool<T> {
         (item) => {
           entry.filling--;
           // Drained or replaced meanwhile: nobody will take it.
-          if (this.disposed || this.entries.get(key) !== entry || !this.hooks.alive(item)) this.track(this.hooks.discard(item));
+          if (this.disposed || this.entries.get(key) !== entry || !this.hooks.alive(item))
+            this.track(this.hooks.discard(item));
           else entry.ready.push(item);
         },
         (error: unknown) => {

@@ -32,16 +32,28 @@ export interface WorkspaceProtection {
 
 /** The read-only bind mounts over each protected entry, inside the workspace mount. */
 export function protectedMountSettings(folder: string, entries: readonly ProtectedEntry[]): Docker.MountSettings[] {
-  return entries.map((entry) => ({ Type: 'bind', Source: join(folder, entry.name), Target: `${WORKSPACE_DIR}/${entry.name}`, ReadOnly: true }));
+  return entries.map((entry) => ({
+    Type: 'bind',
+    Source: join(folder, entry.name),
+    Target: `${WORKSPACE_DIR}/${entry.name}`,
+    ReadOnly: true,
+  }));
 }
 
 /** The create request with the protected entries' mounts and the placeholder label added. */
-export function withProtection(options: Docker.ContainerCreateOptions, folder: string, protection: WorkspaceProtection): Docker.ContainerCreateOptions {
+export function withProtection(
+  options: Docker.ContainerCreateOptions,
+  folder: string,
+  protection: WorkspaceProtection,
+): Docker.ContainerCreateOptions {
   const placeholders = protection.entries.filter((entry) => entry.placeholder).map((entry) => entry.name);
   const host = options.HostConfig ?? {};
   return {
     ...options,
-    Labels: { ...options.Labels, ...(placeholders.length ? { [LABEL.placeholders]: JSON.stringify(placeholders) } : {}) },
+    Labels: {
+      ...options.Labels,
+      ...(placeholders.length ? { [LABEL.placeholders]: JSON.stringify(placeholders) } : {}),
+    },
     HostConfig: { ...host, Mounts: [...(host.Mounts ?? []), ...protectedMountSettings(folder, protection.entries)] },
   };
 }
@@ -49,7 +61,11 @@ export function withProtection(options: Docker.ContainerCreateOptions, folder: s
 /** A protected name is one entry directly under the folder: never a path, never "." or "..". */
 export function checkProtectedName(name: string): string {
   if (!name || name === '.' || name === '..' || /[/\\\0]/.test(name)) {
-    throw new SandboxError('invalid-input', `"${name}" cannot be a protected path: it must be one name directly under the workspace folder.`, 'Use names like .git or .vscode.');
+    throw new SandboxError(
+      'invalid-input',
+      `"${name}" cannot be a protected path: it must be one name directly under the workspace folder.`,
+      'Use names like .git or .vscode.',
+    );
   }
   return name;
 }
@@ -60,7 +76,12 @@ export function checkProtectedName(name: string): string {
  * there afterwards is checked with lstat: a link, a socket or a device is refused, since a bind mount
  * would follow the link to wherever it points on the host.
  */
-export async function prepareProtection(docker: Docker, folder: string, names: readonly string[] = PROTECTED_PATHS, signal?: AbortSignal): Promise<WorkspaceProtection> {
+export async function prepareProtection(
+  docker: Docker,
+  folder: string,
+  names: readonly string[] = PROTECTED_PATHS,
+  signal?: AbortSignal,
+): Promise<WorkspaceProtection> {
   const wanted = [...new Set(names.map(checkProtectedName))];
   if (wanted.length === 0) return { entries: [], notices: [] };
   const shared = await claimedPlaceholders(docker, folder, signal);
@@ -73,12 +94,22 @@ export async function prepareProtection(docker: Docker, folder: string, names: r
     await Promise.all(made.map((name) => rmdir(join(folder, name)).catch(() => undefined)));
     throw error;
   }
-  const notices = [`${entries.map((entry) => entry.name).join(', ')} in the workspace are read-only in the sandbox: editor and version-control configuration runs on the host.`];
-  if (made.length) notices.push(`To keep the sandbox from creating ${made.join(', ')} in ${folder}, empty folders of that name were made there; they are removed when the session closes if they are still empty.`);
+  const notices = [
+    `${entries.map((entry) => entry.name).join(', ')} in the workspace are read-only in the sandbox: editor and version-control configuration runs on the host.`,
+  ];
+  if (made.length)
+    notices.push(
+      `To keep the sandbox from creating ${made.join(', ')} in ${folder}, empty folders of that name were made there; they are removed when the session closes if they are still empty.`,
+    );
   return { entries, notices };
 }
 
-async function protectOne(folder: string, name: string, shared: ReadonlySet<string>, made: string[]): Promise<ProtectedEntry> {
+async function protectOne(
+  folder: string,
+  name: string,
+  shared: ReadonlySet<string>,
+  made: string[],
+): Promise<ProtectedEntry> {
   const path = join(folder, name);
   let createdNow = false;
   try {
@@ -91,14 +122,25 @@ async function protectOne(folder: string, name: string, shared: ReadonlySet<stri
   const stat = await lstat(path);
   if (stat.isDirectory()) {
     // A placeholder another live session made is shared, so that the last one to go removes it.
-    return { name, kind: 'directory', placeholder: createdNow || (shared.has(name) && (await readdir(path)).length === 0) };
+    return {
+      name,
+      kind: 'directory',
+      placeholder: createdNow || (shared.has(name) && (await readdir(path)).length === 0),
+    };
   }
   if (stat.isFile()) return { name, kind: 'file', placeholder: false };
-  throw cannotProtect(name, folder, stat.isSymbolicLink() ? 'it is a symbolic link' : 'it is not a regular file or directory');
+  throw cannotProtect(
+    name,
+    folder,
+    stat.isSymbolicLink() ? 'it is a symbolic link' : 'it is not a regular file or directory',
+  );
 }
 
 /** Removes the placeholders a removed container recorded, unless another container of the folder still uses them; returns the names removed. */
-export async function releasePlaceholders(docker: Docker, labels: Record<string, string> | undefined): Promise<string[]> {
+export async function releasePlaceholders(
+  docker: Docker,
+  labels: Record<string, string> | undefined,
+): Promise<string[]> {
   const folder = labels?.[LABEL.workspace];
   const names = parseNames(labels?.[LABEL.placeholders]);
   if (!folder || names.length === 0) return [];
@@ -119,7 +161,11 @@ export async function releasePlaceholders(docker: Docker, labels: Record<string,
 
 /** Placeholder names that containers of ours for this folder (any state) recorded. */
 async function claimedPlaceholders(docker: Docker, folder: string, signal?: AbortSignal): Promise<Set<string>> {
-  const containers = await docker.listContainers({ all: true, filters: { label: [`${LABEL.managed}=1`, `${LABEL.workspace}=${folder}`] }, abortSignal: signal } as Docker.ContainerListOptions);
+  const containers = await docker.listContainers({
+    all: true,
+    filters: { label: [`${LABEL.managed}=1`, `${LABEL.workspace}=${folder}`] },
+    abortSignal: signal,
+  } as Docker.ContainerListOptions);
   return new Set(containers.flatMap((container) => parseNames(container.Labels[LABEL.placeholders])));
 }
 

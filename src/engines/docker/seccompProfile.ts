@@ -44,16 +44,24 @@ export function checkSeccompSupport(flavor: EngineFlavor, access: WorkspaceAcces
  * The create request in the engine's dialect. Podman on this machine gets the same profile as a file
  * (profileFile). A remote Podman cannot: its sandboxes keep the engine's own default profile.
  */
-export async function withSeccompFor(options: Docker.ContainerCreateOptions, flavor: EngineFlavor, profileFile: () => Promise<string> = writeProfileFile): Promise<Docker.ContainerCreateOptions> {
+export async function withSeccompFor(
+  options: Docker.ContainerCreateOptions,
+  flavor: EngineFlavor,
+  profileFile: () => Promise<string> = writeProfileFile,
+): Promise<Docker.ContainerCreateOptions> {
   if (flavor === 'docker') return options;
   const replacement = flavor === 'podman-local' ? [`seccomp=${await profileFile()}`] : [];
   const host = options.HostConfig ?? {};
-  const securityOpt = (host.SecurityOpt ?? []).flatMap((opt: string) => (opt === SECCOMP_SECURITY_OPT ? replacement : [opt]));
+  const securityOpt = (host.SecurityOpt ?? []).flatMap((opt: string) =>
+    opt === SECCOMP_SECURITY_OPT ? replacement : [opt],
+  );
   return { ...options, HostConfig: { ...host, SecurityOpt: securityOpt } };
 }
 
 /** Writes the profile once under the user's cache folder, named by its digest, and returns the path. */
-export async function writeProfileFile(folder = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'agent-sandbox')): Promise<string> {
+export async function writeProfileFile(
+  folder = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'agent-sandbox'),
+): Promise<string> {
   const digest = createHash('sha256').update(PROFILE_TEXT).digest('hex').slice(0, 16);
   const path = join(folder, `seccomp-${digest}.json`);
   if ((await readFile(path, 'utf8').catch(() => undefined)) === PROFILE_TEXT) return path;

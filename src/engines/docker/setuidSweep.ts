@@ -23,10 +23,25 @@ const SWEEP_TIMEOUT_MS = 30_000;
 const LISTED = 20;
 
 /** Strips setuid/setgid bits set since `since` under /workspace; returns a notice when there were any. */
-export async function sweepSetuidBits(docker: Docker, container: Docker.Container, user: string, since: Date): Promise<string | undefined> {
+export async function sweepSetuidBits(
+  docker: Docker,
+  container: Docker.Container,
+  user: string,
+  since: Date,
+): Promise<string | undefined> {
   const seconds = Math.floor(since.getTime() / 1000);
   if (!Number.isFinite(seconds)) return undefined;
-  const outcome = await execInContainer({ docker, container, argv: ['sh', '-c', SWEEP_SCRIPT, 'sh', String(seconds)], user, cwd: '/', env: [], stdoutCap: 256 * 1024, stderrCap: 4096, timeoutMs: SWEEP_TIMEOUT_MS });
+  const outcome = await execInContainer({
+    docker,
+    container,
+    argv: ['sh', '-c', SWEEP_SCRIPT, 'sh', String(seconds)],
+    user,
+    cwd: '/',
+    env: [],
+    stdoutCap: 256 * 1024,
+    stderrCap: 4096,
+    timeoutMs: SWEEP_TIMEOUT_MS,
+  });
   const paths = Buffer.from(outcome.stdout.bytes()).toString('utf8').split('\0').filter(Boolean);
   if (paths.length === 0) return undefined;
   const shown = paths.slice(0, LISTED).map(printable).join(', ');
@@ -36,15 +51,28 @@ export async function sweepSetuidBits(docker: Docker, container: Docker.Containe
 
 /** A path as one safe line: control characters (a newline in a name could forge text) shown as escapes. */
 function printable(path: string): string {
-  // eslint-disable-next-line no-control-regex
-  return JSON.stringify(path).slice(1, -1).replace(/[\u007f-\u009f\u200b-\u200f\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(path)
+    .slice(1, -1)
+    .replace(
+      /[\u007f-\u009f\u200b-\u200f\u2028\u2029]/g,
+      (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
 }
 
 /** The sweep for a container about to be removed: only a running read-write session has a workspace to sweep. */
-export async function sweepBeforeRemoval(docker: Docker, container: Docker.Container, inspected: Docker.ContainerInspectInfo): Promise<string[]> {
+export async function sweepBeforeRemoval(
+  docker: Docker,
+  container: Docker.Container,
+  inspected: Docker.ContainerInspectInfo,
+): Promise<string[]> {
   const labels = inspected.Config.Labels ?? {};
   if (!inspected.State.Running || !readWrite(labels[LABEL.spec])) return [];
-  const notice = await sweepSetuidBits(docker, container, labels[LABEL.user] ?? '1000:1000', new Date(labels[LABEL.created] ?? inspected.Created));
+  const notice = await sweepSetuidBits(
+    docker,
+    container,
+    labels[LABEL.user] ?? '1000:1000',
+    new Date(labels[LABEL.created] ?? inspected.Created),
+  );
   return notice ? [notice] : [];
 }
 

@@ -14,7 +14,11 @@ import { EXEC_MARKER_VAR, exitCodeOf, killMarked } from './exec';
  * bash where the image has it, else sh; interactive but not a login shell, because Debian's
  * /etc/profile resets PATH and would drop what the image or the sandbox's env put there.
  */
-export const DEFAULT_SHELL: readonly string[] = ['/bin/sh', '-c', 'if command -v bash >/dev/null 2>&1; then exec bash -i; else exec sh -i; fi'];
+export const DEFAULT_SHELL: readonly string[] = [
+  '/bin/sh',
+  '-c',
+  'if command -v bash >/dev/null 2>&1; then exec bash -i; else exec sh -i; fi',
+];
 
 export const DEFAULT_TERMINAL_SIZE = { cols: 80, rows: 24 };
 
@@ -36,7 +40,9 @@ const CLOSE_DRAIN_MS = 2000;
 
 export async function openDockerShell(params: ShellParams): Promise<ShellSession> {
   const marker = randomUUID();
-  const { cols, rows } = validSize(params.cols, params.rows) ? { cols: Math.floor(params.cols), rows: Math.floor(params.rows) } : DEFAULT_TERMINAL_SIZE;
+  const { cols, rows } = validSize(params.cols, params.rows)
+    ? { cols: Math.floor(params.cols), rows: Math.floor(params.rows) }
+    : DEFAULT_TERMINAL_SIZE;
   // ConsoleSize (API 1.42+) sets the size before the shell draws its first prompt; older engines ignore
   // it, so the resize after start below is what sets the size there.
   const exec = await params.container.exec({
@@ -51,7 +57,12 @@ export async function openDockerShell(params: ShellParams): Promise<ShellSession
     ConsoleSize: [rows, cols],
   });
   // Tty is repeated at start: the engine decides from the start request whether to multiplex the stream.
-  const stream = (await exec.start({ hijack: true, stdin: true, Tty: true, ConsoleSize: [rows, cols] } as Docker.ExecStartOptions)) as Duplex;
+  const stream = (await exec.start({
+    hijack: true,
+    stdin: true,
+    Tty: true,
+    ConsoleSize: [rows, cols],
+  } as Docker.ExecStartOptions)) as Duplex;
   const shell = new DockerShell(exec, stream, marker, params);
   await shell.initialResize(cols, rows);
   return shell;
@@ -94,7 +105,14 @@ class DockerShell extends ShellOutput implements ShellSession {
       await this.params.guard(() => this.exec.resize({ h: Math.floor(rows), w: Math.floor(cols) }));
     } catch (error) {
       // The shell may have exited while the request was under way; resizing it is moot then.
-      if (this.exited || !(await this.exec.inspect().then((info) => info.Running).catch(() => false))) return;
+      if (
+        this.exited ||
+        !(await this.exec
+          .inspect()
+          .then((info) => info.Running)
+          .catch(() => false))
+      )
+        return;
       throw error;
     }
   }
@@ -121,7 +139,6 @@ class DockerShell extends ShellOutput implements ShellSession {
     })();
     return this.closing;
   }
-
 }
 
 function validSize(cols: number, rows: number): boolean {

@@ -7,9 +7,17 @@ import type { Readable } from 'node:stream';
 import type { SessionStats } from '../../core/engine';
 
 interface StatsFrame {
-  cpu_stats?: { cpu_usage?: { total_usage?: number; percpu_usage?: number[] }; system_cpu_usage?: number; online_cpus?: number };
+  cpu_stats?: {
+    cpu_usage?: { total_usage?: number; percpu_usage?: number[] };
+    system_cpu_usage?: number;
+    online_cpus?: number;
+  };
   precpu_stats?: { cpu_usage?: { total_usage?: number }; system_cpu_usage?: number };
-  memory_stats?: { usage?: number; limit?: number; stats?: { cache?: number; inactive_file?: number; total_inactive_file?: number } };
+  memory_stats?: {
+    usage?: number;
+    limit?: number;
+    stats?: { cache?: number; inactive_file?: number; total_inactive_file?: number };
+  };
 }
 
 /** CPU as a percentage of one core (200 = two cores busy), memory without the page cache, as `docker stats` shows. */
@@ -26,7 +34,11 @@ export function statsFromFrame(id: string, frame: StatsFrame): SessionStats | un
   return { id, cpuPercent, memoryBytes: Math.max(0, memory.usage - cache), memoryLimitBytes: memory.limit ?? 0 };
 }
 
-export function watchContainerStats(container: Docker.Container, listener: (stats: SessionStats) => void, onEnd: () => void): { dispose(): void } {
+export function watchContainerStats(
+  container: Docker.Container,
+  listener: (stats: SessionStats) => void,
+  onEnd: () => void,
+): { dispose(): void } {
   let stream: Readable | undefined;
   let disposed = false;
   container.stats({ stream: true }).then(

@@ -24,7 +24,8 @@ export async function buildTar(entries: readonly TarEntry[]): Promise<Buffer> {
     const header = { name: entry.name, mode: entry.mode, uid: entry.uid, gid: entry.gid, mtime, type: entry.type };
     await new Promise<void>((resolve, reject) => {
       const done = (error?: Error | null) => (error ? reject(error) : resolve());
-      if (entry.type === 'file') archive.entry({ ...header, size: entry.data?.length ?? 0 }, Buffer.from(entry.data ?? new Uint8Array()), done);
+      if (entry.type === 'file')
+        archive.entry({ ...header, size: entry.data?.length ?? 0 }, Buffer.from(entry.data ?? new Uint8Array()), done);
       else archive.entry(header, done);
     });
   }

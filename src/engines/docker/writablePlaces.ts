@@ -33,7 +33,11 @@ interface Place {
 }
 
 /** The tmpfs mounts of a sandbox, as HostConfig.Tmpfs (mount point → options). */
-export function writablePlaces(spec: SandboxSpec, user: { uid: number; gid: number }, home: string): Record<string, string> {
+export function writablePlaces(
+  spec: SandboxSpec,
+  user: { uid: number; gid: number },
+  home: string,
+): Record<string, string> {
   const bytes = placeBytes(spec.limits);
   const inodes = spec.limits.inodes;
   const places: Record<string, Place> = {
@@ -49,7 +53,14 @@ export function writablePlaces(spec: SandboxSpec, user: { uid: number; gid: numb
 }
 
 function tmpfsOptions(place: Place): string {
-  const options = ['rw', place.exec ? 'exec' : 'noexec', 'nosuid', 'nodev', `size=${place.bytes}`, `nr_inodes=${place.inodes}`];
+  const options = [
+    'rw',
+    place.exec ? 'exec' : 'noexec',
+    'nosuid',
+    'nodev',
+    `size=${place.bytes}`,
+    `nr_inodes=${place.inodes}`,
+  ];
   // The sandbox user's own places belong to it from the start: no root step before start is needed to hand them over.
   options.push(place.owner ? `mode=755,uid=${place.owner.uid},gid=${place.owner.gid}` : 'mode=1777');
   return options.join(',');

@@ -15,11 +15,19 @@ import type { FilePayload } from './protocol';
 const MAX_LINK_HOPS = 40;
 
 export function notFound(path: string): SandboxError {
-  return new SandboxError('file-not-found', `${displayName(path)} does not exist.`, 'List the directory with sandbox_fs_list to see what is there.');
+  return new SandboxError(
+    'file-not-found',
+    `${displayName(path)} does not exist.`,
+    'List the directory with sandbox_fs_list to see what is there.',
+  );
 }
 
 function outside(path: string): SandboxError {
-  return new SandboxError('path-outside-workspace', `${displayName(path)} leads outside /workspace (through a symbolic link).`, 'File tools only reach /workspace. Use the link\'s target inside /workspace, or a command with sandbox_exec.');
+  return new SandboxError(
+    'path-outside-workspace',
+    `${displayName(path)} leads outside /workspace (through a symbolic link).`,
+    "File tools only reach /workspace. Use the link's target inside /workspace, or a command with sandbox_exec.",
+  );
 }
 
 function insideWorkspace(path: string): boolean {
@@ -38,7 +46,12 @@ async function lstatOrUndefined(fs: IFileSystem, path: string) {
  * Resolves symbolic links in an absolute path (the last component too when `followLast`); throws
  * path-outside-workspace as soon as a link leads out of /workspace. Missing components are kept as they are.
  */
-export async function resolveInWorkspace(fs: IFileSystem, absolute: string, original: string, followLast = true): Promise<string> {
+export async function resolveInWorkspace(
+  fs: IFileSystem,
+  absolute: string,
+  original: string,
+  followLast = true,
+): Promise<string> {
   const pending = absolute.split('/').filter(Boolean);
   let current = '/';
   let hops = 0;
@@ -48,7 +61,12 @@ export async function resolveInWorkspace(fs: IFileSystem, absolute: string, orig
     const stat = await lstatOrUndefined(fs, next);
     if (!stat) return posix.join(next, ...pending);
     if (stat.isSymbolicLink && (pending.length > 0 || followLast)) {
-      if (++hops > MAX_LINK_HOPS) throw new SandboxError('invalid-input', `${original} has too many levels of symbolic links.`, 'Give a path without a link loop.');
+      if (++hops > MAX_LINK_HOPS)
+        throw new SandboxError(
+          'invalid-input',
+          `${original} has too many levels of symbolic links.`,
+          'Give a path without a link loop.',
+        );
       const target = await fs.readlink(next);
       const resolved = posix.normalize(target.startsWith('/') ? target : posix.join(current, target));
       if (!insideWorkspace(resolved)) throw outside(original);
@@ -62,12 +80,21 @@ export async function resolveInWorkspace(fs: IFileSystem, absolute: string, orig
 }
 
 /** Places files at absolute paths, creating folders; `checked` applies the /workspace link policy. */
-export async function writeFiles(fs: IFileSystem, files: readonly FilePayload[], checked: boolean): Promise<WriteResult> {
+export async function writeFiles(
+  fs: IFileSystem,
+  files: readonly FilePayload[],
+  checked: boolean,
+): Promise<WriteResult> {
   for (const file of files) {
     const target = checked ? await resolveInWorkspace(fs, file.path, file.path) : file.path;
     if (checked && !insideWorkspace(target)) throw outside(file.path);
     const existing = await lstatOrUndefined(fs, target);
-    if (existing?.isDirectory) throw new SandboxError('is-a-directory', `${file.path} is a directory.`, 'List it with sandbox_fs_list, or give a file path.');
+    if (existing?.isDirectory)
+      throw new SandboxError(
+        'is-a-directory',
+        `${file.path} is a directory.`,
+        'List it with sandbox_fs_list, or give a file path.',
+      );
     await fs.mkdir(posix.dirname(target), { recursive: true });
     await fs.writeFile(target, file.data);
     await fs.chmod(target, file.mode ?? 0o644);
@@ -75,12 +102,23 @@ export async function writeFiles(fs: IFileSystem, files: readonly FilePayload[],
   return { files: files.map((file) => ({ path: file.path, bytes: file.data.length })) };
 }
 
-export async function readFile(fs: IFileSystem, path: string, maxBytes: number, wanted: 'utf8' | 'base64' | 'auto'): Promise<FileContent> {
+export async function readFile(
+  fs: IFileSystem,
+  path: string,
+  maxBytes: number,
+  wanted: 'utf8' | 'base64' | 'auto',
+): Promise<FileContent> {
   const real = await resolveInWorkspace(fs, path, path);
   const stat = await lstatOrUndefined(fs, real);
   if (!stat) throw notFound(path);
-  if (stat.isDirectory) throw new SandboxError('is-a-directory', `${displayName(path)} is a directory.`, 'List it with sandbox_fs_list, or give a file path.');
-  if (!stat.isFile) throw new SandboxError('not-a-file', `${displayName(path)} is not a regular file.`, 'Read regular files only.');
+  if (stat.isDirectory)
+    throw new SandboxError(
+      'is-a-directory',
+      `${displayName(path)} is a directory.`,
+      'List it with sandbox_fs_list, or give a file path.',
+    );
+  if (!stat.isFile)
+    throw new SandboxError('not-a-file', `${displayName(path)} is not a regular file.`, 'Read regular files only.');
   const bytes = Buffer.from(await fs.readFileBuffer(real));
   const data = bytes.subarray(0, maxBytes);
   const { content, encoding } = encodeFileContent(data, wanted);
@@ -91,7 +129,12 @@ export async function listFiles(fs: IFileSystem, path: string, depth: number, mo
   const real = await resolveInWorkspace(fs, path, path);
   const stat = await lstatOrUndefined(fs, real);
   if (!stat) throw notFound(path);
-  if (!stat.isDirectory) throw new SandboxError('invalid-input', `${displayName(path)} is not a directory.`, 'Read it with sandbox_fs_read, or list its parent directory.');
+  if (!stat.isDirectory)
+    throw new SandboxError(
+      'invalid-input',
+      `${displayName(path)} is not a directory.`,
+      'Read it with sandbox_fs_read, or list its parent directory.',
+    );
   const entries: FileEntry[] = [];
   // One more than the cap tells whether the listing was cut.
   const walk = async (dir: string, level: number): Promise<void> => {
@@ -110,15 +153,25 @@ export async function listFiles(fs: IFileSystem, path: string, depth: number, mo
   return { entries: entries.slice(0, most), truncated: entries.length > most };
 }
 
-export async function deletePath(fs: IFileSystem, path: string, recursive: boolean): Promise<{ path: string; deleted: boolean }> {
+export async function deletePath(
+  fs: IFileSystem,
+  path: string,
+  recursive: boolean,
+): Promise<{ path: string; deleted: boolean }> {
   const parent = await resolveInWorkspace(fs, posix.dirname(path), path);
   if (!(await lstatOrUndefined(fs, parent))) throw notFound(path);
   const target = posix.join(parent, posix.basename(path));
-  if (target === WORKSPACE_DIR) throw new SandboxError('invalid-input', 'Cannot delete /workspace itself.', 'Delete the files inside it.');
+  if (target === WORKSPACE_DIR)
+    throw new SandboxError('invalid-input', 'Cannot delete /workspace itself.', 'Delete the files inside it.');
   const stat = await lstatOrUndefined(fs, target);
   if (!stat) throw notFound(path);
   if (stat.isDirectory && !stat.isSymbolicLink) {
-    if (!recursive) throw new SandboxError('is-a-directory', `${displayName(path)} is a directory.`, 'Pass recursive: true to delete a directory and everything in it.');
+    if (!recursive)
+      throw new SandboxError(
+        'is-a-directory',
+        `${displayName(path)} is a directory.`,
+        'Pass recursive: true to delete a directory and everything in it.',
+      );
     await fs.rm(target, { recursive: true, force: true });
   } else {
     await fs.rm(target, { force: true });

@@ -9,7 +9,9 @@ import type { SandboxErrorReason } from '../../core/errors';
 export function fsError(error: unknown, path: string): HostFileError {
   const known = hostFileError(error, path);
   if (known.message.startsWith(`${known.code}:`)) return known;
-  return new HostFileError(known.code, known.reason, `${known.code}: ${known.message}`, known.hint, { cause: known.cause });
+  return new HostFileError(known.code, known.reason, `${known.code}: ${known.message}`, known.hint, {
+    cause: known.cause,
+  });
 }
 
 /** An error this file system raises itself, with a code as a system call would give it. */

@@ -32,7 +32,13 @@ function refuseUnlessFile(stats: Stats | undefined, path: string): void {
 }
 
 /** Puts `data` at `name` through a temporary file in the same open folder. */
-export async function replaceEntry(dir: HostDir, name: string, data: Uint8Array, path: string, mode: number): Promise<void> {
+export async function replaceEntry(
+  dir: HostDir,
+  name: string,
+  data: Uint8Array,
+  path: string,
+  mode: number,
+): Promise<void> {
   const temp = await createTempFile(dir, data, path, mode & 0o777);
   try {
     await rename(dir.entry(temp), dir.entry(name));
@@ -50,7 +56,14 @@ export async function writeEntry(dir: HostDir, name: string, data: Uint8Array, p
 }
 
 /** Appends in place when the file has no other hard link; otherwise copies it first, so a link elsewhere never changes. */
-export async function appendEntry(host: HostFolder, dir: HostDir, name: string, data: Uint8Array, path: string, maxBytes: number): Promise<void> {
+export async function appendEntry(
+  host: HostFolder,
+  dir: HostDir,
+  name: string,
+  data: Uint8Array,
+  path: string,
+  maxBytes: number,
+): Promise<void> {
   const existing = await entryStats(dir, name, path);
   refuseUnlessFile(existing, path);
   if (!existing) return replaceEntry(dir, name, data, path, 0o644);
@@ -77,7 +90,13 @@ export async function appendEntry(host: HostFolder, dir: HostDir, name: string, 
 }
 
 /** The bytes of a regular file in `dir`, at most `maxBytes`. */
-export async function readEntry(host: HostFolder, dir: HostDir, name: string, path: string, maxBytes: number): Promise<Buffer> {
+export async function readEntry(
+  host: HostFolder,
+  dir: HostDir,
+  name: string,
+  path: string,
+  maxBytes: number,
+): Promise<Buffer> {
   const file = await openRegularFile(host, dir, name, path);
   try {
     return Buffer.from(await readWithin(file, maxBytes, path));
@@ -90,7 +109,14 @@ export async function readEntry(host: HostFolder, dir: HostDir, name: string, pa
  * Changes the mode or the times of a file or folder through an O_PATH descriptor (it never reads, so
  * no FIFO or device is opened), checked with fstat. A file with another hard link is copied first.
  */
-export async function changeEntry(host: HostFolder, dir: HostDir, name: string, path: string, change: { mode?: number; times?: [Date, Date] }, maxBytes: number): Promise<void> {
+export async function changeEntry(
+  host: HostFolder,
+  dir: HostDir,
+  name: string,
+  path: string,
+  change: { mode?: number; times?: [Date, Date] },
+  maxBytes: number,
+): Promise<void> {
   let handle: FileHandle;
   try {
     handle = await open(dir.entry(name), O_PATH | constants.O_NOFOLLOW);
@@ -104,7 +130,14 @@ export async function changeEntry(host: HostFolder, dir: HostDir, name: string, 
     await host.confirm(handle, path);
     const self = `/proc/self/fd/${handle.fd}`;
     if (change.mode !== undefined) {
-      if (stats.isFile() && stats.nlink > 1) await replaceEntry(dir, name, await readEntry(host, dir, name, path, maxBytes), path, change.mode & SAFE_MODE_BITS);
+      if (stats.isFile() && stats.nlink > 1)
+        await replaceEntry(
+          dir,
+          name,
+          await readEntry(host, dir, name, path, maxBytes),
+          path,
+          change.mode & SAFE_MODE_BITS,
+        );
       else await chmod(self, change.mode & SAFE_MODE_BITS);
     }
     if (change.times) await utimes(self, change.times[0], change.times[1]);
@@ -116,7 +149,13 @@ export async function changeEntry(host: HostFolder, dir: HostDir, name: string, 
 }
 
 /** Removes `name`: a file or link is unlinked (never followed), a folder emptied first when `recursive`. */
-export async function removeEntry(host: HostFolder, dir: HostDir, name: string, path: string, recursive: boolean): Promise<void> {
+export async function removeEntry(
+  host: HostFolder,
+  dir: HostDir,
+  name: string,
+  path: string,
+  recursive: boolean,
+): Promise<void> {
   const stats = await lstat(dir.entry(name)).catch((error: unknown) => Promise.reject(hostFileError(error, path)));
   if (!stats.isDirectory()) {
     await unlink(dir.entry(name)).catch((error: unknown) => Promise.reject(hostFileError(error, path)));

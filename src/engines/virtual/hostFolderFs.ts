@@ -12,7 +12,15 @@ import { errnoOf, linkRefused } from '../../core/hostFiles/hostFileError';
 import { HostFolder, type HostDir } from '../../core/hostFiles/hostFolder';
 import { refuseProtected } from '../../core/hostFiles/hostPath';
 import { quotedName as quoteName } from '../../core/displayName';
-import { appendEntry, changeEntry, entryStats, readEntry, removeEntry, SAFE_MODE_BITS, writeEntry } from './hostFolderEntries';
+import {
+  appendEntry,
+  changeEntry,
+  entryStats,
+  readEntry,
+  removeEntry,
+  SAFE_MODE_BITS,
+  writeEntry,
+} from './hostFolderEntries';
 import { scanHostFolder } from './hostFolderScan';
 import { fsError, fsRefusal } from './fsErrors';
 
@@ -39,7 +47,17 @@ function bytesOf(content: FileContent, options: Encoding): Uint8Array {
 }
 
 function statOf(stats: import('node:fs').Stats): FsStat {
-  return { isFile: stats.isFile(), isDirectory: stats.isDirectory(), isSymbolicLink: stats.isSymbolicLink(), mode: stats.mode, size: stats.size, mtime: stats.mtime, dev: stats.dev, ino: stats.ino, identity: `real:${stats.dev}:${stats.ino}` };
+  return {
+    isFile: stats.isFile(),
+    isDirectory: stats.isDirectory(),
+    isSymbolicLink: stats.isSymbolicLink(),
+    mode: stats.mode,
+    size: stats.size,
+    mtime: stats.mtime,
+    dev: stats.dev,
+    ino: stats.ino,
+    identity: `real:${stats.dev}:${stats.ino}`,
+  };
 }
 
 export class HostFolderFs implements IFileSystem {
@@ -54,16 +72,30 @@ export class HostFolderFs implements IFileSystem {
 
   /** A path of this file system ("/sub/file", as MountableFs passes it) as names below the folder. */
   private names(path: string): string[] {
-    if (path.includes('\0')) throw fsRefusal('EINVAL', 'invalid-input', `The path ${quoteName(path)} contains a NUL character.`);
-    return posix.normalize(`/${path}`).split('/').filter((name) => name !== '' && name !== '.' && name !== '..');
+    if (path.includes('\0'))
+      throw fsRefusal('EINVAL', 'invalid-input', `The path ${quoteName(path)} contains a NUL character.`);
+    return posix
+      .normalize(`/${path}`)
+      .split('/')
+      .filter((name) => name !== '' && name !== '.' && name !== '..');
   }
 
   /** Runs `action` in the open parent folder of `path`, turning every failure into an fs-style error. */
-  private async inParent<T>(path: string, action: (dir: HostDir, name: string, shown: string) => Promise<T>, options: { create?: boolean; guard?: string } = {}): Promise<T> {
+  private async inParent<T>(
+    path: string,
+    action: (dir: HostDir, name: string, shown: string) => Promise<T>,
+    options: { create?: boolean; guard?: string } = {},
+  ): Promise<T> {
     const names = this.names(path);
     const shown = names.join('/') || '.';
     try {
-      if (names.length === 0) throw fsRefusal('EBUSY', 'invalid-input', 'The workspace folder itself cannot be replaced or removed.', 'Change the files inside it.');
+      if (names.length === 0)
+        throw fsRefusal(
+          'EBUSY',
+          'invalid-input',
+          'The workspace folder itself cannot be replaced or removed.',
+          'Change the files inside it.',
+        );
       if (options.guard) refuseProtected(names, this.options.protectedPaths, options.guard);
       const dir = await this.host.openDir(names.slice(0, -1), shown, { create: options.create });
       try {
@@ -97,19 +129,29 @@ export class HostFolderFs implements IFileSystem {
   }
 
   async readFileBuffer(path: string): Promise<Uint8Array> {
-    if (this.names(path).length === 0) throw fsRefusal('EISDIR', 'is-a-directory', 'The workspace folder is a directory.');
-    const data = await this.inParent(path, (dir, name, shown) => readEntry(this.host, dir, name, shown, this.options.maxFileReadBytes));
+    if (this.names(path).length === 0)
+      throw fsRefusal('EISDIR', 'is-a-directory', 'The workspace folder is a directory.');
+    const data = await this.inParent(path, (dir, name, shown) =>
+      readEntry(this.host, dir, name, shown, this.options.maxFileReadBytes),
+    );
     return new Uint8Array(data.buffer, data.byteOffset, data.length);
   }
 
   async writeFile(path: string, content: FileContent, options?: WriteFileOptions | BufferEncoding): Promise<void> {
     const data = bytesOf(content, options);
-    await this.inParent(path, (dir, name, shown) => writeEntry(dir, name, data, shown), { create: true, guard: 'Writing' });
+    await this.inParent(path, (dir, name, shown) => writeEntry(dir, name, data, shown), {
+      create: true,
+      guard: 'Writing',
+    });
   }
 
   async appendFile(path: string, content: FileContent, options?: WriteFileOptions | BufferEncoding): Promise<void> {
     const data = bytesOf(content, options);
-    await this.inParent(path, (dir, name, shown) => appendEntry(this.host, dir, name, data, shown, this.options.maxFileReadBytes), { create: true, guard: 'Writing' });
+    await this.inParent(
+      path,
+      (dir, name, shown) => appendEntry(this.host, dir, name, data, shown, this.options.maxFileReadBytes),
+      { create: true, guard: 'Writing' },
+    );
   }
 
   async exists(path: string): Promise<boolean> {
@@ -130,7 +172,13 @@ export class HostFolderFs implements IFileSystem {
     if (this.names(path).length === 0) return this.inFolder(path, async (dir) => statOf(await dir.handle.stat()));
     return this.inParent(path, async (dir, name, shown) => {
       const stats = await entryStats(dir, name, shown);
-      if (!stats) throw fsRefusal('ENOENT', 'file-not-found', `no such file or directory, stat ${quoteName(path)}`, 'List the directory to see what is there.');
+      if (!stats)
+        throw fsRefusal(
+          'ENOENT',
+          'file-not-found',
+          `no such file or directory, stat ${quoteName(path)}`,
+          'List the directory to see what is there.',
+        );
       return statOf(stats);
     });
   }
@@ -170,7 +218,14 @@ export class HostFolderFs implements IFileSystem {
   async readdirWithFileTypes(path: string): Promise<DirentEntry[]> {
     return this.inFolder(path, async (dir) => {
       const entries = await readdir(dir.self, { withFileTypes: true });
-      return entries.map((entry) => ({ name: entry.name, isFile: entry.isFile(), isDirectory: entry.isDirectory(), isSymbolicLink: entry.isSymbolicLink() })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      return entries
+        .map((entry) => ({
+          name: entry.name,
+          isFile: entry.isFile(),
+          isDirectory: entry.isDirectory(),
+          isSymbolicLink: entry.isSymbolicLink(),
+        }))
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     });
   }
 
@@ -191,7 +246,8 @@ export class HostFolderFs implements IFileSystem {
   async cp(src: string, dest: string, options?: CpOptions): Promise<void> {
     const from = this.names(src).join('/');
     const to = this.names(dest).join('/');
-    if (to === from || to.startsWith(`${from}/`) || from === '') throw fsRefusal('EINVAL', 'invalid-input', `cannot copy ${quoteName(src)} into itself, ${quoteName(dest)}`);
+    if (to === from || to.startsWith(`${from}/`) || from === '')
+      throw fsRefusal('EINVAL', 'invalid-input', `cannot copy ${quoteName(src)} into itself, ${quoteName(dest)}`);
     const stats = await this.lstat(src);
     if (stats.isSymbolicLink) throw fsError(linkRefused(from), from);
     if (stats.isFile) {
@@ -202,7 +258,8 @@ export class HostFolderFs implements IFileSystem {
     if (!stats.isDirectory) throw fsRefusal('EINVAL', 'not-a-file', `unsupported file type, cp ${quoteName(src)}`);
     if (!options?.recursive) throw fsRefusal('EISDIR', 'is-a-directory', `is a directory, cp ${quoteName(src)}`);
     await this.mkdir(dest, { recursive: true });
-    for (const entry of await this.readdir(src)) await this.cp(posix.join(src, entry), posix.join(dest, entry), options);
+    for (const entry of await this.readdir(src))
+      await this.cp(posix.join(src, entry), posix.join(dest, entry), options);
     await this.chmod(dest, stats.mode);
   }
 
@@ -210,15 +267,19 @@ export class HostFolderFs implements IFileSystem {
     await this.inParent(
       src,
       (from, fromName) =>
-        this.inParent(dest, async (to, toName, shown) => {
-          await rename(from.entry(fromName), to.entry(toName)).catch(async (error: unknown) => {
-            if (errnoOf(error) !== 'EXDEV') throw error;
-            // Another file system mounted inside the folder: copy, then remove.
-            await this.cp(src, dest, { recursive: true });
-            await this.rm(src, { recursive: true });
-          });
-          return shown;
-        }, { create: true, guard: 'Moving into' }),
+        this.inParent(
+          dest,
+          async (to, toName, shown) => {
+            await rename(from.entry(fromName), to.entry(toName)).catch(async (error: unknown) => {
+              if (errnoOf(error) !== 'EXDEV') throw error;
+              // Another file system mounted inside the folder: copy, then remove.
+              await this.cp(src, dest, { recursive: true });
+              await this.rm(src, { recursive: true });
+            });
+            return shown;
+          },
+          { create: true, guard: 'Moving into' },
+        ),
       { guard: 'Moving' },
     );
   }
@@ -232,16 +293,31 @@ export class HostFolderFs implements IFileSystem {
   }
 
   async chmod(path: string, mode: number): Promise<void> {
-    if (this.names(path).length === 0) return this.inFolder(path, async (dir) => dir.handle.chmod(mode & SAFE_MODE_BITS));
-    await this.inParent(path, (dir, name, shown) => changeEntry(this.host, dir, name, shown, { mode }, this.options.maxFileReadBytes), { guard: 'Changing' });
+    if (this.names(path).length === 0)
+      return this.inFolder(path, async (dir) => dir.handle.chmod(mode & SAFE_MODE_BITS));
+    await this.inParent(
+      path,
+      (dir, name, shown) => changeEntry(this.host, dir, name, shown, { mode }, this.options.maxFileReadBytes),
+      { guard: 'Changing' },
+    );
   }
 
   async symlink(_target: string, linkPath: string): Promise<void> {
-    throw fsRefusal('EPERM', 'permission-denied', `operation not permitted, symlink ${quoteName(linkPath)}: links cannot be made in the workspace folder.`, 'Copy the file instead.');
+    throw fsRefusal(
+      'EPERM',
+      'permission-denied',
+      `operation not permitted, symlink ${quoteName(linkPath)}: links cannot be made in the workspace folder.`,
+      'Copy the file instead.',
+    );
   }
 
   async link(existingPath: string, newPath: string): Promise<void> {
-    await this.inParent(existingPath, (from, fromName) => this.inParent(newPath, (to, toName) => link(from.entry(fromName), to.entry(toName)), { guard: 'Linking' }), { guard: 'Linking' });
+    await this.inParent(
+      existingPath,
+      (from, fromName) =>
+        this.inParent(newPath, (to, toName) => link(from.entry(fromName), to.entry(toName)), { guard: 'Linking' }),
+      { guard: 'Linking' },
+    );
   }
 
   /** The link's text as it is; it is never followed here, and a target outside /workspace is refused by the file tools. */
@@ -257,6 +333,11 @@ export class HostFolderFs implements IFileSystem {
 
   async utimes(path: string, atime: Date, mtime: Date): Promise<void> {
     if (this.names(path).length === 0) return this.inFolder(path, async (dir) => dir.handle.utimes(atime, mtime));
-    await this.inParent(path, (dir, name, shown) => changeEntry(this.host, dir, name, shown, { times: [atime, mtime] }, this.options.maxFileReadBytes), { guard: 'Changing' });
+    await this.inParent(
+      path,
+      (dir, name, shown) =>
+        changeEntry(this.host, dir, name, shown, { times: [atime, mtime] }, this.options.maxFileReadBytes),
+      { guard: 'Changing' },
+    );
   }
 }

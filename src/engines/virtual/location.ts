@@ -20,9 +20,17 @@ export interface WorkerLocation {
 
 export function workerLocation(): WorkerLocation {
   if (__filename.endsWith('.ts')) {
-    return { entry: join(__dirname, 'virtualWorker.ts'), typescript: true, packageJson: join(__dirname, '..', '..', '..', 'node_modules', 'just-bash', 'package.json') };
+    return {
+      entry: join(__dirname, 'virtualWorker.ts'),
+      typescript: true,
+      packageJson: join(__dirname, '..', '..', '..', 'node_modules', 'just-bash', 'package.json'),
+    };
   }
-  return { entry: join(__dirname, BUNDLED_WORKER), typescript: false, packageJson: join(__dirname, 'just-bash', 'package.json') };
+  return {
+    entry: join(__dirname, BUNDLED_WORKER),
+    typescript: false,
+    packageJson: join(__dirname, 'just-bash', 'package.json'),
+  };
 }
 
 let version: string | undefined;
@@ -31,7 +39,9 @@ let version: string | undefined;
 export function justBashVersion(location = workerLocation()): string {
   if (version) return version;
   try {
-    version = String((JSON.parse(readFileSync(location.packageJson, 'utf8')) as { version?: string }).version ?? 'unknown');
+    version = String(
+      (JSON.parse(readFileSync(location.packageJson, 'utf8')) as { version?: string }).version ?? 'unknown',
+    );
   } catch {
     version = 'unknown';
   }

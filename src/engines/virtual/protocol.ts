@@ -69,4 +69,5 @@ export type WorkerMessage =
   | { type: 'reply'; id: number; ok: true; value: unknown }
   | { type: 'reply'; id: number; ok: false; error: WireError };
 
-export type ReplyValue = ExecReply | WriteResult | FileContent | ListResult | { path: string; deleted: boolean } | FileEntry[] | null;
+export type ReplyValue =
+  ExecReply | WriteResult | FileContent | ListResult | { path: string; deleted: boolean } | FileEntry[] | null;

@@ -21,16 +21,31 @@ function pathPrelude(folder: string): string {
 
 /** The arguments for the bundled python3, with the folder of the program first on sys.path. */
 export async function pythonArguments(args: readonly string[], cwd: string, fs: IFileSystem): Promise<string[]> {
-  const rest = args.filter((arg, index) => !(IGNORED.has(arg) && args.slice(0, index).every((before) => before.startsWith('-') && before !== '-c' && before !== '-m')));
+  const rest = args.filter(
+    (arg, index) =>
+      !(
+        IGNORED.has(arg) &&
+        args.slice(0, index).every((before) => before.startsWith('-') && before !== '-c' && before !== '-m')
+      ),
+  );
   const first = rest[0];
-  if (first === undefined || first === '-' ) return ['-c', `${pathPrelude(cwd)}\nimport sys as _jb_sys\nexec(compile(_jb_sys.stdin.read(), '<stdin>', 'exec'))`, ...rest.slice(1)];
+  if (first === undefined || first === '-')
+    return [
+      '-c',
+      `${pathPrelude(cwd)}\nimport sys as _jb_sys\nexec(compile(_jb_sys.stdin.read(), '<stdin>', 'exec'))`,
+      ...rest.slice(1),
+    ];
   if (first === '-c' && rest.length >= 2) {
     const code = rest[1]!;
     // `from __future__` must come first; such a program keeps the plain sys.path.
     return /^\s*from\s+__future__\s/.test(code) ? [...rest] : ['-c', `${pathPrelude(cwd)}\n${code}`, ...rest.slice(2)];
   }
   if (first === '-m' && rest.length >= 2 && /^[A-Za-z_][A-Za-z0-9_.]*$/.test(rest[1]!)) {
-    return ['-c', `${pathPrelude(cwd)}\nimport runpy\nrunpy.run_module(${JSON.stringify(rest[1])}, run_name='__main__', alter_sys=True)`, ...rest.slice(2)];
+    return [
+      '-c',
+      `${pathPrelude(cwd)}\nimport runpy\nrunpy.run_module(${JSON.stringify(rest[1])}, run_name='__main__', alter_sys=True)`,
+      ...rest.slice(2),
+    ];
   }
   if (first.startsWith('-')) return [...rest];
   const script = posix.resolve(cwd, first);
@@ -48,7 +63,14 @@ export async function pythonArguments(args: readonly string[], cwd: string, fs: 
 export function pythonCommands(jb: JustBash): ReturnType<JustBash['defineCommand']>[] {
   return ['python3', 'python'].map((name) =>
     jb.defineCommand(name, async (args, ctx) => {
-      if (!ctx.origCommand || args.includes('--version') || args.includes('-V') || args.includes('--help') || args.includes('-h')) return ctx.origCommand!(args);
+      if (
+        !ctx.origCommand ||
+        args.includes('--version') ||
+        args.includes('-V') ||
+        args.includes('--help') ||
+        args.includes('-h')
+      )
+        return ctx.origCommand!(args);
       return ctx.origCommand(await pythonArguments(args, ctx.cwd, ctx.fs));
     }),
   );

@@ -5,7 +5,15 @@
  * than a container, and every session says so.
  */
 import { randomBytes } from 'node:crypto';
-import type { EngineCapabilities, EngineInfo, OpenOptions, Sandbox, SandboxEngine, SessionFilter, SessionInfo } from '../../core/engine';
+import type {
+  EngineCapabilities,
+  EngineInfo,
+  OpenOptions,
+  Sandbox,
+  SandboxEngine,
+  SessionFilter,
+  SessionInfo,
+} from '../../core/engine';
 import { missingCapabilities } from '../../core/engineCapabilities';
 import { folderLimitReason, placeBytes } from '../../core/diskLimit';
 import { SandboxError } from '../../core/errors';
@@ -25,7 +33,8 @@ export interface VirtualEngineOptions {
   nodeVersion?: string;
 }
 
-const DOCKER_HINT = 'Use the Docker engine for it (setting agentSandbox.engine: "docker", or --engine docker on the command line).';
+const DOCKER_HINT =
+  'Use the Docker engine for it (setting agentSandbox.engine: "docker", or --engine docker on the command line).';
 
 export class VirtualEngine implements SandboxEngine {
   readonly kind = 'virtual' as const;
@@ -38,12 +47,28 @@ export class VirtualEngine implements SandboxEngine {
   constructor(options: VirtualEngineOptions = {}) {
     this.location = options.location ?? workerLocation();
     this.nodeVersion = options.nodeVersion ?? process.versions.node;
-    const languages: Runtime[] = javascriptSupported(this.nodeVersion) ? ['python', 'node', 'bash'] : ['python', 'bash'];
-    this.capabilities = { isolation: 'in-process', processes: false, packages: false, network: false, languages, memoryLimit: false, persistentSessions: false };
+    const languages: Runtime[] = javascriptSupported(this.nodeVersion)
+      ? ['python', 'node', 'bash']
+      : ['python', 'bash'];
+    this.capabilities = {
+      isolation: 'in-process',
+      processes: false,
+      packages: false,
+      network: false,
+      languages,
+      memoryLimit: false,
+      persistentSessions: false,
+    };
   }
 
   async info(): Promise<EngineInfo> {
-    return { kind: 'virtual', product: 'just-bash (embedded)', version: justBashVersion(this.location), endpoint: 'in-process (no daemon)', os: `Node.js ${this.nodeVersion}` };
+    return {
+      kind: 'virtual',
+      product: 'just-bash (embedded)',
+      version: justBashVersion(this.location),
+      endpoint: 'in-process (no daemon)',
+      os: `Node.js ${this.nodeVersion}`,
+    };
   }
 
   async open(specInput: SandboxSpec, options: OpenOptions = {}): Promise<Sandbox> {
@@ -89,7 +114,11 @@ export class VirtualEngine implements SandboxEngine {
       this.ephemeral.delete(sandbox);
     });
     try {
-      if (options.files?.length) await client.request({ type: 'place', files: options.files.map((file) => ({ path: file.path, data: file.data, mode: file.mode })) });
+      if (options.files?.length)
+        await client.request({
+          type: 'place',
+          files: options.files.map((file) => ({ path: file.path, data: file.data, mode: file.mode })),
+        });
     } catch (error) {
       await sandbox.close();
       throw error;
@@ -101,17 +130,35 @@ export class VirtualEngine implements SandboxEngine {
 
   async attach(id: string): Promise<Sandbox> {
     const sandbox = this.sessions.get(id);
-    if (!sandbox) throw new SandboxError('session-not-found', `No virtual session with id ${id} exists in this process; it was closed, or it belonged to a process that has ended.`, 'Open a new session with sandbox_open. Sessions of the virtual engine live only as long as the process that opened them.');
+    if (!sandbox)
+      throw new SandboxError(
+        'session-not-found',
+        `No virtual session with id ${id} exists in this process; it was closed, or it belonged to a process that has ended.`,
+        'Open a new session with sandbox_open. Sessions of the virtual engine live only as long as the process that opened them.',
+      );
     const why = sandbox.deathReason;
-    if (why) throw new SandboxError('session-dead', `The session ${sandbox.info.name ?? id.slice(0, 12)} is no longer running: ${why}.`, 'Its files are gone. Close it, then open a new session.');
+    if (why)
+      throw new SandboxError(
+        'session-dead',
+        `The session ${sandbox.info.name ?? id.slice(0, 12)} is no longer running: ${why}.`,
+        'Its files are gone. Close it, then open a new session.',
+      );
     return sandbox;
   }
 
   async list(filter: SessionFilter = {}): Promise<SessionInfo[]> {
     return [...this.sessions.values()]
       .map((sandbox) => ({ ...sandbox.info, state: sandbox.deathReason ? ('stopped' as const) : ('running' as const) }))
-      .filter((info) => (!filter.name || info.name === filter.name) && (!filter.workspaceFolder || info.workspaceFolder === filter.workspaceFolder))
-      .filter((info) => !filter.scope || (info.scope.kind === filter.scope.kind && (!filter.scope.key || info.scope.key === filter.scope.key)))
+      .filter(
+        (info) =>
+          (!filter.name || info.name === filter.name) &&
+          (!filter.workspaceFolder || info.workspaceFolder === filter.workspaceFolder),
+      )
+      .filter(
+        (info) =>
+          !filter.scope ||
+          (info.scope.kind === filter.scope.kind && (!filter.scope.key || info.scope.key === filter.scope.key)),
+      )
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
@@ -128,10 +175,18 @@ export class VirtualEngine implements SandboxEngine {
   }
 
   /** A folder mounted read-write cannot be capped: its worker is ended once it grew past the disk or inode limit (core/folderGrowth.ts). */
-  private watchFolder(spec: SandboxSpec, folder: string | undefined, client: WorkerClient): FolderGrowthWatch | undefined {
+  private watchFolder(
+    spec: SandboxSpec,
+    folder: string | undefined,
+    client: WorkerClient,
+  ): FolderGrowthWatch | undefined {
     if (spec.workspaceAccess !== 'rw' || !folder) return undefined;
     const limits = { bytes: spec.limits.diskBytes, inodes: spec.limits.inodes };
-    const watch = new FolderGrowthWatch({ folder, limits, onExceeded: (growth) => client.kill(folderLimitReason(folder, growth, limits)) });
+    const watch = new FolderGrowthWatch({
+      folder,
+      limits,
+      onExceeded: (growth) => client.kill(folderLimitReason(folder, growth, limits)),
+    });
     client.onExit(() => watch.stop());
     return watch;
   }
@@ -140,28 +195,55 @@ export class VirtualEngine implements SandboxEngine {
   private refuseWhatCannotRun(spec: SandboxSpec, options: OpenOptions): void {
     if (!this.capabilities.languages.includes(spec.runtime)) {
       if (spec.runtime === 'node') {
-        throw new SandboxError('unsupported', `The virtual engine runs JavaScript only on Node.js 22.6 or newer; this process runs Node.js ${this.nodeVersion}.`, `Run Python or bash instead, or run JavaScript in a container. ${DOCKER_HINT}`);
+        throw new SandboxError(
+          'unsupported',
+          `The virtual engine runs JavaScript only on Node.js 22.6 or newer; this process runs Node.js ${this.nodeVersion}.`,
+          `Run Python or bash instead, or run JavaScript in a container. ${DOCKER_HINT}`,
+        );
       }
-      throw new SandboxError('unsupported', `The virtual engine has no runtime "${spec.runtime}": it runs ${this.capabilities.languages.join(', ')}, not a full Linux system.`, `Use runtime bash for shell commands. For a Linux userland (apt-get, native programs): ${DOCKER_HINT}`);
+      throw new SandboxError(
+        'unsupported',
+        `The virtual engine has no runtime "${spec.runtime}": it runs ${this.capabilities.languages.join(', ')}, not a full Linux system.`,
+        `Use runtime bash for shell commands. For a Linux userland (apt-get, native programs): ${DOCKER_HINT}`,
+      );
     }
     const packages = [...spec.pipPackages, ...spec.npmPackages];
     if (packages.length) {
-      throw new SandboxError('unsupported', `The virtual engine cannot install packages (${packages.join(', ')}): it has no pip or npm and no network.`, `Use the Python standard library, or install packages in a container. ${DOCKER_HINT}`);
+      throw new SandboxError(
+        'unsupported',
+        `The virtual engine cannot install packages (${packages.join(', ')}): it has no pip or npm and no network.`,
+        `Use the Python standard library, or install packages in a container. ${DOCKER_HINT}`,
+      );
     }
     if (spec.workspaceAccess !== 'none' && !options.workspaceFolder) {
-      throw new SandboxError('invalid-input', `Workspace access "${spec.workspaceAccess}" needs a workspace folder to mount.`, 'Open a folder, or set workspace access to none.');
+      throw new SandboxError(
+        'invalid-input',
+        `Workspace access "${spec.workspaceAccess}" needs a workspace folder to mount.`,
+        'Open a folder, or set workspace access to none.',
+      );
     }
     if (spec.workspaceAccess === 'ro' && options.files?.some((file) => file.path.startsWith(`${WORKSPACE_DIR}/`))) {
-      throw new SandboxError('read-only', 'Files cannot be staged into a read-only workspace.', 'Read them from the workspace instead, or ask for read-write access.');
+      throw new SandboxError(
+        'read-only',
+        'Files cannot be staged into a read-only workspace.',
+        'Read them from the workspace instead, or ask for read-write access.',
+      );
     }
   }
 
   private notices(spec: SandboxSpec, options: OpenOptions): string[] {
-    const notices = [`Virtual engine: in-process isolation, lighter than a container (${missingCapabilities(this.capabilities).join(', ')}).`];
-    if (spec.mode === 'code' && !options.ephemeral) notices.push('This session lives in this process only: it does not survive a restart of VS Code or the CLI.');
-    if (spec.network) notices.push('Network access was asked for, but the virtual engine has no network; the sandbox runs offline.');
+    const notices = [
+      `Virtual engine: in-process isolation, lighter than a container (${missingCapabilities(this.capabilities).join(', ')}).`,
+    ];
+    if (spec.mode === 'code' && !options.ephemeral)
+      notices.push('This session lives in this process only: it does not survive a restart of VS Code or the CLI.');
+    if (spec.network)
+      notices.push('Network access was asked for, but the virtual engine has no network; the sandbox runs offline.');
     if (spec.image) notices.push(`The virtual engine runs no images; "${spec.image}" was not used.`);
-    if (spec.workspaceAccess === 'ro') notices.push('The workspace folder is read-only: writes under /workspace stay in this session\'s memory and never reach the folder.');
+    if (spec.workspaceAccess === 'ro')
+      notices.push(
+        "The workspace folder is read-only: writes under /workspace stay in this session's memory and never reach the folder.",
+      );
     return notices;
   }
 }

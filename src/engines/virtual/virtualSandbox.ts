@@ -1,6 +1,20 @@
 /** A live virtual sandbox: commands and file operations run in its worker, with the Docker engine's result and error shapes. */
 import { posix } from 'node:path';
-import type { DeleteOptions, ExecRequest, ExecResult, FileContent, FileInput, ListOptions, ListResult, ReadOptions, Sandbox, SessionInfo, ShellOptions, ShellSession, WriteResult } from '../../core/engine';
+import type {
+  DeleteOptions,
+  ExecRequest,
+  ExecResult,
+  FileContent,
+  FileInput,
+  ListOptions,
+  ListResult,
+  ReadOptions,
+  Sandbox,
+  SessionInfo,
+  ShellOptions,
+  ShellSession,
+  WriteResult,
+} from '../../core/engine';
 import { displayName } from '../../core/displayName';
 import { SandboxError } from '../../core/errors';
 import { resolveFiles } from '../../core/files';
@@ -17,8 +31,16 @@ import { openVirtualShell } from './virtualShell';
 
 /** Output beyond this stops a command (it is held in memory before the caps apply). */
 const MAX_OUTPUT_BYTES = 64 * MiB;
-const BASE_ENV = { HOME: SANDBOX_HOME, USER: 'user', LOGNAME: 'user', PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', HOSTNAME: 'sandbox' };
-const DEAD_HINT = 'Its files are gone. Close it (sandbox_close, or agent-sandbox close), then open a new session (sandbox_open); it starts empty.';
+const BASE_ENV = {
+  HOME: SANDBOX_HOME,
+  USER: 'user',
+  LOGNAME: 'user',
+  PATH: '/usr/bin:/bin',
+  LANG: 'C.UTF-8',
+  HOSTNAME: 'sandbox',
+};
+const DEAD_HINT =
+  'Its files are gone. Close it (sandbox_close, or agent-sandbox close), then open a new session (sandbox_open); it starts empty.';
 
 export class VirtualSandbox implements Sandbox {
   private closed = false;
@@ -38,10 +60,18 @@ export class VirtualSandbox implements Sandbox {
     const script = commandLine(request);
     // `bash FILE` (a compute-mode program) runs the file's lines at top level, where output before a deadline survives.
     const cwd = request.cwd ? posix.resolve(WORKSPACE_DIR, request.cwd) : WORKSPACE_DIR;
-    const scriptFile = request.cmd?.length === 2 && /^(ba)?sh$/.test(request.cmd[0]!) && !request.cmd[1]!.startsWith('-') ? posix.resolve(cwd, request.cmd[1]!) : undefined;
+    const scriptFile =
+      request.cmd?.length === 2 && /^(ba)?sh$/.test(request.cmd[0]!) && !request.cmd[1]!.startsWith('-')
+        ? posix.resolve(cwd, request.cmd[1]!)
+        : undefined;
     this.check();
     const timeoutSeconds = request.timeoutSeconds ?? this.info.spec.timeoutSeconds;
-    const stdin = request.stdin === undefined ? undefined : typeof request.stdin === 'string' ? { stdin: request.stdin, stdinKind: 'text' as const } : { stdin: Buffer.from(request.stdin).toString('latin1'), stdinKind: 'bytes' as const };
+    const stdin =
+      request.stdin === undefined
+        ? undefined
+        : typeof request.stdin === 'string'
+          ? { stdin: request.stdin, stdinKind: 'text' as const }
+          : { stdin: Buffer.from(request.stdin).toString('latin1'), stdinKind: 'bytes' as const };
     const started = performance.now();
     let reply: ExecReply;
     const notices: string[] = [];
@@ -66,8 +96,16 @@ export class VirtualSandbox implements Sandbox {
       // The worker was ended (a command that ignored its deadline, or memory): the session ends with it.
       oomKilled = error.outOfMemory;
       diskStopped = error.why.startsWith(DISK_LIMIT_REACHED);
-      notices.push(`The virtual sandbox was stopped because ${error.why}; its files are gone. Open a new session to continue.`);
-      reply = { stdout: '', stderr: '', exitCode: 137, timedOut: !oomKilled && !diskStopped && !signal?.aborted, cancelled: !oomKilled && !diskStopped && Boolean(signal?.aborted) };
+      notices.push(
+        `The virtual sandbox was stopped because ${error.why}; its files are gone. Open a new session to continue.`,
+      );
+      reply = {
+        stdout: '',
+        stderr: '',
+        exitCode: 137,
+        timedOut: !oomKilled && !diskStopped && !signal?.aborted,
+        cancelled: !oomKilled && !diskStopped && Boolean(signal?.aborted),
+      };
     }
     const stdout = new CappedOutput(this.info.spec.limits.maxStdoutBytes);
     const stderr = new CappedOutput(this.info.spec.limits.maxStderrBytes);
@@ -75,31 +113,62 @@ export class VirtualSandbox implements Sandbox {
     stderr.push(Buffer.from(reply.stderr, 'utf8'));
     // As a killed process in a container: the time limit and a cancellation end the command with SIGKILL's code.
     const exitCode = reply.timedOut || reply.cancelled ? 137 : reply.exitCode;
-    const result = buildExecResult({ exitCode, timedOut: reply.timedOut, cancelled: reply.cancelled, oomKilled, durationMs: performance.now() - started, stdout, stderr, timeoutSeconds, notices }, this.info.spec);
-    return diskStopped ? { ...result, diskLimitReached: true, hint: `Agent Sandbox stopped the session: ${this.deathReason}. ${DEAD_HINT}` } : result;
+    const result = buildExecResult(
+      {
+        exitCode,
+        timedOut: reply.timedOut,
+        cancelled: reply.cancelled,
+        oomKilled,
+        durationMs: performance.now() - started,
+        stdout,
+        stderr,
+        timeoutSeconds,
+        notices,
+      },
+      this.info.spec,
+    );
+    return diskStopped
+      ? {
+          ...result,
+          diskLimitReached: true,
+          hint: `Agent Sandbox stopped the session: ${this.deathReason}. ${DEAD_HINT}`,
+        }
+      : result;
   }
 
   async writeFiles(files: readonly FileInput[]): Promise<WriteResult> {
     const resolved = resolveFiles(files, this.info.spec.limits);
     if (resolved.length === 0) return { files: [] };
     if (this.info.workspaceAccess === 'ro') throw readOnly(resolved[0]!.path, 'write');
-    return this.call({ type: 'write', files: resolved.map((file) => ({ path: file.path, data: file.data, mode: file.mode })) });
+    return this.call({
+      type: 'write',
+      files: resolved.map((file) => ({ path: file.path, data: file.data, mode: file.mode })),
+    });
   }
 
   async readFile(path: string, options: ReadOptions = {}): Promise<FileContent> {
     const absolute = resolveWorkspacePath(path);
-    const maxBytes = Math.min(options.maxBytes ?? this.info.spec.limits.maxFileSizeBytes, this.info.spec.limits.maxFileSizeBytes);
+    const maxBytes = Math.min(
+      options.maxBytes ?? this.info.spec.limits.maxFileSizeBytes,
+      this.info.spec.limits.maxFileSizeBytes,
+    );
     return this.call({ type: 'read', path: absolute, maxBytes, encoding: options.encoding ?? 'auto' });
   }
 
   async listFiles(path: string, options: ListOptions = {}): Promise<ListResult> {
     const absolute = resolveWorkspacePath(path);
-    return this.call({ type: 'list', path: absolute, depth: Math.max(1, Math.min(options.depth ?? 1, 32)), most: this.info.spec.limits.maxFiles });
+    return this.call({
+      type: 'list',
+      path: absolute,
+      depth: Math.max(1, Math.min(options.depth ?? 1, 32)),
+      most: this.info.spec.limits.maxFiles,
+    });
   }
 
   async deletePath(path: string, options: DeleteOptions = {}): Promise<{ path: string; deleted: boolean }> {
     const absolute = resolveWorkspacePath(path);
-    if (absolute === WORKSPACE_DIR) throw new SandboxError('invalid-input', 'Cannot delete /workspace itself.', 'Delete the files inside it.');
+    if (absolute === WORKSPACE_DIR)
+      throw new SandboxError('invalid-input', 'Cannot delete /workspace itself.', 'Delete the files inside it.');
     if (this.info.workspaceAccess === 'ro') throw readOnly(absolute, 'delete');
     return this.call({ type: 'delete', path: absolute, recursive: Boolean(options.recursive) });
   }
@@ -107,7 +176,11 @@ export class VirtualSandbox implements Sandbox {
   async openShell(options: ShellOptions = {}): Promise<ShellSession> {
     this.check();
     if (options.command && (options.command.length === 0 || options.command[0] === '')) {
-      throw new SandboxError('invalid-input', 'The shell command is empty.', 'Leave it out for an interactive shell, or give the program and its arguments.');
+      throw new SandboxError(
+        'invalid-input',
+        'The shell command is empty.',
+        'Leave it out for an interactive shell, or give the program and its arguments.',
+      );
     }
     return openVirtualShell(this, options);
   }
@@ -121,7 +194,12 @@ export class VirtualSandbox implements Sandbox {
 
   private check(): void {
     const why = this.deathReason;
-    if (why) throw new SandboxError('session-dead', `The session ${this.info.name ?? this.info.id.slice(0, 12)} is no longer running: ${why}.`, DEAD_HINT);
+    if (why)
+      throw new SandboxError(
+        'session-dead',
+        `The session ${this.info.name ?? this.info.id.slice(0, 12)} is no longer running: ${why}.`,
+        DEAD_HINT,
+      );
   }
 
   private async call<T>(request: Parameters<WorkerClient['request']>[0]): Promise<T> {
@@ -136,7 +214,11 @@ export class VirtualSandbox implements Sandbox {
 }
 
 function readOnly(path: string, action: string): SandboxError {
-  return new SandboxError('read-only', `Cannot ${action} ${displayName(path)}: the workspace is read-only for file tools (the session's own writes under /workspace stay in its memory).`, 'Ask the user for read-write workspace access (setting agentSandbox.workspaceAccess, or --workspace rw), or write under /tmp instead.');
+  return new SandboxError(
+    'read-only',
+    `Cannot ${action} ${displayName(path)}: the workspace is read-only for file tools (the session's own writes under /workspace stay in its memory).`,
+    'Ask the user for read-write workspace access (setting agentSandbox.workspaceAccess, or --workspace rw), or write under /tmp instead.',
+  );
 }
 
 /**
@@ -146,16 +228,29 @@ function readOnly(path: string, action: string): SandboxError {
  */
 function commandLine(request: ExecRequest): string {
   if (request.cmd && request.command !== undefined) {
-    throw new SandboxError('invalid-input', 'Give either command (a shell string) or cmd (an argv array), not both.', 'Use command for shell syntax like pipes; use cmd to pass arguments exactly.');
+    throw new SandboxError(
+      'invalid-input',
+      'Give either command (a shell string) or cmd (an argv array), not both.',
+      'Use command for shell syntax like pipes; use cmd to pass arguments exactly.',
+    );
   }
   if (request.cmd) {
-    if (request.cmd.length === 0 || request.cmd[0] === '') throw new SandboxError('invalid-input', 'cmd is empty.', 'Give the program and its arguments, like ["python3", "main.py"].');
+    if (request.cmd.length === 0 || request.cmd[0] === '')
+      throw new SandboxError(
+        'invalid-input',
+        'cmd is empty.',
+        'Give the program and its arguments, like ["python3", "main.py"].',
+      );
     let argv = [...request.cmd];
     if (/^python3?$/.test(posix.basename(argv[0]!)) && argv[1] === '-u') argv = [argv[0]!, ...argv.slice(2)];
     return argv.map(shellQuote).join(' ');
   }
   if (request.command === undefined || request.command.trim() === '') {
-    throw new SandboxError('invalid-input', 'No command was given.', 'Give command (a shell string, like "ls -la") or cmd (an argv array).');
+    throw new SandboxError(
+      'invalid-input',
+      'No command was given.',
+      'Give command (a shell string, like "ls -la") or cmd (an argv array).',
+    );
   }
   return request.command;
 }

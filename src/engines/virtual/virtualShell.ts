@@ -29,11 +29,17 @@ class VirtualShell extends ShellOutput implements ShellSession {
     private readonly options: ShellOptions,
   ) {
     super();
-    this.cwd = options.cwd ? (options.cwd.startsWith('/') ? options.cwd : `${WORKSPACE_DIR}/${options.cwd}`) : WORKSPACE_DIR;
+    this.cwd = options.cwd
+      ? options.cwd.startsWith('/')
+        ? options.cwd
+        : `${WORKSPACE_DIR}/${options.cwd}`
+      : WORKSPACE_DIR;
   }
 
   greet(): void {
-    this.emit('Virtual sandbox (just-bash): bash builtins and Python in this process, no real processes or network. Each line runs on its own; the directory carries over.\r\n');
+    this.emit(
+      'Virtual sandbox (just-bash): bash builtins and Python in this process, no real processes or network. Each line runs on its own; the directory carries over.\r\n',
+    );
     this.prompt();
   }
 
@@ -108,7 +114,10 @@ class VirtualShell extends ShellOutput implements ShellSession {
     const controller = new AbortController();
     this.running = controller;
     try {
-      const result = await this.sandbox.exec({ command: script, cwd: this.cwd, env: this.options.env }, controller.signal);
+      const result = await this.sandbox.exec(
+        { command: script, cwd: this.cwd, env: this.options.env },
+        controller.signal,
+      );
       let stdout = result.stdout;
       const mark = stdout.lastIndexOf(CWD_MARK);
       if (mark !== -1) {
@@ -116,7 +125,8 @@ class VirtualShell extends ShellOutput implements ShellSession {
         stdout = stdout.slice(0, mark);
       }
       this.emit(terminalText(stdout + result.stderr));
-      if (result.hint && result.outcome !== 'ok' && result.outcome !== 'error') this.emit(terminalText(`${result.hint}\n`));
+      if (result.hint && result.outcome !== 'ok' && result.outcome !== 'error')
+        this.emit(terminalText(`${result.hint}\n`));
       return result.exitCode;
     } catch (error) {
       this.emit(terminalText(`${(error as Error).message}\n`));
@@ -130,7 +140,6 @@ class VirtualShell extends ShellOutput implements ShellSession {
     const where = this.cwd === WORKSPACE_DIR ? '/workspace' : this.cwd;
     this.emit(`user@sandbox:${where}$ `);
   }
-
 }
 
 /** Terminals need a carriage return before each line feed. */

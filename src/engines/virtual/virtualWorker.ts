@@ -33,29 +33,66 @@ function post(message: WorkerMessage): void {
 }
 
 function wireError(error: unknown): WireError {
-  if (SandboxError.is(error)) return { reason: error.reason, message: error.message, ...(error.hint ? { hint: error.hint } : {}) };
+  if (SandboxError.is(error))
+    return { reason: error.reason, message: error.message, ...(error.hint ? { hint: error.hint } : {}) };
   const message = error instanceof Error ? error.message : String(error);
-  if (/ENOSPC|byte limit exceeded/.test(message)) return { reason: 'disk-limit', message: `${DISK_LIMIT_REACHED}: the sandbox's files are kept in its memory, at most ${formatSize(setup.maxMemoryBytes)} (${message})`, hint: DISK_LIMIT_NEXT };
-  if (/EROFS|read-only/i.test(message)) return { reason: 'read-only', message: `The workspace is read-only: ${message}`, hint: 'Ask the user for read-write workspace access (setting agentSandbox.workspaceAccess, or --workspace rw), or write under /tmp instead.' };
-  if (/EACCES|EPERM/.test(message)) return { reason: 'permission-denied', message: `Permission denied: ${message}`, hint: 'Write somewhere the sandbox owns, like a new folder in /workspace.' };
-  if (/ENOENT/.test(message)) return { reason: 'file-not-found', message, hint: 'List the directory with sandbox_fs_list to see what is there.' };
-  return { reason: 'engine-error', message: `The virtual engine failed: ${message}`, hint: 'Try again; if it persists, reopen the session.' };
+  if (/ENOSPC|byte limit exceeded/.test(message))
+    return {
+      reason: 'disk-limit',
+      message: `${DISK_LIMIT_REACHED}: the sandbox's files are kept in its memory, at most ${formatSize(setup.maxMemoryBytes)} (${message})`,
+      hint: DISK_LIMIT_NEXT,
+    };
+  if (/EROFS|read-only/i.test(message))
+    return {
+      reason: 'read-only',
+      message: `The workspace is read-only: ${message}`,
+      hint: 'Ask the user for read-write workspace access (setting agentSandbox.workspaceAccess, or --workspace rw), or write under /tmp instead.',
+    };
+  if (/EACCES|EPERM/.test(message))
+    return {
+      reason: 'permission-denied',
+      message: `Permission denied: ${message}`,
+      hint: 'Write somewhere the sandbox owns, like a new folder in /workspace.',
+    };
+  if (/ENOENT/.test(message))
+    return { reason: 'file-not-found', message, hint: 'List the directory with sandbox_fs_list to see what is there.' };
+  return {
+    reason: 'engine-error',
+    message: `The virtual engine failed: ${message}`,
+    hint: 'Try again; if it persists, reopen the session.',
+  };
 }
 
 function commands(jb: JustBash): ReturnType<JustBash['defineCommand']>[] {
   const python = setup.python ? pythonCommands(jb) : [];
   if (setup.javascript) {
     // `node` is what agents type; js-exec is just-bash's (QuickJS) JavaScript runner.
-    return [...python, jb.defineCommand('node', async (args, ctx) => ctx.exec!('js-exec', { cwd: ctx.cwd, args, stdin: jb.latin1FromBytes(ctx.stdin), stdinKind: 'bytes' }))];
+    return [
+      ...python,
+      jb.defineCommand('node', async (args, ctx) =>
+        ctx.exec!('js-exec', { cwd: ctx.cwd, args, stdin: jb.latin1FromBytes(ctx.stdin), stdinKind: 'bytes' }),
+      ),
+    ];
   }
   const unavailable = (name: string) =>
-    jb.defineCommand(name, async () => ({ stdout: '', stderr: `${name}: JavaScript in the virtual engine needs Node.js 22.6 or newer, and this host runs Node.js ${process.versions.node}. Use the Docker engine to run JavaScript.\n`, exitCode: 127 }));
+    jb.defineCommand(name, async () => ({
+      stdout: '',
+      stderr: `${name}: JavaScript in the virtual engine needs Node.js 22.6 or newer, and this host runs Node.js ${process.versions.node}. Use the Docker engine to run JavaScript.\n`,
+      exitCode: 127,
+    }));
   return [...python, unavailable('node'), unavailable('js-exec')];
 }
 
 async function exec(jb: JustBash, fs: IFileSystem, id: number, payload: ExecPayload): Promise<ExecReply> {
   const cwd = await fs.stat(payload.cwd).catch(() => undefined);
-  if (!cwd?.isDirectory) return { stdout: '', stderr: `The working directory ${payload.cwd} does not exist.\n`, exitCode: 1, timedOut: false, cancelled: false };
+  if (!cwd?.isDirectory)
+    return {
+      stdout: '',
+      stderr: `The working directory ${payload.cwd} does not exist.\n`,
+      exitCode: 1,
+      timedOut: false,
+      cancelled: false,
+    };
   const controller = new AbortController();
   running.set(id, controller);
   try {
@@ -80,11 +117,22 @@ async function exec(jb: JustBash, fs: IFileSystem, id: number, payload: ExecPayl
       },
     });
     // The braces keep what was printed before a deadline or an abort (just-bash drops it otherwise).
-    const script = payload.scriptFile ? await fs.readFile(payload.scriptFile).catch(() => payload.script) : payload.script;
-    const result = await bash.exec(`{\n${script}\n}`, { stdin: payload.stdin, stdinKind: payload.stdinKind, signal: controller.signal, rawScript: true });
+    const script = payload.scriptFile
+      ? await fs.readFile(payload.scriptFile).catch(() => payload.script)
+      : payload.script;
+    const result = await bash.exec(`{\n${script}\n}`, {
+      stdin: payload.stdin,
+      stdinKind: payload.stdinKind,
+      signal: controller.signal,
+      rawScript: true,
+    });
     const timedOut = result.exitCode === 124 && DEADLINE.test(result.stderr);
     const cancelled = !timedOut && controller.signal.aborted && ABORTED.test(result.stderr);
-    const stderr = timedOut ? result.stderr.replace(DEADLINE, '') : cancelled ? result.stderr.replace(ABORTED, '') : result.stderr;
+    const stderr = timedOut
+      ? result.stderr.replace(DEADLINE, '')
+      : cancelled
+        ? result.stderr.replace(ABORTED, '')
+        : result.stderr;
     return { stdout: result.stdout, stderr, exitCode: result.exitCode, timedOut, cancelled };
   } finally {
     running.delete(id);

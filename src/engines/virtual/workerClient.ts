@@ -50,15 +50,33 @@ export class WorkerClient {
   /** Starts a worker and waits until just-bash is loaded and the file system is built. */
   static async start(location: WorkerLocation, setup: WorkerSetup, heapLimitMb: number): Promise<WorkerClient> {
     // Nothing a sandboxed program does reaches the host's console: the worker's own streams are drained and dropped.
-    const options = { workerData: setup, resourceLimits: { maxOldGenerationSizeMb: heapLimitMb }, stdout: true, stderr: true };
+    const options = {
+      workerData: setup,
+      resourceLimits: { maxOldGenerationSizeMb: heapLimitMb },
+      stdout: true,
+      stderr: true,
+    };
     // From TypeScript (the tests), the worker is compiled on the fly by tsx, as the main thread is.
     const worker = location.typescript
-      ? new Worker(`require('tsx/cjs/api').register(); require(${JSON.stringify(location.entry)});`, { ...options, eval: true })
+      ? new Worker(`require('tsx/cjs/api').register(); require(${JSON.stringify(location.entry)});`, {
+          ...options,
+          eval: true,
+        })
       : new Worker(location.entry, options);
     worker.stdout.resume();
     worker.stderr.resume();
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => fail(new SandboxError('engine-error', 'The virtual engine did not start within a minute.', 'Try again; if it persists, use the Docker engine.')), START_TIMEOUT_MS);
+      const timer = setTimeout(
+        () =>
+          fail(
+            new SandboxError(
+              'engine-error',
+              'The virtual engine did not start within a minute.',
+              'Try again; if it persists, use the Docker engine.',
+            ),
+          ),
+        START_TIMEOUT_MS,
+      );
       const fail = (error: unknown) => {
         clearTimeout(timer);
         void worker.terminate();
@@ -69,7 +87,16 @@ export class WorkerClient {
         if (message.type === 'ready') resolve();
         else if (message.type === 'failed') fail(fromWire(message.error));
       });
-      worker.once('error', (error) => fail(new SandboxError('engine-error', `The virtual engine could not start: ${error.message}`, 'Reinstall the extension, or use the Docker engine.', { cause: error })));
+      worker.once('error', (error) =>
+        fail(
+          new SandboxError(
+            'engine-error',
+            `The virtual engine could not start: ${error.message}`,
+            'Reinstall the extension, or use the Docker engine.',
+            { cause: error },
+          ),
+        ),
+      );
     });
     return new WorkerClient(worker);
   }
@@ -101,7 +128,10 @@ export class WorkerClient {
     if (this.ended) return Promise.reject(this.ended);
     const id = this.nextId;
     const reply = this.request<ExecReply>({ type: 'exec', ...payload });
-    let watchdog = setTimeout(() => this.kill('a command ran past its time limit and could not be stopped'), payload.timeoutMs + STOP_GRACE_MS);
+    let watchdog = setTimeout(
+      () => this.kill('a command ran past its time limit and could not be stopped'),
+      payload.timeoutMs + STOP_GRACE_MS,
+    );
     const onAbort = () => {
       if (this.ended) return;
       void this.request({ type: 'abort', target: id }).catch(() => undefined);

@@ -26,7 +26,15 @@ export async function buildFileSystem(jb: JustBash, setup: WorkerSetup): Promise
   }
   const workspace =
     setup.access === 'ro'
-      ? new jb.OverlayFs({ root: setup.folder, mountPoint: '/', maxFileReadSize: setup.maxFileReadBytes, maxMemoryBytes: setup.maxMemoryBytes })
-      : await HostFolderFs.open(setup.folder, { maxFileReadBytes: setup.maxFileReadBytes, protectedPaths: setup.protectedPaths });
+      ? new jb.OverlayFs({
+          root: setup.folder,
+          mountPoint: '/',
+          maxFileReadSize: setup.maxFileReadBytes,
+          maxMemoryBytes: setup.maxMemoryBytes,
+        })
+      : await HostFolderFs.open(setup.folder, {
+          maxFileReadBytes: setup.maxFileReadBytes,
+          protectedPaths: setup.protectedPaths,
+        });
   return new jb.MountableFs({ base, mounts: [{ mountPoint: WORKSPACE_DIR, filesystem: workspace }] });
 }

@@ -41,7 +41,10 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
-    view.webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(this.services.extensionUri, 'dist')] };
+    view.webview.options = {
+      enableScripts: true,
+      localResourceRoots: [vscode.Uri.joinPath(this.services.extensionUri, 'dist')],
+    };
     view.webview.html = panelHtml(view.webview, this.services.extensionUri);
     view.webview.onDidReceiveMessage((message: unknown) => void this.receive(message));
     view.onDidChangeVisibility(() => (view.visible ? this.startLive() : this.stopLive()));
@@ -61,7 +64,9 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
   async receive(raw: unknown): Promise<void> {
     const parsed = webviewToHostSchema.safeParse(raw);
     if (!parsed.success) {
-      this.services.log.warn(`Sandbox panel sent an invalid message: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+      this.services.log.warn(
+        `Sandbox panel sent an invalid message: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+      );
       return;
     }
     const message = parsed.data;
@@ -89,7 +94,9 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
       case 'retryEngine': {
         const status = await this.services.engine.check();
         await this.sendState();
-        return status.state === 'connected' ? vscode.l10n.t('Connected to {0} {1}.', status.info.product, status.info.version) : undefined;
+        return status.state === 'connected'
+          ? vscode.l10n.t('Connected to {0} {1}.', status.info.product, status.info.version)
+          : undefined;
       }
       case 'showLog':
         this.services.log.show(true);
@@ -97,27 +104,49 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
       case 'openSession': {
         const opened = await track(service.open({ session: message.name, runtime: message.runtime, byUser: true }));
         this.services.engine.reportSuccess();
-        return opened.created ? vscode.l10n.t('Opened session {0}.', message.name) : vscode.l10n.t('Session {0} was already open.', message.name);
+        return opened.created
+          ? vscode.l10n.t('Opened session {0}.', message.name)
+          : vscode.l10n.t('Session {0} was already open.', message.name);
       }
       case 'closeSession':
         await track(service.close(message.sandboxId));
         return vscode.l10n.t('Closed session {0}.', message.sandboxId);
       case 'restartSession':
-        if (!(await this.confirm(vscode.l10n.t('Restart session {0}? Its files, installed packages and processes are lost.', message.sandboxId), vscode.l10n.t('Restart')))) return undefined;
+        if (
+          !(await this.confirm(
+            vscode.l10n.t(
+              'Restart session {0}? Its files, installed packages and processes are lost.',
+              message.sandboxId,
+            ),
+            vscode.l10n.t('Restart'),
+          ))
+        )
+          return undefined;
         await track(service.restart(message.sandboxId, { byUser: true }));
         return vscode.l10n.t('Restarted session {0}.', message.sandboxId);
       case 'openTerminal':
         await vscode.commands.executeCommand('agentSandbox.openTerminal', message.sandboxId);
         return undefined;
       case 'setAccess': {
-        if (message.access !== 'none' && !vscode.workspace.isTrusted) throw new Error(vscode.l10n.t('This workspace is not trusted: sandboxes cannot see it.'));
-        const question = vscode.l10n.t('Recreate session {0} with workspace access "{1}"? The container is replaced: its files outside the workspace folder, installed packages and processes are lost.', message.sandboxId, message.access);
+        if (message.access !== 'none' && !vscode.workspace.isTrusted)
+          throw new Error(vscode.l10n.t('This workspace is not trusted: sandboxes cannot see it.'));
+        const question = vscode.l10n.t(
+          'Recreate session {0} with workspace access "{1}"? The container is replaced: its files outside the workspace folder, installed packages and processes are lost.',
+          message.sandboxId,
+          message.access,
+        );
         if (!(await this.confirm(question, vscode.l10n.t('Recreate')))) {
           await this.sendSessions();
           return undefined;
         }
-        const restarted = await track(service.restart(message.sandboxId, { workspaceAccess: message.access, byUser: true }));
-        return vscode.l10n.t('Session {0} now has workspace access "{1}".', message.sandboxId, restarted.sandbox.info.workspaceAccess);
+        const restarted = await track(
+          service.restart(message.sandboxId, { workspaceAccess: message.access, byUser: true }),
+        );
+        return vscode.l10n.t(
+          'Session {0} now has workspace access "{1}".',
+          message.sandboxId,
+          restarted.sandbox.info.workspaceAccess,
+        );
       }
       case 'saveDefaults':
         await this.saveDefaults(message.defaults);
@@ -130,8 +159,12 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
   }
 
   private async saveDefaults(defaults: DefaultsEdit): Promise<void> {
-    if (parseSize(defaults.memory) === undefined) throw new Error(vscode.l10n.t('Memory must be a size like 512m or 1g.'));
-    const target = defaults.target === 'workspace' && vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+    if (parseSize(defaults.memory) === undefined)
+      throw new Error(vscode.l10n.t('Memory must be a size like 512m or 1g.'));
+    const target =
+      defaults.target === 'workspace' && vscode.workspace.workspaceFolders?.length
+        ? vscode.ConfigurationTarget.Workspace
+        : vscode.ConfigurationTarget.Global;
     const config = vscode.workspace.getConfiguration(SECTION);
     const current = this.services.settings();
     // Looser access or network is the user's own decision, asked in a modal dialog; workspace settings could not loosen them anyway.
@@ -200,7 +233,13 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
     }
     const sessions = await this.sessionViews();
     if (!defaults) return;
-    this.post({ type: 'state', engine: engineView(engine.status, engineKind(engine)), sessions, defaults, activity: activity.recent().map(activityView) });
+    this.post({
+      type: 'state',
+      engine: engineView(engine.status, engineKind(engine)),
+      sessions,
+      defaults,
+      activity: activity.recent().map(activityView),
+    });
   }
 
   private async sendSessions(): Promise<void> {
@@ -227,7 +266,10 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
     const engine = this.services.engine.get();
     for (const id of ids) {
       if (this.stats.has(id) || !engine.watchStats) continue;
-      this.stats.set(id, engine.watchStats(id, (stats) => this.post({ type: 'stats', stats })));
+      this.stats.set(
+        id,
+        engine.watchStats(id, (stats) => this.post({ type: 'stats', stats })),
+      );
     }
   }
 

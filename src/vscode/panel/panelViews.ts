@@ -16,11 +16,22 @@ const IDLE_AFTER_MS = 60_000;
 export function engineView(status: EngineStatus, kind: string): EngineView {
   const view: EngineView = { kind, state: status.state, endpoint: status.endpoint };
   if (status.state === 'connected') return { ...view, product: status.info.product, version: status.info.version };
-  if (status.state === 'unavailable') return { ...view, problem: status.problem.split('\n')[0], fix: status.problem.split('\n').slice(1).join(' ') || undefined };
+  if (status.state === 'unavailable')
+    return {
+      ...view,
+      problem: status.problem.split('\n')[0],
+      fix: status.problem.split('\n').slice(1).join(' ') || undefined,
+    };
   return view;
 }
 
-export function sessionView(info: SessionInfo, service: SandboxService, activity: ActivityLog, engine: SandboxEngine, now = Date.now()): SessionView {
+export function sessionView(
+  info: SessionInfo,
+  service: SandboxService,
+  activity: ActivityLog,
+  engine: SandboxEngine,
+  now = Date.now(),
+): SessionView {
   const sandboxId = sandboxIdOf(info);
   const lastUsed = service.lastUsedAt(info.id);
   const last = activity.lastCommand(sandboxId);
@@ -48,7 +59,9 @@ export function defaultsView(settings: Settings): DefaultsView {
   const inspected = vscode.workspace.getConfiguration(SECTION).inspect('limits.memory');
   const canUseWorkspace = Boolean(vscode.workspace.workspaceFolders?.length);
   return {
-    memory: formatSize(settings.limits.memory).replace(/ (.)iB$/, (_, unit: string) => unit.toLowerCase()).replace(' bytes', ''),
+    memory: formatSize(settings.limits.memory)
+      .replace(/ (.)iB$/, (_, unit: string) => unit.toLowerCase())
+      .replace(' bytes', ''),
     cpus: settings.limits.cpus,
     pids: settings.limits.pids,
     timeoutSeconds: settings.timeoutSeconds,

@@ -21,36 +21,76 @@ const lenses: vscode.CodeLensProvider = {
     const sandbox = analysis.sandbox;
     // Station's agent-harness sandbox (mode host/docker/e2b) is run by the harness, not by us; and a file
     // of an untrusted workspace must not pick the image and packages that run.
-    if (!vscode.workspace.isTrusted || !sandbox || sandbox.style === 'harness' || sandbox.style === 'invalid') return [];
+    if (!vscode.workspace.isTrusted || !sandbox || sandbox.style === 'harness' || sandbox.style === 'invalid')
+      return [];
     const name = agentName(analysis, document.uri.path);
     const where = new vscode.Range(document.positionAt(sandbox.keyStart), document.positionAt(sandbox.keyEnd));
-    return [new vscode.CodeLens(where, { title: vscode.l10n.t('Open Sandbox Session for {0}', name), command: OPEN_AGENT_SESSION, arguments: [document.uri] })];
+    return [
+      new vscode.CodeLens(where, {
+        title: vscode.l10n.t('Open Sandbox Session for {0}', name),
+        command: OPEN_AGENT_SESSION,
+        arguments: [document.uri],
+      }),
+    ];
   },
 };
 
 async function openAgentSession(services: AgentSessionServices, arg: unknown) {
-  const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.languageId === DOTPROMPT ? vscode.window.activeTextEditor.document.uri : undefined;
+  const uri =
+    arg instanceof vscode.Uri
+      ? arg
+      : vscode.window.activeTextEditor?.document.languageId === DOTPROMPT
+        ? vscode.window.activeTextEditor.document.uri
+        : undefined;
   if (!uri) throw new Error(vscode.l10n.t('Open a .prompt file with a sandbox block first.'));
-  if (!vscode.workspace.isTrusted) throw new Error(vscode.l10n.t('This workspace is not trusted: its .prompt files cannot choose what a sandbox runs. Trust the workspace first.'));
+  if (!vscode.workspace.isTrusted)
+    throw new Error(
+      vscode.l10n.t(
+        'This workspace is not trusted: its .prompt files cannot choose what a sandbox runs. Trust the workspace first.',
+      ),
+    );
   const document = await vscode.workspace.openTextDocument(uri);
   const analysis = analyzePrompt(document.getText());
   const name = agentName(analysis, uri.path);
-  if (!analysis.sandbox || analysis.sandbox.style === 'harness') throw new Error(vscode.l10n.t('{0} has no sandbox block that Agent Sandbox runs.', vscode.workspace.asRelativePath(uri)));
+  if (!analysis.sandbox || analysis.sandbox.style === 'harness')
+    throw new Error(
+      vscode.l10n.t('{0} has no sandbox block that Agent Sandbox runs.', vscode.workspace.asRelativePath(uri)),
+    );
   const errors = analysis.problems.filter((problem) => problem.severity === 'error');
   if (errors.length > 0) {
     const first = errors[0]!;
-    throw new Error(vscode.l10n.t('Fix the problems of {0} first (line {1}: {2}).', vscode.workspace.asRelativePath(uri), first.range.start.line + 1, first.message));
+    throw new Error(
+      vscode.l10n.t(
+        'Fix the problems of {0} first (line {1}: {2}).',
+        vscode.workspace.asRelativePath(uri),
+        first.range.start.line + 1,
+        first.message,
+      ),
+    );
   }
   const layer = specFromFrontmatter(analysis.sandbox.value);
   const scope = { kind: 'agent' as const, key: agentScopeKey(name) };
-  const opened = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Opening the sandbox session of {0}', name) }, (progress) =>
-    services.track(services.service.open({ scope, layer }, { onProgress: (p) => progress.report({ message: p.message }) })),
+  const opened = await vscode.window.withProgress(
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: vscode.l10n.t('Opening the sandbox session of {0}', name),
+    },
+    (progress) =>
+      services.track(
+        services.service.open({ scope, layer }, { onProgress: (p) => progress.report({ message: p.message }) }),
+      ),
   );
   services.engine.reportSuccess();
   const info = opened.sandbox.info;
-  services.log.info(`${opened.created ? 'Opened' : 'Reused'} the session of agent ${scope.key} from ${uri.fsPath} (${info.runtime}, ${info.image}, workspace ${info.workspaceAccess}, network ${info.network ? 'on' : 'off'}).`);
+  services.log.info(
+    `${opened.created ? 'Opened' : 'Reused'} the session of agent ${scope.key} from ${uri.fsPath} (${info.runtime}, ${info.image}, workspace ${info.workspaceAccess}, network ${info.network ? 'on' : 'off'}).`,
+  );
   for (const notice of [...opened.notices, ...info.notices]) services.log.warn(notice);
-  void vscode.window.showInformationMessage(opened.created ? vscode.l10n.t('The sandbox session of {0} is open ({1}).', name, info.image) : vscode.l10n.t('The sandbox session of {0} was already open.', name));
+  void vscode.window.showInformationMessage(
+    opened.created
+      ? vscode.l10n.t('The sandbox session of {0} is open ({1}).', name, info.image)
+      : vscode.l10n.t('The sandbox session of {0} was already open.', name),
+  );
   return info;
 }
 

@@ -16,7 +16,11 @@ export interface ValidationSummary {
 export function toDiagnostic(problem: PromptProblem): vscode.Diagnostic {
   const { start, end } = problem.range;
   const severity = problem.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning;
-  const diagnostic = new vscode.Diagnostic(new vscode.Range(start.line, start.character, end.line, end.character), problem.message, severity);
+  const diagnostic = new vscode.Diagnostic(
+    new vscode.Range(start.line, start.character, end.line, end.character),
+    problem.message,
+    severity,
+  );
   diagnostic.source = DIAGNOSTIC_SOURCE;
   diagnostic.code = problem.code;
   return diagnostic;
@@ -50,7 +54,10 @@ export class PromptDiagnostics implements vscode.Disposable {
   schedule(document: vscode.TextDocument): void {
     if (document.languageId !== DOTPROMPT) return;
     this.cancel(document.uri);
-    this.timers.set(document.uri.toString(), setTimeout(() => this.update(document), DEBOUNCE_MS));
+    this.timers.set(
+      document.uri.toString(),
+      setTimeout(() => this.update(document), DEBOUNCE_MS),
+    );
   }
 
   /** Every `*.prompt` file of the workspace, open or not, into the Problems view. */

@@ -14,12 +14,19 @@ function range(document: vscode.TextDocument, start: number, end: number): vscod
 const completions: vscode.CompletionItemProvider = {
   provideCompletionItems(document, position, _token, context) {
     // Typing a space opens the list only after "key: ", where a value is due.
-    if (context.triggerKind === vscode.CompletionTriggerKind.TriggerCharacter && !/:\s$/.test(document.lineAt(position.line).text.slice(0, position.character))) return undefined;
+    if (
+      context.triggerKind === vscode.CompletionTriggerKind.TriggerCharacter &&
+      !/:\s$/.test(document.lineAt(position.line).text.slice(0, position.character))
+    )
+      return undefined;
     const result = completePrompt(document.getText(), document.offsetAt(position));
     if (!result) return undefined;
     const replace = range(document, result.start, result.end);
     return result.items.map((item, index) => {
-      const completion = new vscode.CompletionItem(item.label, item.kind === 'key' ? vscode.CompletionItemKind.Property : vscode.CompletionItemKind.EnumMember);
+      const completion = new vscode.CompletionItem(
+        item.label,
+        item.kind === 'key' ? vscode.CompletionItemKind.Property : vscode.CompletionItemKind.EnumMember,
+      );
       completion.detail = item.detail;
       if (item.documentation) completion.documentation = new vscode.MarkdownString(item.documentation);
       completion.insertText = item.snippet ? new vscode.SnippetString(item.insertText) : item.insertText;
@@ -34,7 +41,9 @@ const completions: vscode.CompletionItemProvider = {
 const hovers: vscode.HoverProvider = {
   provideHover(document, position) {
     const hover = hoverPrompt(document.getText(), document.offsetAt(position));
-    return hover && new vscode.Hover(new vscode.MarkdownString(hover.contents), range(document, hover.start, hover.end));
+    return (
+      hover && new vscode.Hover(new vscode.MarkdownString(hover.contents), range(document, hover.start, hover.end))
+    );
   },
 };
 
@@ -44,11 +53,15 @@ const quickFixes: vscode.CodeActionProvider = {
     for (const problem of analyzePrompt(document.getText()).problems) {
       const where = range(document, problem.start, problem.end);
       if (problem.fixes.length === 0 || !where.intersection(requested)) continue;
-      const diagnostic = context.diagnostics.find((candidate) => candidate.source === DIAGNOSTIC_SOURCE && candidate.code === problem.code && candidate.range.isEqual(where));
+      const diagnostic = context.diagnostics.find(
+        (candidate) =>
+          candidate.source === DIAGNOSTIC_SOURCE && candidate.code === problem.code && candidate.range.isEqual(where),
+      );
       for (const fix of problem.fixes) {
         const action = new vscode.CodeAction(fix.title, vscode.CodeActionKind.QuickFix);
         action.edit = new vscode.WorkspaceEdit();
-        for (const edit of fix.edits) action.edit.replace(document.uri, range(document, edit.start, edit.end), edit.newText);
+        for (const edit of fix.edits)
+          action.edit.replace(document.uri, range(document, edit.start, edit.end), edit.newText);
         if (diagnostic) action.diagnostics = [diagnostic];
         action.isPreferred = fix.preferred ?? false;
         actions.push(action);
@@ -62,6 +75,8 @@ export function registerPromptProviders(): vscode.Disposable[] {
   return [
     vscode.languages.registerCompletionItemProvider(SELECTOR, completions, ' '),
     vscode.languages.registerHoverProvider(SELECTOR, hovers),
-    vscode.languages.registerCodeActionsProvider(SELECTOR, quickFixes, { providedCodeActionKinds: [vscode.CodeActionKind.QuickFix] }),
+    vscode.languages.registerCodeActionsProvider(SELECTOR, quickFixes, {
+      providedCodeActionKinds: [vscode.CodeActionKind.QuickFix],
+    }),
   ];
 }

@@ -36,7 +36,9 @@ export interface ToolServices {
 const DEFAULT_RESULT_CHARS = 48_000;
 
 export function registerTools(services: ToolServices): vscode.Disposable[] {
-  return (Object.keys(TOOL_INPUT_SCHEMAS) as ToolName[]).map((name) => vscode.lm.registerTool(name, new SandboxTool(name, services)));
+  return (Object.keys(TOOL_INPUT_SCHEMAS) as ToolName[]).map((name) =>
+    vscode.lm.registerTool(name, new SandboxTool(name, services)),
+  );
 }
 
 class SandboxTool implements vscode.LanguageModelTool<unknown> {
@@ -55,10 +57,15 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
       return { invocationMessage: this.name };
     }
     const described = describeInvocation(this.name, parsed.data, this.services.service, settings);
-    return described.confirmation ? { invocationMessage: described.invocationMessage, confirmationMessages: described.confirmation } : { invocationMessage: described.invocationMessage };
+    return described.confirmation
+      ? { invocationMessage: described.invocationMessage, confirmationMessages: described.confirmation }
+      : { invocationMessage: described.invocationMessage };
   }
 
-  async invoke(options: vscode.LanguageModelToolInvocationOptions<unknown>, token: vscode.CancellationToken): Promise<vscode.LanguageModelToolResult> {
+  async invoke(
+    options: vscode.LanguageModelToolInvocationOptions<unknown>,
+    token: vscode.CancellationToken,
+  ): Promise<vscode.LanguageModelToolResult> {
     const started = performance.now();
     let input: object;
     try {
@@ -73,7 +80,12 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
       // 48k characters at most, and within the caller's token budget when it gives one (counted in bounded time, see tokenCount.ts).
       const tokenization = options.tokenizationOptions;
       const budget = tokenization
-        ? { maxChars: DEFAULT_RESULT_CHARS, tokenBudget: tokenization.tokenBudget, countTokens: (text: string) => tokenization.countTokens(text, token), signal: cancellation.signal }
+        ? {
+            maxChars: DEFAULT_RESULT_CHARS,
+            tokenBudget: tokenization.tokenBudget,
+            countTokens: (text: string) => tokenization.countTokens(text, token),
+            signal: cancellation.signal,
+          }
         : { maxChars: DEFAULT_RESULT_CHARS, signal: cancellation.signal };
       const secrets = this.services.secrets;
       // Decides the engine first (auto: Docker when it answers); without one the call is a result that says what to do.
@@ -88,16 +100,34 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
         return textResult(secrets.redact(`failed · ${reason.replace(/-/g, ' ')}\n${formatError(error)}`));
       }
       const { text, failure } = await this.services.track(
-        callTool(this.name, input, { service: this.services.service, engine: engineLabel(engine.kind, engine.capabilities), capabilities: engine.capabilities, signal: cancellation.signal, budget, redact: (value) => secrets.redact(value), store: this.services.store, workspaceFolder: this.services.workspaceFolder(), protectedPaths: protectedPathsFor(this.services.workspaceFolder(), this.services.settings().configWritesAllowedIn) }),
+        callTool(this.name, input, {
+          service: this.services.service,
+          engine: engineLabel(engine.kind, engine.capabilities),
+          capabilities: engine.capabilities,
+          signal: cancellation.signal,
+          budget,
+          redact: (value) => secrets.redact(value),
+          store: this.services.store,
+          workspaceFolder: this.services.workspaceFolder(),
+          protectedPaths: protectedPathsFor(
+            this.services.workspaceFolder(),
+            this.services.settings().configWritesAllowedIn,
+          ),
+        }),
       );
-      if (failure === 'engine-unavailable' || failure === 'engine-permission') this.services.engine.reportFailure(new SandboxError(failure, firstLine(text)));
+      if (failure === 'engine-unavailable' || failure === 'engine-permission')
+        this.services.engine.reportFailure(new SandboxError(failure, firstLine(text)));
       else this.services.engine.reportSuccess();
-      this.services.log[failure ? 'warn' : 'info'](`${this.name} (${Math.round(performance.now() - started)} ms): ${firstLine(text)}`);
+      this.services.log[failure ? 'warn' : 'info'](
+        `${this.name} (${Math.round(performance.now() - started)} ms): ${firstLine(text)}`,
+      );
       this.record(input, started, !failure, /\bexit code (\d+)/.exec(firstLine(text))?.[1]);
       return textResult(text);
     } catch (error) {
       this.services.engine.reportFailure((error as Error).cause ?? error);
-      this.services.log.error(`${this.name} failed after ${Math.round(performance.now() - started)} ms: ${(error as Error).message.replace(/\n/g, ' ')}`);
+      this.services.log.error(
+        `${this.name} failed after ${Math.round(performance.now() - started)} ms: ${(error as Error).message.replace(/\n/g, ' ')}`,
+      );
       this.record(input, started, false);
       throw error;
     } finally {
@@ -107,9 +137,25 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
 
   /** One line in the panel's Activity list, redacted like everything else. */
   private record(input: object, started: number, ok: boolean, exitCode?: string): void {
-    const fields = input as { sandbox_id?: string; session?: string; scope?: string; agent?: string; workflow_run?: string };
-    const scope = fields.scope === 'agent' ? { kind: 'agent' as const, key: fields.agent } : fields.scope === 'workflow' ? { kind: 'workflow' as const, key: fields.workflow_run } : undefined;
-    const sandboxId = this.name === 'sandbox_run' ? undefined : this.name === 'sandbox_open' ? sandboxIdFor(scope, fields.session ?? 'default') : (fields.sandbox_id ?? 'default');
+    const fields = input as {
+      sandbox_id?: string;
+      session?: string;
+      scope?: string;
+      agent?: string;
+      workflow_run?: string;
+    };
+    const scope =
+      fields.scope === 'agent'
+        ? { kind: 'agent' as const, key: fields.agent }
+        : fields.scope === 'workflow'
+          ? { kind: 'workflow' as const, key: fields.workflow_run }
+          : undefined;
+    const sandboxId =
+      this.name === 'sandbox_run'
+        ? undefined
+        : this.name === 'sandbox_open'
+          ? sandboxIdFor(scope, fields.session ?? 'default')
+          : (fields.sandbox_id ?? 'default');
     this.services.activity.record({
       tool: this.name,
       summary: this.services.secrets.redact(summarizeInput(this.name, input as Record<string, unknown>)),

@@ -19,22 +19,46 @@ suite('Sandbox commands', () => {
 
   suiteTeardown(async () => {
     const config = vscode.workspace.getConfiguration('agentSandbox');
-    for (const key of ['workspaceAccess', 'network', 'limits.memory']) await config.update(key, undefined, vscode.ConfigurationTarget.Workspace);
+    for (const key of ['workspaceAccess', 'network', 'limits.memory'])
+      await config.update(key, undefined, vscode.ConfigurationTarget.Workspace);
     await setWorkspaceAccess('none');
   });
 
   test('every command is contributed with the Sandbox category and registered', async () => {
-    const contributed = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON.contributes.commands as { command: string; category: string }[];
+    const contributed = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON.contributes.commands as {
+      command: string;
+      category: string;
+    }[];
     const registered = await vscode.commands.getCommands(true);
-    for (const id of ['openSession', 'closeSession', 'closeAllSessions', 'restartSession', 'runSelection', 'runFile', 'openTerminal', 'setWorkspaceAccess', 'cleanUpOrphans', 'showPanel', 'showLog']) {
+    for (const id of [
+      'openSession',
+      'closeSession',
+      'closeAllSessions',
+      'restartSession',
+      'runSelection',
+      'runFile',
+      'openTerminal',
+      'setWorkspaceAccess',
+      'cleanUpOrphans',
+      'showPanel',
+      'showLog',
+    ]) {
       const command = `agentSandbox.${id}`;
-      assert.ok(contributed.some((entry) => entry.command === command && ['Sandbox', '%command.category%'].includes(entry.category)), `${command} is not contributed`);
+      assert.ok(
+        contributed.some(
+          (entry) => entry.command === command && ['Sandbox', '%command.category%'].includes(entry.category),
+        ),
+        `${command} is not contributed`,
+      );
       assert.ok(registered.includes(command), `${command} is not registered`);
     }
   });
 
   test('Open, Restart and Close Session', async () => {
-    const opened = await vscode.commands.executeCommand<SessionInfo>('agentSandbox.openSession', { session: 'cmd-test', runtime: 'bash' });
+    const opened = await vscode.commands.executeCommand<SessionInfo>('agentSandbox.openSession', {
+      session: 'cmd-test',
+      runtime: 'bash',
+    });
     assert.equal(opened?.name, 'cmd-test');
     assert.equal(opened?.runtime, 'bash');
     const restarted = await vscode.commands.executeCommand<SessionInfo>('agentSandbox.restartSession', 'cmd-test');
@@ -45,10 +69,15 @@ suite('Sandbox commands', () => {
   });
 
   test('Run Selection and Run File run the code in a sandbox', async () => {
-    const document = await vscode.workspace.openTextDocument({ language: 'python', content: 'print(6 * 7)\nprint("second line")\n' });
+    const document = await vscode.workspace.openTextDocument({
+      language: 'python',
+      content: 'print(6 * 7)\nprint("second line")\n',
+    });
     const editor = await vscode.window.showTextDocument(document);
     editor.selection = new vscode.Selection(0, 0, 0, 12);
-    const selection = await vscode.commands.executeCommand<{ stdout: string; exitCode: number }>('agentSandbox.runSelection');
+    const selection = await vscode.commands.executeCommand<{ stdout: string; exitCode: number }>(
+      'agentSandbox.runSelection',
+    );
     assert.equal(selection?.stdout, '42\n');
     const file = await vscode.commands.executeCommand<{ stdout: string }>('agentSandbox.runFile');
     assert.equal(file?.stdout, '42\nsecond line\n');
@@ -82,14 +111,20 @@ suite('Sandbox commands', () => {
     const declined = vscode.commands.executeCommand('agentSandbox.setWorkspaceAccess', 'rw');
     assert.match(await clickDialogButton('Cancel'), /"rw" access/);
     assert.equal(await declined, undefined);
-    const still = await vscode.commands.executeCommand<SessionInfo>('agentSandbox.openSession', { session: 'access-test', runtime: 'bash' });
+    const still = await vscode.commands.executeCommand<SessionInfo>('agentSandbox.openSession', {
+      session: 'access-test',
+      runtime: 'bash',
+    });
     assert.equal(still?.workspaceAccess, 'none');
     await vscode.commands.executeCommand('agentSandbox.closeSession', 'access-test');
 
     const allowed = vscode.commands.executeCommand('agentSandbox.setWorkspaceAccess', 'ro');
     await clickDialogButton('Allow Read-Only');
     assert.equal(await allowed, 'ro');
-    const opened = await vscode.commands.executeCommand<SessionInfo>('agentSandbox.openSession', { session: 'ro-test', runtime: 'bash' });
+    const opened = await vscode.commands.executeCommand<SessionInfo>('agentSandbox.openSession', {
+      session: 'ro-test',
+      runtime: 'bash',
+    });
     assert.equal(opened?.workspaceAccess, 'ro');
     await vscode.commands.executeCommand('agentSandbox.closeSession', 'ro-test');
     // Less access needs no confirmation.
@@ -101,17 +136,23 @@ suite('Sandbox commands', () => {
     await config.update('workspaceAccess', 'rw', vscode.ConfigurationTarget.Workspace);
     await config.update('network', true, vscode.ConfigurationTarget.Workspace);
     await config.update('limits.memory', '4g', vscode.ConfigurationTarget.Workspace);
-    const opened = await vscode.commands.executeCommand<SessionInfo & { network: boolean; spec: { limits: { memoryBytes: number } } }>('agentSandbox.openSession', { session: 'policy-test', runtime: 'bash' });
+    const opened = await vscode.commands.executeCommand<
+      SessionInfo & { network: boolean; spec: { limits: { memoryBytes: number } } }
+    >('agentSandbox.openSession', { session: 'policy-test', runtime: 'bash' });
     assert.equal(opened?.workspaceAccess, 'none');
     assert.equal(opened?.network, false);
     assert.equal(opened?.spec.limits.memoryBytes, 512 * 1024 * 1024);
     await vscode.commands.executeCommand('agentSandbox.closeSession', 'policy-test');
     // Lower limits from the workspace do apply.
     await config.update('limits.memory', '256m', vscode.ConfigurationTarget.Workspace);
-    const lowered = await vscode.commands.executeCommand<SessionInfo & { spec: { limits: { memoryBytes: number } } }>('agentSandbox.openSession', { session: 'policy-test', runtime: 'bash' });
+    const lowered = await vscode.commands.executeCommand<SessionInfo & { spec: { limits: { memoryBytes: number } } }>(
+      'agentSandbox.openSession',
+      { session: 'policy-test', runtime: 'bash' },
+    );
     assert.equal(lowered?.spec.limits.memoryBytes, 256 * 1024 * 1024);
     await vscode.commands.executeCommand('agentSandbox.closeSession', 'policy-test');
-    for (const key of ['workspaceAccess', 'network', 'limits.memory']) await config.update(key, undefined, vscode.ConfigurationTarget.Workspace);
+    for (const key of ['workspaceAccess', 'network', 'limits.memory'])
+      await config.update(key, undefined, vscode.ConfigurationTarget.Workspace);
   });
 
   test('Close All Sessions closes every session of the workspace', async () => {

@@ -15,7 +15,11 @@ export async function invoke(name: string, input: object, token?: vscode.Cancell
   const flag = path.join(screenshotDir(), 'auto-accept');
   if (accepting++ === 0) fs.writeFileSync(flag, '');
   try {
-    const result = await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined }, token ?? new vscode.CancellationTokenSource().token);
+    const result = await vscode.lm.invokeTool(
+      name,
+      { input, toolInvocationToken: undefined },
+      token ?? new vscode.CancellationTokenSource().token,
+    );
     return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
   } finally {
     if (--accepting === 0) fs.rmSync(flag, { force: true });
@@ -25,7 +29,14 @@ export async function invoke(name: string, input: object, token?: vscode.Cancell
 /** The messages of the tool confirmations approved so far, oldest first. */
 export function acceptedConfirmations(): string[] {
   const log = path.join(screenshotDir(), 'accepted.log');
-  return fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as string) : [];
+  return fs.existsSync(log)
+    ? fs
+        .readFileSync(log, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as string)
+    : [];
 }
 
 function screenshotDir(): string {
@@ -83,7 +94,9 @@ const ACCESS_ORDER = ['none', 'ro', 'rw'];
  * access brings up, as the user would. Open sessions keep the access they have.
  */
 export async function setWorkspaceAccess(access: 'none' | 'ro' | 'rw'): Promise<void> {
-  const api = (await vscode.extensions.getExtension('agent-sandbox.agent-sandbox')!.activate()) as { service: { allowedAccess(): string } };
+  const api = (await vscode.extensions.getExtension('agent-sandbox.agent-sandbox')!.activate()) as {
+    service: { allowedAccess(): string };
+  };
   const looser = ACCESS_ORDER.indexOf(access) > ACCESS_ORDER.indexOf(api.service.allowedAccess());
   const running = vscode.commands.executeCommand<string>('agentSandbox.setWorkspaceAccess', access);
   if (looser) await clickDialogButton(access === 'rw' ? 'Allow Read-Write' : 'Allow Read-Only');

@@ -23,7 +23,9 @@ function markReporterOutput(): () => void {
   const original = Mocha.reporters.Base.consoleLog;
   // Run by the test driver extension, the reporter's lines go to a file the runner prints as they come.
   const outputFile = process.env.AGENT_SANDBOX_VSCODE_OUTPUT;
-  Mocha.reporters.Base.consoleLog = outputFile ? (...args: unknown[]) => fs.appendFileSync(outputFile, `${format(...args)}\n`) : (...args: unknown[]) => console.log(OUTPUT_MARK, ...args);
+  Mocha.reporters.Base.consoleLog = outputFile
+    ? (...args: unknown[]) => fs.appendFileSync(outputFile, `${format(...args)}\n`)
+    : (...args: unknown[]) => console.log(OUTPUT_MARK, ...args);
   return () => {
     Mocha.reporters.Base.consoleLog = original;
   };
@@ -66,7 +68,11 @@ export function run(): Promise<void> {
       });
     } catch (err) {
       // A test file that throws while loading.
-      console.error(OUTPUT_MARK, 'loading the test files failed:', err instanceof Error ? (err.stack ?? err.message) : err);
+      console.error(
+        OUTPUT_MARK,
+        'loading the test files failed:',
+        err instanceof Error ? (err.stack ?? err.message) : err,
+      );
       results.failed = 1;
       results.failures.push({ title: 'loading the test files', error: String(err) });
       writeResults(results);

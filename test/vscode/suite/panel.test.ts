@@ -16,7 +16,10 @@ interface Posted {
 
 interface Api {
   panel: { posted(): readonly Posted[]; receive(message: unknown): Promise<void> };
-  service: { list(): Promise<{ id: string; name?: string; workspaceAccess: string }[]>; sandbox(id: string): Promise<{ exec(request: object): Promise<{ stdout: string }> }> };
+  service: {
+    list(): Promise<{ id: string; name?: string; workspaceAccess: string }[]>;
+    sandbox(id: string): Promise<{ exec(request: object): Promise<{ stdout: string }> }>;
+  };
 }
 
 async function until<T>(probe: () => T | undefined, what: string, timeoutMs = 15_000): Promise<T> {
@@ -42,11 +45,27 @@ suite('Sandbox panel', () => {
     await setWorkspaceAccess('ro');
     await vscode.commands.executeCommand('agentSandbox.openSession', { session: 'panel-test', runtime: 'bash' });
     await vscode.commands.executeCommand('agentSandbox.showPanel');
-    const withSession = await until(() => [...api.panel.posted()].reverse().find((message) => (message.type === 'state' || message.type === 'sessions') && message.sessions?.some((session) => session.sandboxId === 'panel-test')), 'the panel to show the session');
+    const withSession = await until(
+      () =>
+        [...api.panel.posted()]
+          .reverse()
+          .find(
+            (message) =>
+              (message.type === 'state' || message.type === 'sessions') &&
+              message.sessions?.some((session) => session.sandboxId === 'panel-test'),
+          ),
+      'the panel to show the session',
+    );
     const session = withSession.sessions!.find((candidate) => candidate.sandboxId === 'panel-test')!;
     assert.equal(session.workspaceAccess, 'ro');
-    assert.equal(api.panel.posted().some((message) => message.type === 'state' && message.engine?.state === 'connected'), true);
-    const stats = await until(() => api.panel.posted().find((message) => message.type === 'stats' && message.stats?.id === session.id), 'live stats of the session');
+    assert.equal(
+      api.panel.posted().some((message) => message.type === 'state' && message.engine?.state === 'connected'),
+      true,
+    );
+    const stats = await until(
+      () => api.panel.posted().find((message) => message.type === 'stats' && message.stats?.id === session.id),
+      'live stats of the session',
+    );
     assert.ok(stats.stats!.memoryBytes > 0);
   });
 
@@ -66,7 +85,10 @@ suite('Sandbox panel', () => {
     // it could write a folder of its own user.
     fs.chmodSync(vscode.workspace.workspaceFolders![0]!.uri.fsPath, 0o777);
     const sandbox = await api.service.sandbox('panel-test');
-    const mount = await sandbox.exec({ command: 'grep " /workspace " /proc/mounts; touch /workspace/.panel-probe && echo writable && rm /workspace/.panel-probe' });
+    const mount = await sandbox.exec({
+      command:
+        'grep " /workspace " /proc/mounts; touch /workspace/.panel-probe && echo writable && rm /workspace/.panel-probe',
+    });
     assert.match(mount.stdout, /\/workspace \S+ rw[,\s]/);
     assert.match(mount.stdout, /writable/);
   });

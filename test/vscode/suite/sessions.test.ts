@@ -29,12 +29,20 @@ suite('Sessions through the tools', () => {
     });
     assert.match(text, /\[redacted:PROBE_TOKEN\]/);
     assert.match(text, /\b25\b/, 'the program did see the value');
-    for (const form of [secret, Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('hex'), secret.slice(4, 8) + '\n' + secret.slice(8, 12)]) {
+    for (const form of [
+      secret,
+      Buffer.from(secret).toString('base64'),
+      Buffer.from(secret).toString('hex'),
+      secret.slice(4, 8) + '\n' + secret.slice(8, 12),
+    ]) {
       assert.ok(!text.includes(form), `the result contains ${JSON.stringify(form)}`);
     }
     const opened = await invoke('sandbox_open', { session: 'secret-session', runtime: 'bash' });
     assert.ok(!opened.includes(secret));
-    const exec = await invoke('sandbox_exec', { sandbox_id: 'secret-session', command: 'echo "$PROBE_TOKEN" | rev; env' });
+    const exec = await invoke('sandbox_exec', {
+      sandbox_id: 'secret-session',
+      command: 'echo "$PROBE_TOKEN" | rev; env',
+    });
     assert.ok(!exec.includes(secret), 'env output is redacted');
     assert.match(exec, /PROBE_TOKEN=\[redacted:PROBE_TOKEN\]/);
   });
@@ -45,13 +53,25 @@ suite('Sessions through the tools', () => {
     const session = (await api.service.list()).find((candidate) => candidate.name === 'doomed')!;
     await api.engine.get().docker.getContainer(session.id).kill({ signal: 'SIGKILL' });
     // A dead session is the environment's failure: a result that says so, not a thrown "check your input".
-    assert.match(await invoke('sandbox_exec', { sandbox_id: 'doomed', command: 'cat keep.txt' }), /^failed · session dead\n[\s\S]*no longer running: it was killed \(SIGKILL\)/);
-    assert.match(await invoke('sandbox_fs_read', { sandbox_id: 'doomed', path: 'keep.txt' }), /^failed · session dead\n[\s\S]*no longer running[\s\S]*sandbox_open/);
+    assert.match(
+      await invoke('sandbox_exec', { sandbox_id: 'doomed', command: 'cat keep.txt' }),
+      /^failed · session dead\n[\s\S]*no longer running: it was killed \(SIGKILL\)/,
+    );
+    assert.match(
+      await invoke('sandbox_fs_read', { sandbox_id: 'doomed', path: 'keep.txt' }),
+      /^failed · session dead\n[\s\S]*no longer running[\s\S]*sandbox_open/,
+    );
     // As the hint says: opening it again is refused while the dead one is there; close, then open.
-    assert.match(await invoke('sandbox_open', { session: 'doomed', runtime: 'bash' }), /^failed · session dead\n[\s\S]*no longer running/);
+    assert.match(
+      await invoke('sandbox_open', { session: 'doomed', runtime: 'bash' }),
+      /^failed · session dead\n[\s\S]*no longer running/,
+    );
     await invoke('sandbox_close', { sandbox_id: 'doomed' });
     const reopened = await invoke('sandbox_open', { session: 'doomed', runtime: 'bash' });
     assert.match(reopened, /doomed/);
-    assert.match(await invoke('sandbox_exec', { sandbox_id: 'doomed', command: 'ls keep.txt 2>&1 || echo gone' }), /gone/);
+    assert.match(
+      await invoke('sandbox_exec', { sandbox_id: 'doomed', command: 'ls keep.txt 2>&1 || echo gone' }),
+      /gone/,
+    );
   });
 });

@@ -36,62 +36,123 @@ suite('File staging', () => {
   });
 
   test('both tools are registered', () => {
-    for (const name of ['sandbox_stage_file', 'sandbox_publish_file']) assert.ok(vscode.lm.tools.some((tool) => tool.name === name), name);
+    for (const name of ['sandbox_stage_file', 'sandbox_publish_file'])
+      assert.ok(
+        vscode.lm.tools.some((tool) => tool.name === name),
+        name,
+      );
   });
 
   test('a workspace file goes into the sandbox, is transformed, and comes back into the store and the workspace', async () => {
-    const input = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, byte) => byte)), Buffer.from('binary tail\r\n\0')]);
+    const input = Buffer.concat([
+      Buffer.from(Array.from({ length: 256 }, (_, byte) => byte)),
+      Buffer.from('binary tail\r\n\0'),
+    ]);
     fs.writeFileSync(path.join(folder(), 'stage-input.bin'), input);
     created.push('stage-input.bin', 'staging-results');
 
-    const staged = await invoke('sandbox_stage_file', { sandbox_id: SESSION, workspace_path: 'stage-input.bin', path: 'in/input.bin' });
-    assert.match(staged, new RegExp(`Staged the workspace file stage-input\\.bin into sandbox "${SESSION}" at /workspace/in/input\\.bin · 270 bytes · sha256 ${sha256(input)}`));
+    const staged = await invoke('sandbox_stage_file', {
+      sandbox_id: SESSION,
+      workspace_path: 'stage-input.bin',
+      path: 'in/input.bin',
+    });
+    assert.match(
+      staged,
+      new RegExp(
+        `Staged the workspace file stage-input\\.bin into sandbox "${SESSION}" at /workspace/in/input\\.bin · 270 bytes · sha256 ${sha256(input)}`,
+      ),
+    );
 
     // Reverse the bytes inside the sandbox.
-    const run = await invoke('sandbox_exec', { sandbox_id: SESSION, command: 'python3 -c "import sys; d=open(\'in/input.bin\',\'rb\').read(); open(\'out.bin\',\'wb\').write(d[::-1])"' });
+    const run = await invoke('sandbox_exec', {
+      sandbox_id: SESSION,
+      command: "python3 -c \"import sys; d=open('in/input.bin','rb').read(); open('out.bin','wb').write(d[::-1])\"",
+    });
     assert.match(run, /exit code 0/);
     const expected = Buffer.from(input).reverse();
 
-    const published = await invoke('sandbox_publish_file', { sandbox_id: SESSION, path: 'out.bin', name: 'reversed.bin', save_to_workspace: 'staging-results/reversed.bin' });
+    const published = await invoke('sandbox_publish_file', {
+      sandbox_id: SESSION,
+      path: 'out.bin',
+      name: 'reversed.bin',
+      save_to_workspace: 'staging-results/reversed.bin',
+    });
     assert.match(published, new RegExp(`sha256 ${sha256(expected)}`));
     assert.match(published, /"reversed\.bin"/);
     assert.match(published, /Saved it to the workspace at staging-results\/reversed\.bin\./);
-    assert.ok(fs.readFileSync(path.join(folder(), 'staging-results/reversed.bin')).equals(expected), 'the workspace file has the published bytes');
+    assert.ok(
+      fs.readFileSync(path.join(folder(), 'staging-results/reversed.bin')).equals(expected),
+      'the workspace file has the published bytes',
+    );
 
     // The key brings the same bytes into the sandbox again.
     const key = /files\/f_[0-9a-f]{16,64}/.exec(published)![0];
     await invoke('sandbox_stage_file', { sandbox_id: SESSION, key, path: 'again/reversed.bin' });
-    assert.match(await invoke('sandbox_exec', { sandbox_id: SESSION, cmd: ['sha256sum', 'again/reversed.bin'] }), new RegExp(sha256(expected)));
+    assert.match(
+      await invoke('sandbox_exec', { sandbox_id: SESSION, cmd: ['sha256sum', 'again/reversed.bin'] }),
+      new RegExp(sha256(expected)),
+    );
   });
 
   test('an existing workspace file is replaced only with overwrite, and nothing is saved outside the folder', async () => {
     created.push('staging-existing.txt');
     fs.writeFileSync(path.join(folder(), 'staging-existing.txt'), 'keep me');
     await invoke('sandbox_exec', { sandbox_id: SESSION, command: 'echo new > new.txt' });
-    await assert.rejects(invoke('sandbox_publish_file', { sandbox_id: SESSION, path: 'new.txt', save_to_workspace: 'staging-existing.txt' }), /already has a file "staging-existing\.txt"[\s\S]*overwrite: true/);
+    await assert.rejects(
+      invoke('sandbox_publish_file', {
+        sandbox_id: SESSION,
+        path: 'new.txt',
+        save_to_workspace: 'staging-existing.txt',
+      }),
+      /already has a file "staging-existing\.txt"[\s\S]*overwrite: true/,
+    );
     assert.equal(fs.readFileSync(path.join(folder(), 'staging-existing.txt'), 'utf8'), 'keep me');
-    await invoke('sandbox_publish_file', { sandbox_id: SESSION, path: 'new.txt', save_to_workspace: 'staging-existing.txt', overwrite: true });
+    await invoke('sandbox_publish_file', {
+      sandbox_id: SESSION,
+      path: 'new.txt',
+      save_to_workspace: 'staging-existing.txt',
+      overwrite: true,
+    });
     assert.equal(fs.readFileSync(path.join(folder(), 'staging-existing.txt'), 'utf8'), 'new\n');
-    await assert.rejects(invoke('sandbox_publish_file', { sandbox_id: SESSION, path: 'new.txt', save_to_workspace: '../escaped.txt' }), /outside the workspace folder/);
+    await assert.rejects(
+      invoke('sandbox_publish_file', { sandbox_id: SESSION, path: 'new.txt', save_to_workspace: '../escaped.txt' }),
+      /outside the workspace folder/,
+    );
     assert.equal(fs.existsSync(path.join(folder(), '..', 'escaped.txt')), false);
   });
 
   test('staging from the workspace is refused when the user allows no workspace access', async () => {
     await setAccess('none');
     try {
-      assert.match(await invoke('sandbox_stage_file', { sandbox_id: SESSION, workspace_path: 'hello.py', path: 'hello.py' }), /^failed · permission denied\n[\s\S]*allows no workspace access[\s\S]*agentSandbox\.workspaceAccess/);
+      assert.match(
+        await invoke('sandbox_stage_file', { sandbox_id: SESSION, workspace_path: 'hello.py', path: 'hello.py' }),
+        /^failed · permission denied\n[\s\S]*allows no workspace access[\s\S]*agentSandbox\.workspaceAccess/,
+      );
     } finally {
       await setAccess('ro');
     }
-    await assert.rejects(invoke('sandbox_stage_file', { sandbox_id: SESSION, workspace_path: '../etc/passwd', path: 'x' }), /outside the workspace folder/);
-    await assert.rejects(invoke('sandbox_stage_file', { sandbox_id: SESSION, key: 'files/nope', path: 'x' }), /not a file store key/);
+    await assert.rejects(
+      invoke('sandbox_stage_file', { sandbox_id: SESSION, workspace_path: '../etc/passwd', path: 'x' }),
+      /outside the workspace folder/,
+    );
+    await assert.rejects(
+      invoke('sandbox_stage_file', { sandbox_id: SESSION, key: 'files/nope', path: 'x' }),
+      /not a file store key/,
+    );
     await assert.rejects(invoke('sandbox_stage_file', { sandbox_id: SESSION, path: 'x' }), /exactly one of key/);
   });
   test('saving into the workspace needs read-write access, whatever the confirmation', async () => {
     await setAccess('ro');
     try {
       await invoke('sandbox_exec', { sandbox_id: SESSION, command: 'echo text > ro.txt' });
-      assert.match(await invoke('sandbox_publish_file', { sandbox_id: SESSION, path: 'ro.txt', save_to_workspace: 'staging-ro.txt' }), /^failed · permission denied\n[\s\S]*needs read-write workspace access/);
+      assert.match(
+        await invoke('sandbox_publish_file', {
+          sandbox_id: SESSION,
+          path: 'ro.txt',
+          save_to_workspace: 'staging-ro.txt',
+        }),
+        /^failed · permission denied\n[\s\S]*needs read-write workspace access/,
+      );
       assert.equal(fs.existsSync(path.join(folder(), 'staging-ro.txt')), false);
     } finally {
       await setAccess('rw');

@@ -6,7 +6,18 @@ import * as vscode from 'vscode';
 import { invoke } from './helpers';
 
 const EXTENSION_ID = 'agent-sandbox.agent-sandbox';
-const TOOLS = ['sandbox_run', 'sandbox_open', 'sandbox_exec', 'sandbox_fs_write', 'sandbox_fs_read', 'sandbox_fs_list', 'sandbox_fs_delete', 'sandbox_stage_file', 'sandbox_publish_file', 'sandbox_close'];
+const TOOLS = [
+  'sandbox_run',
+  'sandbox_open',
+  'sandbox_exec',
+  'sandbox_fs_write',
+  'sandbox_fs_read',
+  'sandbox_fs_list',
+  'sandbox_fs_delete',
+  'sandbox_stage_file',
+  'sandbox_publish_file',
+  'sandbox_close',
+];
 
 suite('Language-model tools', () => {
   suiteSetup(async () => {
@@ -18,7 +29,10 @@ suite('Language-model tools', () => {
   });
 
   test('every tool is registered with the schema of package.json', () => {
-    const manifest = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON.contributes.languageModelTools as { name: string; inputSchema: object }[];
+    const manifest = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON.contributes.languageModelTools as {
+      name: string;
+      inputSchema: object;
+    }[];
     for (const name of TOOLS) {
       const tool = vscode.lm.tools.find((candidate) => candidate.name === name);
       assert.ok(tool, `${name} is not in vscode.lm.tools`);
@@ -36,7 +50,10 @@ suite('Language-model tools', () => {
   test('a session round trip: open, write, exec, read, list, delete, close', async () => {
     const opened = await invoke('sandbox_open', { session: 'tools-test', runtime: 'python' });
     assert.match(opened, /tools-test/);
-    await invoke('sandbox_fs_write', { sandbox_id: 'tools-test', files: [{ path: 'src/main.py', content: 'open("out.txt", "w").write(str(6 * 7))\nprint("wrote")\n' }] });
+    await invoke('sandbox_fs_write', {
+      sandbox_id: 'tools-test',
+      files: [{ path: 'src/main.py', content: 'open("out.txt", "w").write(str(6 * 7))\nprint("wrote")\n' }],
+    });
     const exec = await invoke('sandbox_exec', { sandbox_id: 'tools-test', command: 'python3 src/main.py' });
     assert.match(exec, /exit code 0/);
     assert.match(exec, /wrote/);
@@ -48,7 +65,10 @@ suite('Language-model tools', () => {
     await invoke('sandbox_fs_delete', { sandbox_id: 'tools-test', path: 'out.txt' });
     assert.doesNotMatch(await invoke('sandbox_fs_list', { sandbox_id: 'tools-test' }), /out\.txt/);
     await invoke('sandbox_close', { sandbox_id: 'tools-test' });
-    await assert.rejects(invoke('sandbox_exec', { sandbox_id: 'tools-test', command: 'true' }), /No sandbox "tools-test"/);
+    await assert.rejects(
+      invoke('sandbox_exec', { sandbox_id: 'tools-test', command: 'true' }),
+      /No sandbox "tools-test"/,
+    );
   });
 
   test('without sandbox_id the default session is opened on first use and kept', async () => {
@@ -61,19 +81,29 @@ suite('Language-model tools', () => {
     const source = new vscode.CancellationTokenSource();
     const started = Date.now();
     setTimeout(() => source.cancel(), 500);
-    const outcome = await invoke('sandbox_exec', { sandbox_id: 'cancel-test', command: 'sleep 600' }, source.token).then(
+    const outcome = await invoke(
+      'sandbox_exec',
+      { sandbox_id: 'cancel-test', command: 'sleep 600' },
+      source.token,
+    ).then(
       (text) => text,
       (error: Error) => error.message,
     );
     const elapsed = Date.now() - started - 500;
     assert.ok(elapsed < 2000, `stopped ${elapsed} ms after the cancel`);
     assert.match(outcome, /cancel/i);
-    const after = await invoke('sandbox_exec', { sandbox_id: 'cancel-test', command: 'pgrep -f "sleep 60[0]" || echo none' });
+    const after = await invoke('sandbox_exec', {
+      sandbox_id: 'cancel-test',
+      command: 'pgrep -f "sleep 60[0]" || echo none',
+    });
     assert.match(after, /none/);
   });
 
   test('a malformed input is an error that names the bad field', async () => {
-    await assert.rejects(invoke('sandbox_exec', { command: 42 }), (error: Error) => /command/.test(error.message) && /expected string/i.test(error.message));
+    await assert.rejects(
+      invoke('sandbox_exec', { command: 42 }),
+      (error: Error) => /command/.test(error.message) && /expected string/i.test(error.message),
+    );
     await assert.rejects(invoke('sandbox_exec', { command: 'ls', cmd: ['ls'] }), /exactly one of command/);
     await assert.rejects(invoke('sandbox_fs_read', {}), /path/);
     await assert.rejects(invoke('sandbox_run', { code: 'print(1)', runtime: 'cobol' }), /runtime/);
@@ -93,7 +123,10 @@ suite('Language-model tools', () => {
   test('the workspace is not visible by default', async () => {
     const folder = vscode.workspace.workspaceFolders![0]!.uri.fsPath;
     const visible = fs.readdirSync(folder)[0];
-    const text = await invoke('sandbox_run', { runtime: 'bash', code: `ls /workspace; test -e /workspace/${visible ?? 'x'} && echo visible || echo hidden` });
+    const text = await invoke('sandbox_run', {
+      runtime: 'bash',
+      code: `ls /workspace; test -e /workspace/${visible ?? 'x'} && echo visible || echo hidden`,
+    });
     assert.match(text, /hidden/, path.join(folder, visible ?? ''));
   });
 });

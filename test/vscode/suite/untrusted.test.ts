@@ -20,7 +20,10 @@ suite('Untrusted workspace', () => {
   test('a session asking for read-write access gets none, and is told why', async () => {
     const text = await invoke('sandbox_open', { session: 'untrusted', runtime: 'bash', workspace_access: 'rw' });
     assert.match(text, /not trusted/);
-    const listing = await invoke('sandbox_exec', { sandbox_id: 'untrusted', command: 'mount | grep -c " /workspace " || true' });
+    const listing = await invoke('sandbox_exec', {
+      sandbox_id: 'untrusted',
+      command: 'mount | grep -c " /workspace " || true',
+    });
     assert.match(listing, /\b0\b/, 'nothing is mounted at /workspace');
   });
 
@@ -31,7 +34,12 @@ suite('Untrusted workspace', () => {
   test('a .prompt file cannot choose what runs: no code lens, and the command refuses', async () => {
     const folder = vscode.workspace.workspaceFolders![0]!.uri;
     const file = vscode.Uri.joinPath(folder, 'untrusted-agent.prompt');
-    await vscode.workspace.fs.writeFile(file, Buffer.from('---\nmodel: x\nsandbox:\n  mode: code\n  runtime: python\n  image: attacker/image:latest\n---\nHello\n'));
+    await vscode.workspace.fs.writeFile(
+      file,
+      Buffer.from(
+        '---\nmodel: x\nsandbox:\n  mode: code\n  runtime: python\n  image: attacker/image:latest\n---\nHello\n',
+      ),
+    );
     const document = await vscode.workspace.openTextDocument(file);
     await vscode.window.showTextDocument(document);
     const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', file);

@@ -38,13 +38,18 @@ suite('Virtual engine', () => {
     const text = await invoke('sandbox_run', { runtime: 'python', code: 'print(6 * 7)' });
     const [first] = text.split('\n');
     assert.match(first!, /exit code 0/);
-    assert.match(first!, /virtual \(in-process isolation, no real processes, no package installs, no network, no memory kill\)/);
+    assert.match(
+      first!,
+      /virtual \(in-process isolation, no real processes, no package installs, no network, no memory kill\)/,
+    );
     assert.match(text, /^42$/m);
     assert.match(text, /Note: Virtual engine: in-process isolation, lighter than a container/);
   });
 
   test('the status bar says "virtual"', async () => {
-    await until(`the status bar names the virtual engine (it shows "${api.statusText()}")`, () => /virtual/.test(api.statusText()));
+    await until(`the status bar names the virtual engine (it shows "${api.statusText()}")`, () =>
+      /virtual/.test(api.statusText()),
+    );
     assert.match(api.statusText(), /Sandbox \(virtual\): (ready|\d+ sessions?)/);
     const file = await screenshot('status-bar-virtual');
     if (file) assert.ok(fs.statSync(file).size > 10_000);
@@ -55,7 +60,13 @@ suite('Virtual engine', () => {
     assert.match(opened, /engine virtual/);
     assert.match(opened, /capabilities: engine virtual: isolation by an interpreter inside the editor's process/);
     assert.match(opened, /does not survive a restart/);
-    await invoke('sandbox_fs_write', { sandbox_id: 'virtual-suite', files: [{ path: 'answer.py', content: 'ANSWER = 6 * 7\n' }, { path: 'main.py', content: 'from answer import ANSWER\nprint(ANSWER)\n' }] });
+    await invoke('sandbox_fs_write', {
+      sandbox_id: 'virtual-suite',
+      files: [
+        { path: 'answer.py', content: 'ANSWER = 6 * 7\n' },
+        { path: 'main.py', content: 'from answer import ANSWER\nprint(ANSWER)\n' },
+      ],
+    });
     const ran = await invoke('sandbox_exec', { sandbox_id: 'virtual-suite', cmd: ['python3', 'main.py'] });
     assert.match(ran, /^42$/m);
     assert.match(ran.split('\n')[0]!, /virtual \(in-process isolation/);
@@ -69,7 +80,10 @@ suite('Virtual engine', () => {
       const text = await invoke('sandbox_run', { runtime: 'node', code: 'console.log(6 * 7)' });
       assert.match(text, /^42$/m);
     } else {
-      assert.match(await invoke('sandbox_run', { runtime: 'node', code: 'console.log(1)' }), /^failed · unsupported\n[\s\S]*Node\.js 22\.6[\s\S]*Docker engine/);
+      assert.match(
+        await invoke('sandbox_run', { runtime: 'node', code: 'console.log(1)' }),
+        /^failed · unsupported\n[\s\S]*Node\.js 22\.6[\s\S]*Docker engine/,
+      );
     }
   });
 });
