@@ -6,6 +6,7 @@ import { runCompute } from '../core/compute';
 import type { ExecResult, SandboxEngine, SessionInfo } from '../core/engine';
 import { SandboxError } from '../core/errors';
 import { parseEngineChoice, probeEngine, selectEngine, type EngineChoice } from '../core/engineSelection';
+import { folderKeeperLauncher } from '../core/folderKeeper';
 import { FileStore, defaultFileStoreFolder } from '../core/fileStore';
 import { WorkspaceLeases, defaultStateDir } from '../core/leases';
 import { removeOrphans } from '../core/orphans';
@@ -45,10 +46,22 @@ export async function createEngine(
   }
   if (choice === 'virtual') return new VirtualEngine();
   const runtime = runtimeFlag(args.values.runtime) ?? 'python';
+  const host = args.values['engine-host'];
   const docker = new DockerEngine({
-    host: args.values['engine-host'],
+    host,
     env,
     images: args.values.image ? { [runtime]: args.values.image } : undefined,
+    // A read-write session is watched between commands too, by a detached keeper run from this same script.
+    ...(process.argv[1]
+      ? {
+          folderKeeper: folderKeeperLauncher({
+            nodePath: process.execPath,
+            cliPath: process.argv[1],
+            args: host ? ['--engine-host', host] : [],
+            env,
+          }),
+        }
+      : {}),
   });
   const selection = await selectEngine({ choice, consent: 'granted', probeDocker: () => probeEngine(docker) });
   if (selection.kind !== 'virtual') return docker;

@@ -1,4 +1,5 @@
 /** The agent-sandbox command line. */
+import { keepFolder } from './keepFolderCommand';
 import { SandboxError } from '../core/errors';
 import { USAGE, UsageError, parseCommandLine, type Command } from './args';
 import {
@@ -47,6 +48,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   process.once('SIGTERM', interrupt);
   let engine: SandboxEngine | undefined;
   try {
+    // The folder keeper of a read-write session, started detached by the CLI and the extension.
+    if (argv[0] === 'keep-folder') return await keepFolder(argv.slice(1), controller.signal);
     const args = parseCommandLine(argv);
     output = new Output(Boolean(args.values.json));
     if (args.command === 'help' || args.values.help) {

@@ -25,6 +25,14 @@ export interface FolderGrowthOptions {
   hold?(): Promise<() => Promise<void>>;
   /** How often the file system is looked at (1 s when not given). */
   intervalMs?: number;
+  /**
+   * The folder's use before the sandbox existed (measured at open, kept in the container's labels), so
+   * that every process that watches counts from the same start; the first look then measures at once.
+   * Without it, the watch measures the folder as it finds it.
+   */
+  baseline?: Usage;
+  /** Space the sandbox holds beyond what a walk sees (files deleted while open); asked while it is held still. */
+  unseen?(): Promise<Usage>;
 }
 
 const DEFAULT_INTERVAL_MS = 1000;
@@ -43,11 +51,18 @@ export class FolderGrowthWatch {
   private known: Usage = { bytes: 0, inodes: 0 };
   private looks = 0;
   private busy = false;
+  private current: Promise<void> | undefined;
   private stopped = false;
+  /** The next look measures whatever the file system says (set when the baseline came from elsewhere). */
+  private measureNext = false;
   private readonly ready: Promise<boolean>;
 
   constructor(private readonly options: FolderGrowthOptions) {
     this.ready = this.begin();
+    if (options.baseline)
+      void this.ready.then(async (started) => {
+        if (started) await this.check();
+      });
     this.timer = setInterval(() => void this.check(), options.intervalMs ?? DEFAULT_INTERVAL_MS);
     // The watch never keeps a process (the CLI, a test run) alive.
     this.timer.unref?.();
@@ -58,19 +73,33 @@ export class FolderGrowthWatch {
     return this.ready;
   }
 
-  stop(): void {
+  /** Stops looking; resolves once a look under way has let the sandbox go again. */
+  stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    return this.current ?? Promise.resolve();
   }
 
   /** One look (the timer makes one a second); resolves when it is done. */
-  async check(): Promise<void> {
-    if (this.busy || this.stopped) return;
+  check(): Promise<void> {
+    if (this.busy || this.stopped) return this.current ?? Promise.resolve();
     this.busy = true;
+    this.current = this.look().finally(() => {
+      this.busy = false;
+      this.current = undefined;
+    });
+    return this.current;
+  }
+
+  private async look(): Promise<void> {
     try {
       if (!(await this.ready) || this.stopped) return;
-      if (!(await this.grewEnough())) return;
-      const release = await this.options.hold?.().catch(() => undefined);
+      const first = this.measureNext;
+      if (!first && !(await this.grewEnough())) return;
+      this.measureNext = false;
+      // The first look from a kept baseline does not hold the sandbox: it runs as a call begins, and a
+      // paused container would refuse the call; what it misses, the next looks see.
+      const release = first ? undefined : await this.options.hold?.().catch(() => undefined);
       try {
         await this.measure();
       } finally {
@@ -78,8 +107,6 @@ export class FolderGrowthWatch {
       }
     } catch {
       // A folder that vanished or a file system that stopped answering: the next look tries again.
-    } finally {
-      this.busy = false;
     }
   }
 
@@ -89,7 +116,12 @@ export class FolderGrowthWatch {
       this.reference = await fileSystemUse(this.options.folder);
       this.start = this.reference;
       const root = await lstat(this.options.folder);
-      this.baseline = (await walk(this.options.folder, root.dev, Infinity, this.unreadable)).usage;
+      if (this.options.baseline) {
+        this.baseline = this.options.baseline;
+        this.measureNext = true;
+      } else {
+        this.baseline = (await walk(this.options.folder, root.dev, Infinity, this.unreadable)).usage;
+      }
       return true;
     } catch {
       this.stop();
@@ -114,8 +146,17 @@ export class FolderGrowthWatch {
     const reference = await fileSystemUse(this.options.folder);
     const cap = { bytes: baseline.bytes + limits.bytes, inodes: baseline.inodes + limits.inodes };
     const root = await lstat(this.options.folder);
-    const { usage, exceeded, hidden } = await walk(this.options.folder, root.dev, cap, new Set(this.unreadable));
-    const growth = { bytes: usage.bytes - baseline.bytes, inodes: usage.inodes - baseline.inodes };
+    const unseen = (await this.options.unseen?.().catch(() => undefined)) ?? { bytes: 0, inodes: 0 };
+    const { usage, exceeded, hidden } = await walk(
+      this.options.folder,
+      root.dev,
+      { bytes: cap.bytes - unseen.bytes, inodes: cap.inodes - unseen.inodes },
+      new Set(this.unreadable),
+    );
+    const growth = {
+      bytes: usage.bytes + unseen.bytes - baseline.bytes,
+      inodes: usage.inodes + unseen.inodes - baseline.inodes,
+    };
     if (hidden) {
       // A folder the sandbox made unreadable (chmod 000) could hide what it wrote: the file system's growth is taken instead.
       growth.bytes = Math.max(growth.bytes, reference.bytes - this.start!.bytes);
@@ -129,6 +170,12 @@ export class FolderGrowthWatch {
     this.known = { bytes: Math.max(0, growth.bytes), inodes: Math.max(0, growth.inodes) };
     this.reference = reference;
   }
+}
+
+/** What a folder holds now (allocated bytes, entries), without following links or leaving its file system. */
+export async function measureFolder(folder: string): Promise<Usage> {
+  const root = await lstat(folder);
+  return (await walk(folder, root.dev, Infinity, new Set())).usage;
 }
 
 /** Used bytes and inodes of the file system that holds `path`. */

@@ -57,6 +57,8 @@ export class EngineState implements vscode.Disposable {
     private readonly settings: () => Settings,
     private readonly log: vscode.LogOutputChannel,
     private readonly consent: VirtualConsentPrompt,
+    /** Starts the folder keeper of a read-write session (the bundled CLI, run by the extension host's Node). */
+    private readonly folderKeeper?: { keep(sessionId: string): void },
   ) {}
 
   get status(): EngineStatus {
@@ -201,6 +203,7 @@ export class EngineState implements vscode.Disposable {
         host: settings.engineHost,
         images: settings.images,
         poolSize: settings.pool.size,
+        ...(this.folderKeeper ? { folderKeeper: this.folderKeeper } : {}),
       });
       this.dockerKey = key;
       if (settings.engine !== 'virtual')

@@ -3,6 +3,8 @@
  * call, so it stays instant; the engine is reached on first use.
  */
 import { realpathSync } from 'node:fs';
+import { join } from 'node:path';
+import { folderKeeperLauncher } from '../core/folderKeeper';
 import * as vscode from 'vscode';
 import { FileStore } from '../core/fileStore';
 import { WorkspaceLeases } from '../core/leases';
@@ -46,7 +48,15 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
       },
     });
   const runOutput = vscode.window.createOutputChannel(vscode.l10n.t('Agent Sandbox: Runs'));
-  const engine = new EngineState(settings, log, virtualConsentPrompt(context.globalState, log));
+  const keeperFor = (host: string | undefined) =>
+    folderKeeperLauncher({
+      nodePath: process.execPath,
+      cliPath: join(context.extensionPath, 'dist', 'cli.js'),
+      args: host ? ['--engine-host', host] : [],
+    });
+  const engine = new EngineState(settings, log, virtualConsentPrompt(context.globalState, log), {
+    keep: (sessionId) => keeperFor(settings().engineHost || undefined).keep(sessionId),
+  });
   const secrets = new SandboxSecrets(settings);
   const service = new SandboxService({
     engine: () => engine.get(),

@@ -306,3 +306,117 @@ describe('disk and inode limits on a folder mounted read-write', function () {
     });
   }
 });
+
+describe('disk limits on a folder mounted read-write, through the CLI (a process per call, none in between)', function () {
+  const LIMIT = 40 * MiB;
+  /** What the sandbox may write before a look sees it: one call's 30 MiB, or about a second of writing. */
+  const MARGIN = 40 * MiB;
+  let folder: string;
+  let cli: Box;
+
+  before(async function () {
+    await requireEngine(this);
+  });
+
+  beforeEach(async () => {
+    folder = mkdtempSync(join(tmpdir(), 'agent-sandbox-hostile-rwcli-'));
+    if (process.getuid?.() === 0) chownSync(folder, 1000, 1000);
+    cli = toolbox({ folder, via: 'cli', settings: { workspaceAccess: 'rw', limits: { disk: '40m' } } });
+    const opened = await cli.call('sandbox_open', { session: 'split', runtime: 'python', workspace_access: 'rw' });
+    assert.ok(opened.ok, opened.text);
+  });
+
+  afterEach(async () => {
+    await cli?.dispose();
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  /** Whether the session's container still runs, asked of the engine itself (no CLI call, which would watch too). */
+  async function running(): Promise<boolean> {
+    const [container] = await cli.engine.docker.listContainers({
+      all: true,
+      filters: { label: ['org.agent-sandbox.session=split', `org.agent-sandbox.workspace=${folder}`] },
+    });
+    return container?.State === 'running' || container?.State === 'paused';
+  }
+
+  /** Waits for the engine to report the session stopped; a generous bound, not a timing assertion. */
+  async function stoppedWithin(seconds: number): Promise<boolean> {
+    for (let waited = 0; waited < seconds * 2; waited++) {
+      if (!(await running())) return true;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    return false;
+  }
+
+  function report(what: string, grew: number, stopped: boolean, said: string): void {
+    const hostOk = grew <= LIMIT + MARGIN;
+    observe(
+      'disk',
+      `rw mount via the CLI: ${what} (limit 40 MiB)`,
+      'the session is stopped with "disk limit reached" and says so; the folder grew by at most the limit and one burst',
+      `folder grew ${mib(grew)}; ${stopped ? 'stopped' : 'NOT stopped'}; ${firstLine(said)}`,
+      hostOk && stopped && /disk limit reached/.test(said),
+    );
+    assert.ok(hostOk, `the folder grew by ${mib(grew)}`);
+    assert.ok(stopped, 'the session was stopped');
+    assert.match(said, /disk limit reached/);
+  }
+
+  it("30 MiB in each of three commands: the limit counts from the session's opening, not from each command", async () => {
+    const before = usageOf(folder).bytes;
+    for (let i = 1; i <= 3; i++) {
+      const answer = await cli.call('sandbox_exec', {
+        sandbox_id: 'split',
+        command: `head -c 31457280 /dev/zero > a${i}; sync; sleep 2`,
+      });
+      if (!answer.ok) break;
+    }
+    const stopped = await stoppedWithin(30);
+    const said = (await cli.call('sandbox_exec', { sandbox_id: 'split', command: 'echo alive' })).text;
+    report('30 MiB per command, three commands', usageOf(folder).bytes - before, stopped, said);
+  });
+
+  it('a background writer that starts after its command returned is stopped while no command runs', async () => {
+    const before = usageOf(folder).bytes;
+    const answer = await cli.call('sandbox_exec', {
+      sandbox_id: 'split',
+      command:
+        'nohup sh -c "sleep 3; for i in 1 2 3 4; do head -c 31457280 /dev/zero > b\\$i; sync; sleep 1; done" >/dev/null 2>&1 & echo started',
+    });
+    assert.ok(answer.ok, answer.text);
+    const stopped = await stoppedWithin(60);
+    const grew = usageOf(folder).bytes - before;
+    const said = (await cli.call('sandbox_exec', { sandbox_id: 'split', command: 'echo alive' })).text;
+    report('a background writer after the command returned', grew, stopped, said);
+  });
+
+  it('files deleted while held open count: 90 MiB held in unlinked files is stopped', async () => {
+    const holder = [
+      'import os, time',
+      'fds = []',
+      'for i in range(9):',
+      '    fd = os.open(f"u{i}", os.O_CREAT | os.O_WRONLY, 0o644)',
+      '    os.unlink(f"u{i}")',
+      '    os.write(fd, b"\\0" * 10_000_000); os.fsync(fd)',
+      '    fds.append(fd); time.sleep(0.3)',
+      'time.sleep(30)',
+    ].join('\n');
+    const written = await cli.call('sandbox_fs_write', {
+      sandbox_id: 'split',
+      files: [{ path: 'hold.py', content: holder }],
+    });
+    assert.ok(written.ok, written.text);
+    const answer = await cli.call('sandbox_exec', {
+      sandbox_id: 'split',
+      command: 'python3 hold.py',
+      timeout_seconds: 60,
+    });
+    const stopped = await stoppedWithin(30);
+    const said = /disk limit reached/.test(answer.text)
+      ? answer.text
+      : (await cli.call('sandbox_exec', { sandbox_id: 'split', command: 'echo alive' })).text;
+    // What a walk of the folder sees is nothing; the space was held by the open files.
+    report('90 MiB in files deleted while open', 0, stopped, said);
+  });
+});

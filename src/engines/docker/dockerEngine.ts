@@ -23,7 +23,9 @@ import { ComputeRuns, poolSizeFromEnv } from './computeRuns';
 import { containerCreateOptions, sandboxUser } from './containerConfig';
 import { DockerSandbox, deadSessionError } from './dockerSandbox';
 import { ContainerDeathWatcher } from './events';
-import { FolderWatches } from './folderWatches';
+import { FolderWatches, baselineFromLabels, baselineLabel } from './folderWatches';
+import { measureFolder, type Usage } from '../../core/folderGrowth';
+import { StopRecords } from '../../core/stopRecords';
 import { ImageResolver } from './images';
 import { watchContainerStats } from './stats';
 import { CONTAINER_PREFIX, LABEL } from './labels';
@@ -43,6 +45,14 @@ export interface DockerEngineOptions {
   poolSize?: number;
   /** How long the pool stays warm without a run (5 minutes when not given). */
   poolIdleMs?: number;
+  /**
+   * Keeps watching a read-write session's folder after this process is gone (a detached folder keeper,
+   * see core/folderKeeper.ts), so a session left running between CLI commands or after VS Code closes
+   * is still stopped at its disk limit. Without it, the folder is watched only while this process lives.
+   */
+  folderKeeper?: { keep(sessionId: string): void };
+  /** Where stops are written down for other processes (the host-wide state folder when not given). */
+  stopRecords?: StopRecords;
 }
 
 export class DockerEngine implements SandboxEngine {
@@ -59,13 +69,15 @@ export class DockerEngine implements SandboxEngine {
   private flavor: Promise<EngineFlavor> | undefined;
   /** The read-write workspace folders of sessions held here, stopped when they grow past the disk limit. */
   readonly folderWatches: FolderWatches;
+  private readonly stopRecords: StopRecords;
 
   constructor(private readonly options: DockerEngineOptions = {}) {
     this.endpoint = resolveEndpoint(options.host, options.env ?? process.env);
     this.docker = new (loadDockerode())(this.endpoint.options);
     this.images = new ImageResolver(this.docker);
-    this.deaths = new ContainerDeathWatcher(this.docker);
-    this.folderWatches = new FolderWatches(this.deaths);
+    this.stopRecords = options.stopRecords ?? new StopRecords();
+    this.deaths = new ContainerDeathWatcher(this.docker, { stopRecords: this.stopRecords });
+    this.folderWatches = new FolderWatches(this.deaths, this.stopRecords);
     this.computeRuns = new ComputeRuns(this, {
       size: options.poolSize ?? poolSizeFromEnv(options.env ?? process.env),
       idleMs: options.poolIdleMs,
@@ -168,6 +180,11 @@ export class DockerEngine implements SandboxEngine {
           )
         : undefined;
     const notices = [...image.notices, ...(protection?.notices ?? [])];
+    // Before the container exists, so nothing the sandbox writes can count as the folder's own.
+    const baseline =
+      spec.workspaceAccess === 'rw' && options.workspaceFolder
+        ? await measureFolder(options.workspaceFolder).catch(() => undefined)
+        : undefined;
     const plain = containerCreateOptions({
       name,
       image: image.image,
@@ -180,6 +197,7 @@ export class DockerEngine implements SandboxEngine {
       createdAt,
       notices,
     });
+    if (baseline) plain.Labels = { ...plain.Labels, ...baselineLabel(baseline) };
     const protectedOptions = protection ? withProtection(plain, options.workspaceFolder!, protection) : plain;
     let createOptions: Docker.ContainerCreateOptions;
     let container: Docker.Container | undefined;
@@ -248,7 +266,7 @@ export class DockerEngine implements SandboxEngine {
       state: 'running',
       notices,
     };
-    this.folderWatches.watch(info, container);
+    this.watchFolder(info, container, baseline);
     return new DockerSandbox(this, container, info, `${user.uid}:${user.gid}`);
   }
 
@@ -279,8 +297,19 @@ export class DockerEngine implements SandboxEngine {
     if (!inspected.State.Running)
       throw deadSessionError(inspected, this.deaths.explain(inspected.Id, inspected.State.FinishedAt));
     const info = sessionFromLabels(inspected.Id, labels, 'running', inspected.Config.Image);
-    this.folderWatches.watch(info, container);
+    this.watchFolder(info, container, baselineFromLabels(labels));
     return new DockerSandbox(this, container, info, labels[LABEL.user] ?? '1000:1000');
+  }
+
+  /** A read-write folder is watched here while this process lives, and by the folder keeper beyond. */
+  private watchFolder(info: SessionInfo, container: Docker.Container, baseline: Usage | undefined): void {
+    if (info.workspaceAccess !== 'rw' || !info.workspaceFolder) return;
+    this.folderWatches.watch(info, container, baseline);
+    try {
+      this.options.folderKeeper?.keep(info.id);
+    } catch {
+      // No keeper could start: this process still watches while it lives (README, limits).
+    }
   }
 
   async list(filter: SessionFilter = {}, signal?: AbortSignal): Promise<SessionInfo[]> {
@@ -322,7 +351,8 @@ export class DockerEngine implements SandboxEngine {
     const inspected = (await container.inspect({ abortSignal: signal } as object).catch(() => undefined)) as
       Docker.ContainerInspectInfo | undefined;
     const notices = inspected ? await sweepBeforeRemoval(this.docker, container, inspected).catch(() => []) : [];
-    this.folderWatches.stop(id);
+    await this.folderWatches.stop(id);
+    this.stopRecords.forget(id);
     await this.guard(async () => {
       try {
         await container.remove({ force: true, v: true, abortSignal: signal } as object);
@@ -368,7 +398,7 @@ export class DockerEngine implements SandboxEngine {
 
   async dispose(): Promise<void> {
     await this.computeRuns.dispose();
-    this.folderWatches.dispose();
+    await this.folderWatches.dispose();
     this.deaths.dispose();
     this.images.reset();
   }

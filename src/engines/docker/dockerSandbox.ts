@@ -1,6 +1,7 @@
 /** A live sandbox container: exec and the file operations, each as one exec with one tar stream at most. */
 import type Docker from 'dockerode';
 import { posix } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SandboxError } from '../../core/errors';
 import type {
   DeleteOptions,
@@ -280,17 +281,42 @@ export class DockerSandbox implements Sandbox {
   ): Promise<ExecOutcome> {
     if (this.closed)
       throw new SandboxError('session-dead', 'This sandbox was closed.', 'Open a new session with sandbox_open.');
-    try {
-      return await this.engine.guard(
-        () =>
-          execInContainer({ docker: this.engine.docker, container: this.container, argv, user: this.user, ...options }),
-        options.signal,
-      );
-    } catch (error) {
-      const status = (error as { cause?: { statusCode?: number } }).cause?.statusCode;
-      if (status === 404 || status === 409) throw await this.deathError();
-      throw error;
+    for (let waited = 0; ; waited += PAUSED_POLL_MS) {
+      try {
+        return await this.engine.guard(
+          () =>
+            execInContainer({
+              docker: this.engine.docker,
+              container: this.container,
+              argv,
+              user: this.user,
+              ...options,
+            }),
+          options.signal,
+        );
+      } catch (error) {
+        const status = (error as { cause?: { statusCode?: number } }).cause?.statusCode;
+        if (status === 409 && (await this.waitWhilePaused(waited, options.signal))) continue;
+        if (status === 404 || status === 409) throw await this.deathError();
+        throw error;
+      }
     }
+  }
+
+  /**
+   * A folder watch (this process's or the folder keeper's) pauses the container for a moment while it
+   * measures: a command then waits for it. A pause that outlasts any measurement was left by a watcher
+   * that died holding it, and is lifted. False when the container is not paused (the 409 meant death).
+   */
+  private async waitWhilePaused(waited: number, signal?: AbortSignal): Promise<boolean> {
+    const inspected = await this.container.inspect().catch(() => undefined);
+    if (!inspected?.State.Paused) return false;
+    if (waited >= PAUSE_OUTLIVED_MS) {
+      await this.container.unpause().catch(() => undefined);
+      return true;
+    }
+    await sleep(PAUSED_POLL_MS, undefined, signal ? { signal } : undefined).catch(() => undefined);
+    return !signal?.aborted;
   }
 
   /** Why the container is gone or stopped; never replaced silently: the caller decides to open a new session. */
@@ -310,6 +336,10 @@ export class DockerSandbox implements Sandbox {
     return new SandboxError('session-dead', `The session ${name} no longer exists: ${why}.`, GONE_HINT);
   }
 }
+
+/** How often a command waiting on a measuring pause looks again, and when a pause counts as left behind. */
+const PAUSED_POLL_MS = 100;
+const PAUSE_OUTLIVED_MS = 15_000;
 
 const GONE_HINT =
   'Its processes and any files outside a mounted workspace folder are gone. Open a new session (sandbox_open, or agent-sandbox open); it starts empty.';

@@ -8,6 +8,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 import { signalName } from '../../core/results';
 import type { DeathReason, SessionDeath } from '../../core/sessionDeath';
+import type { StopRecords } from '../../core/stopRecords';
 import { LABEL } from './labels';
 
 const FILTERS = { type: ['container'], label: [`${LABEL.managed}=1`], event: ['die', 'oom', 'destroy', 'kill'] };
@@ -36,6 +37,8 @@ export interface DeathWatcherOptions {
   maxRetryMs?: number;
   /** How long listeners wait after a 'die' for a 'destroy' that would make it a removal (docker rm -f). */
   dieGraceMs?: number;
+  /** Where stops made by any Agent Sandbox process are written down (the folder keeper stops sessions too). */
+  stopRecords?: Pick<StopRecords, 'record' | 'read'>;
 }
 
 interface ContainerState {
@@ -99,6 +102,11 @@ export class ContainerDeathWatcher {
   /** Called before this process kills a container itself: its death is reported with `why`. */
   markStopping(id: string, why: string): void {
     this.stopping.set(id, { why, at: Date.now() });
+    try {
+      this.options.stopRecords?.record(id, why);
+    } catch {
+      // The state folder is not writable: this process still knows, others say what the engine tells.
+    }
   }
 
   /** Why the container died or disappeared, when the stream told; a short id prefix works too. */
@@ -109,6 +117,9 @@ export class ContainerDeathWatcher {
   /** The recorded reason, or else, for a container that stopped at `finishedAt` while the engine was away, that. */
   explain(id: string, finishedAt?: string): DeathReason | undefined {
     const recorded = this.reasonFor(id);
+    if (recorded && recorded.kind !== 'signal') return recorded;
+    const written = this.options.stopRecords?.read(id);
+    if (written) return { kind: 'stopped', at: finishedAt ?? written.at, why: written.why };
     if (recorded || !finishedAt) return recorded;
     const at = Date.parse(finishedAt);
     const outage = this.outages.find((span) => at >= span.from - SHUTDOWN_WINDOW_MS && at <= (span.to ?? Date.now()));
@@ -285,7 +296,7 @@ export class ContainerDeathWatcher {
     at: string,
     attributes: Record<string, string>,
   ): DeathReason {
-    const stopping = this.stopping.get(id);
+    const stopping = this.stopping.get(id) ?? this.options.stopRecords?.read(id);
     if (stopping) {
       this.stopping.delete(id);
       return { kind: 'stopped', at, why: stopping.why };

@@ -18,6 +18,8 @@ export const LABEL = {
   pool: 'org.agent-sandbox.pool',
   /** Protected names whose empty placeholder folders this container made or shares (protectedMounts.ts). */
   placeholders: 'org.agent-sandbox.placeholders',
+  /** On read-write sessions: the workspace folder's use (bytes:entries) before the session existed (folderWatches.ts). */
+  folderBaseline: 'org.agent-sandbox.folder-baseline',
 } as const;
 
 export const CONTAINER_PREFIX = 'agent-sandbox-';
