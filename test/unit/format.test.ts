@@ -242,12 +242,12 @@ describe('tool result text', () => {
       assert.ok(many.endsWith('… and 50 more'));
     });
 
-    it('formatRead shows the content, its encoding and truncation', () => {
+    it('formatRead shows the content, its encoding and truncation', async () => {
       assert.equal(
-        formatRead({ path: '/workspace/a.txt', content: 'hi\n', encoding: 'utf8', size: 3, truncated: false }),
+        await formatRead({ path: '/workspace/a.txt', content: 'hi\n', encoding: 'utf8', size: 3, truncated: false }),
         '/workspace/a.txt · 3 bytes · utf8\nhi\n',
       );
-      const cutText = formatRead({
+      const cutText = await formatRead({
         path: '/workspace/big.log',
         content: 'x'.repeat(1024),
         encoding: 'utf8',
@@ -259,7 +259,7 @@ describe('tool result text', () => {
         /^\/workspace\/big\.log · 4 MiB · utf8\nOnly the first 1 KiB of 4 MiB is shown\. .*max_bytes\.\nx{1024}$/,
       );
       assert.match(
-        formatRead({
+        await formatRead({
           path: '/workspace/p.png',
           content: 'iVBORw0KGgo=',
           encoding: 'base64',
@@ -269,8 +269,40 @@ describe('tool result text', () => {
         /^\/workspace\/p\.png · 8 bytes · binary, base64\niVBORw0KGgo=$/,
       );
       assert.match(
-        formatRead({ path: '/workspace/e', content: '', encoding: 'utf8', size: 0, truncated: false }),
+        await formatRead({ path: '/workspace/e', content: '', encoding: 'utf8', size: 0, truncated: false }),
         /\(empty file\)$/,
+      );
+    });
+
+    it('formatRead keeps the head of a file within the budget and says how to read the rest', async () => {
+      const content = 'y'.repeat(200_000);
+      const text = await formatRead(
+        { path: '/workspace/one.line', content, encoding: 'utf8', size: 5 * MiB, truncated: true },
+        { maxChars: 48_000, tokenBudget: 2_000 },
+      );
+      assert.ok(text.length <= 8_000, `${text.length} characters`);
+      assert.match(
+        text,
+        /^\/workspace\/one\.line · 5 MiB · utf8\nOnly the first [\d.]+ KiB of 5 MiB is shown, to fit the context\. .*tail -c \+\d+ FILE/,
+      );
+      const binary = await formatRead(
+        {
+          path: '/workspace/b.bin',
+          content: 'QUJD'.repeat(50_000),
+          encoding: 'base64',
+          size: 150_000,
+          truncated: false,
+        },
+        { maxChars: 1_000 },
+      );
+      const shown = binary.split('\n').at(-1)!;
+      assert.ok(shown.length <= 1_000 && shown.length % 4 === 0, 'whole base64 groups');
+      assert.equal(
+        await formatRead(
+          { path: '/workspace/e', content: '', encoding: 'utf8', size: 0, truncated: false },
+          { maxChars: 10 },
+        ),
+        '/workspace/e · 0 bytes · utf8\n(empty file)',
       );
     });
 

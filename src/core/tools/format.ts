@@ -20,19 +20,7 @@ import { SandboxError } from '../errors';
 import type { StoredFile } from '../fileStore';
 import type { StagedFile } from '../staging';
 import { formatSize } from '../units';
-import { countTokensBounded } from './tokenCount';
-
-/**
- * How much text the model may get. `tokenBudget` and `countTokens` come straight from VS Code's
- * `options.tokenizationOptions`; without `countTokens` a token is taken to be 4 characters.
- */
-export interface TextBudget {
-  maxChars?: number;
-  tokenBudget?: number;
-  countTokens?: (text: string) => PromiseLike<number>;
-  /** Stops the counting when the call is cancelled. */
-  signal?: AbortSignal;
-}
+import { fitToBudget, type TextBudget } from './fitBudget';
 
 export interface ExecContext {
   /** The sandbox_id of a session; absent for sandbox_run's one-off sandbox. */
@@ -52,37 +40,10 @@ const OUTCOME_LABELS: Record<ExecResult['outcome'], string> = {
 
 /** Exit code, stdout, stderr and what to do next, shortened to fit the budget when one is given. */
 export async function formatExecResult(result: ExecResult, context: ExecContext, budget?: TextBudget): Promise<string> {
-  const full = renderExec(result, context);
-  if (!budget) return full;
+  if (!budget) return renderExec(result, context);
   const streamChars = trimEnd(result.stdout).length + trimEnd(result.stderr).length;
-  let text = full;
-  let keep = streamChars;
-  // First by characters, with no tokenizer: a token is at least one character in practice and about
-  // four on average, so this bounds the text before anything is counted.
-  const charLimit = Math.min(
-    budget.maxChars ?? Infinity,
-    budget.tokenBudget !== undefined ? budget.tokenBudget * 4 : Infinity,
-  );
-  if (text.length > charLimit) {
-    keep = Math.max(0, keep - (text.length - charLimit) - MARKER_ROOM);
-    text = renderExec(result, context, keep);
-  }
-  // Then by tokens: each round counts the text once (in bounded time) and drops the excess it saw.
-  for (let round = 0; round < MEASURE_ROUNDS; round++) {
-    const { excess, limit } = await measure(text, budget);
-    if (excess <= 0) return text;
-    if (keep === 0) return text; // status, hint and notices are never cut
-    keep = Math.max(0, keep - Math.ceil(excess) - MARKER_ROOM - Math.ceil(limit * 0.05));
-    text = renderExec(result, context, keep);
-  }
-  return (await measure(text, budget)).excess <= 0 ? text : renderExec(result, context, 0);
+  return fitToBudget((keep) => renderExec(result, context, keep), streamChars, budget);
 }
-
-/** Counting rounds before the output is dropped whole: each costs a few bounded countTokens calls. */
-const MEASURE_ROUNDS = 2;
-
-/** About the length of two cut markers. */
-const MARKER_ROOM = 320;
 
 function renderExec(result: ExecResult, context: ExecContext, keep?: number): string {
   const stdout = trimEnd(result.stdout);
@@ -158,25 +119,6 @@ function avoidSplitPair(text: string, index: number): number {
   return index > 0 && code >= 0xdc00 && code <= 0xdfff ? index - 1 : index;
 }
 
-/** How many characters the text is over the budget (0 or less: it fits), and the budget in characters. */
-async function measure(text: string, budget: TextBudget): Promise<{ excess: number; limit: number }> {
-  let excess = -Infinity;
-  let limit = Infinity;
-  if (budget.maxChars !== undefined) {
-    excess = text.length - budget.maxChars;
-    limit = budget.maxChars;
-  }
-  if (budget.tokenBudget !== undefined) {
-    const tokens = budget.countTokens
-      ? await countTokensBounded(text, budget.countTokens, budget.signal)
-      : Math.ceil(text.length / 4);
-    const charsPerToken = tokens > 0 ? text.length / tokens : 4;
-    excess = Math.max(excess, (tokens - budget.tokenBudget) * charsPerToken);
-    limit = Math.min(limit, budget.tokenBudget * charsPerToken);
-  }
-  return { excess, limit };
-}
-
 /** A session's id and configuration, so the model knows what it is working in. */
 export function formatSession(info: SessionInfo, created: boolean, capabilities?: EngineCapabilities): string {
   const id = sandboxIdOf(info);
@@ -217,17 +159,31 @@ export function formatWrite(result: WriteResult): string {
   return lines.join('\n');
 }
 
-export function formatRead(file: FileContent): string {
-  const shown = file.encoding === 'base64' ? Math.floor((file.content.length * 3) / 4) : byteLength(file.content);
-  const lines = [
-    `${displayName(file.path)} · ${formatSize(file.size)} · ${file.encoding === 'base64' ? 'binary, base64' : 'utf8'}`,
-  ];
-  if (file.truncated) {
+/** A file's content as read, shortened to the budget when one is given: the head is kept, later parts are read with sandbox_exec. */
+export async function formatRead(file: FileContent, budget?: TextBudget): Promise<string> {
+  if (!budget) return renderRead(file);
+  return fitToBudget((keep) => renderRead(file, keep), file.content.length, budget);
+}
+
+function renderRead(file: FileContent, keep = file.content.length): string {
+  const base64 = file.encoding === 'base64';
+  // Base64 is cut at a whole group of four characters, text never between the halves of a surrogate pair.
+  const content =
+    keep >= file.content.length
+      ? file.content
+      : file.content.slice(0, base64 ? keep - (keep % 4) : avoidSplitPair(file.content, keep));
+  const shown = base64 ? Math.floor((content.length * 3) / 4) : byteLength(content);
+  const lines = [`${displayName(file.path)} · ${formatSize(file.size)} · ${base64 ? 'binary, base64' : 'utf8'}`];
+  if (content.length < file.content.length) {
+    lines.push(
+      `Only the first ${formatSize(shown)} of ${formatSize(file.size)} is shown, to fit the context. Read the part you need with sandbox_exec (grep, sed -n, or \`tail -c +${shown + 1} FILE | head -c ${shown}\` for the next part).`,
+    );
+  } else if (file.truncated) {
     lines.push(
       `Only the first ${formatSize(Math.min(shown, file.size))} of ${formatSize(file.size)} is shown. Read the part you need with sandbox_exec (head, tail, sed -n, grep), or pass a larger max_bytes.`,
     );
   }
-  lines.push(file.content.length ? file.content : '(empty file)');
+  lines.push(file.content.length ? content : '(empty file)');
   return lines.join('\n');
 }
 

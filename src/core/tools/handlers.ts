@@ -17,8 +17,8 @@ import {
   formatWrite,
   formatPublished,
   formatStaged,
-  type TextBudget,
 } from './format';
+import type { TextBudget } from './fitBudget';
 import type { ToolInput, ToolName } from './schemas';
 import { readWorkspaceFile, writeWorkspaceFile } from '../workspaceFiles';
 
@@ -144,6 +144,7 @@ export const TOOL_HANDLERS: { [N in ToolName]: Handler<N> } = {
             { maxBytes: input.max_bytes ?? DEFAULT_READ_BYTES, encoding: input.encoding },
             context.signal,
           ),
+          context.budget,
         ),
       { signal: context.signal },
     );

@@ -12,15 +12,24 @@ let accepting = 0;
  * one as a person would (and notes it, see acceptedConfirmations).
  */
 export async function invoke(name: string, input: object, token?: vscode.CancellationToken): Promise<string> {
+  const result = await invokeResult(name, input, { token });
+  return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
+}
+
+/** Like invoke, but returns the result's parts as the model gets them; `tokenizationOptions` as Copilot passes them. */
+export async function invokeResult(
+  name: string,
+  input: object,
+  options: { token?: vscode.CancellationToken; tokenizationOptions?: vscode.LanguageModelToolTokenizationOptions } = {},
+): Promise<vscode.LanguageModelToolResult> {
   const flag = path.join(screenshotDir(), 'auto-accept');
   if (accepting++ === 0) fs.writeFileSync(flag, '');
   try {
-    const result = await vscode.lm.invokeTool(
+    return await vscode.lm.invokeTool(
       name,
-      { input, toolInvocationToken: undefined },
-      token ?? new vscode.CancellationTokenSource().token,
+      { input, toolInvocationToken: undefined, tokenizationOptions: options.tokenizationOptions },
+      options.token ?? new vscode.CancellationTokenSource().token,
     );
-    return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
   } finally {
     if (--accepting === 0) fs.rmSync(flag, { force: true });
   }
