@@ -242,15 +242,20 @@ export async function gcCommand(engine: SandboxEngine, context: CommandContext):
   return 0;
 }
 
+/** The CLI's file store: AGENT_SANDBOX_FILE_STORE, with AGENT_SANDBOX_FILE_STORE_MAX_SIZE as its limit per file. */
+export function cliFileStore(env: NodeJS.ProcessEnv = process.env): FileStore {
+  const limit = env.AGENT_SANDBOX_FILE_STORE_MAX_SIZE || undefined;
+  const maxFileBytes = limit === undefined ? undefined : parseSize(limit);
+  if (limit !== undefined && !maxFileBytes)
+    throw usageError(`AGENT_SANDBOX_FILE_STORE_MAX_SIZE must be a size like 100m or 1g, not "${limit}".`);
+  return new FileStore(defaultFileStoreFolder(env), { maxFileBytes });
+}
+
 /** `files upload|download|list|delete`: the local file store, without an engine. */
 export async function filesCommand(context: CommandContext): Promise<number> {
   const { args, output } = context;
   const [action, ...operands] = args.positionals;
-  const limit = process.env.AGENT_SANDBOX_FILE_STORE_MAX_SIZE || undefined;
-  const maxFileBytes = limit === undefined ? undefined : parseSize(limit);
-  if (limit !== undefined && !maxFileBytes)
-    throw usageError(`AGENT_SANDBOX_FILE_STORE_MAX_SIZE must be a size like 100m or 1g, not "${limit}".`);
-  const store = new FileStore(defaultFileStoreFolder(), { maxFileBytes });
+  const store = cliFileStore();
   const operand = (what: string) => {
     if (operands.length !== 1) throw usageError(`files ${action} takes one ${what}.`);
     return operands[0]!;

@@ -104,6 +104,7 @@ async function callCli(
   }
   const env: NodeJS.ProcessEnv = {
     AGENT_SANDBOX_FILE_STORE: store.folder,
+    AGENT_SANDBOX_FILE_STORE_MAX_SIZE: String(store.maxFileBytes),
     ...Object.fromEntries(
       Object.entries(TEST_IMAGES).map(([runtime, image]) => [`AGENT_SANDBOX_IMAGE_${runtime.toUpperCase()}`, image]),
     ),
