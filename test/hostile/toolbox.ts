@@ -93,6 +93,9 @@ async function callCli(
   const flags = ['--folder', folder, '--json'];
   if (settings.workspaceAccess) flags.push('--workspace', settings.workspaceAccess);
   if (settings.network) flags.push('--network');
+  // The user's lifted protections for this folder are the CLI's --allow-config-writes.
+  if (Array.isArray(settings.configWritesAllowedIn) && settings.configWritesAllowedIn.includes(folder))
+    flags.push('--allow-config-writes');
   for (const [key, flag] of [
     ['memory', '--memory'],
     ['cpus', '--cpus'],
