@@ -1,3 +1,5 @@
+// The disk limit on the virtual engine (issue 14, item 5): its in-memory places and a host folder
+// mounted read-write, measured on the host.
 import assert from 'node:assert/strict';
 import { lstatSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -5,6 +7,7 @@ import { join } from 'node:path';
 import { SandboxError } from '../../src/core/errors';
 import { resolveSpec } from '../../src/core/resolveSpec';
 import { VirtualEngine } from '../../src/engines/virtual/virtualEngine';
+import { observe } from './report';
 
 const MiB = 1024 * 1024;
 /** A megabyte of text in a shell variable, written again and again. */
@@ -42,6 +45,13 @@ describe('the virtual engine holds the disk limit', function () {
       'deleting made room again',
     );
     assert.equal((await sandbox.exec({ command: 'echo alive' })).stdout, 'alive\n');
+    observe(
+      'disk (virtual)',
+      'virtual engine: 20 MiB into /tmp, then a 9 MiB file through the file tools (limit 16 MiB)',
+      '"disk limit reached" for both; room again after rm; the session usable',
+      'disk limit reached for both; usable',
+      true,
+    );
     await sandbox.close();
   });
 
@@ -60,6 +70,13 @@ describe('the virtual engine holds the disk limit', function () {
       assert.equal(fill.diskLimitReached, true, JSON.stringify({ ...fill, stdout: '' }));
       assert.match(fill.hint!, /stopped the session: disk limit reached: it wrote .* into the workspace folder/);
       const grew = bytesIn(folder);
+      observe(
+        'disk (virtual)',
+        'virtual engine, rw folder: 200 MiB, 1 MiB at a time (limit 16 MiB)',
+        'stopped with "disk limit reached"; the host folder grew by at most the limit and about a second of writing',
+        `stopped; the host folder grew ${(grew / MiB).toFixed(1)} MiB`,
+        grew <= 16 * MiB + 48 * MiB,
+      );
       assert.ok(grew <= 16 * MiB + 48 * MiB, `the folder grew by ${grew} bytes`);
       await assert.rejects(
         sandbox.exec({ command: 'echo alive' }),
