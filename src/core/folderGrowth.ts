@@ -31,8 +31,11 @@ export interface FolderGrowthOptions {
    * Without it, the watch measures the folder as it finds it.
    */
   baseline?: Usage;
-  /** Space the sandbox holds beyond what a walk sees (files deleted while open); asked while it is held still. */
-  unseen?(): Promise<Usage>;
+  /**
+   * Space the sandbox holds beyond what a walk sees (files deleted while open); asked while it is held
+   * still. `opaque` says it holds some whose size cannot be read: the file system's growth counts then.
+   */
+  unseen?(): Promise<Usage & { opaque?: boolean }>;
 }
 
 const DEFAULT_INTERVAL_MS = 1000;
@@ -146,7 +149,7 @@ export class FolderGrowthWatch {
     const reference = await fileSystemUse(this.options.folder);
     const cap = { bytes: baseline.bytes + limits.bytes, inodes: baseline.inodes + limits.inodes };
     const root = await lstat(this.options.folder);
-    const unseen = (await this.options.unseen?.().catch(() => undefined)) ?? { bytes: 0, inodes: 0 };
+    const unseen = (await this.options.unseen?.().catch(() => undefined)) ?? { bytes: 0, inodes: 0, opaque: false };
     const { usage, exceeded, hidden } = await walk(
       this.options.folder,
       root.dev,
@@ -157,8 +160,9 @@ export class FolderGrowthWatch {
       bytes: usage.bytes + unseen.bytes - baseline.bytes,
       inodes: usage.inodes + unseen.inodes - baseline.inodes,
     };
-    if (hidden) {
-      // A folder the sandbox made unreadable (chmod 000) could hide what it wrote: the file system's growth is taken instead.
+    if (hidden || unseen.opaque) {
+      // A folder the sandbox made unreadable (chmod 000), or a deleted file it maps, could hide what it
+      // wrote: the file system's growth is taken instead.
       growth.bytes = Math.max(growth.bytes, reference.bytes - this.start!.bytes);
       growth.inodes = Math.max(growth.inodes, reference.inodes - this.start!.inodes);
     }

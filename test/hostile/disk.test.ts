@@ -391,6 +391,37 @@ describe('disk limits on a folder mounted read-write, through the CLI (a process
     report('a background writer after the command returned', grew, stopped, said);
   });
 
+  it('files deleted while only mapped count: 90 MiB held by mappings of unlinked files is stopped', async () => {
+    const holder = [
+      // libc's mmap, not Python's (which keeps a duplicate descriptor): only the mapping holds the file.
+      'import ctypes, os, time',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'libc.mmap.restype = ctypes.c_void_p',
+      'libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]',
+      'for i in range(9):',
+      '    fd = os.open(f"m{i}", os.O_CREAT | os.O_RDWR, 0o644)',
+      '    os.write(fd, b"\\1" * 10_000_000); os.fsync(fd)',
+      '    assert libc.mmap(None, 4096, 1, 1, fd, 0) not in (None, 2**64 - 1)',
+      '    os.close(fd); os.unlink(f"m{i}"); time.sleep(0.3)',
+      'time.sleep(30)',
+    ].join('\n');
+    const written = await cli.call('sandbox_fs_write', {
+      sandbox_id: 'split',
+      files: [{ path: 'map.py', content: holder }],
+    });
+    assert.ok(written.ok, written.text);
+    const answer = await cli.call('sandbox_exec', {
+      sandbox_id: 'split',
+      command: 'python3 map.py',
+      timeout_seconds: 60,
+    });
+    const stopped = await stoppedWithin(30);
+    const said = /disk limit reached/.test(answer.text)
+      ? answer.text
+      : (await cli.call('sandbox_exec', { sandbox_id: 'split', command: 'echo alive' })).text;
+    report('90 MiB in files deleted while mapped (no descriptor open)', 0, stopped, said);
+  });
+
   it('files deleted while held open count: 90 MiB held in unlinked files is stopped', async () => {
     const holder = [
       'import os, time',

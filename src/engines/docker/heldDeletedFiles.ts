@@ -6,20 +6,28 @@
  * tmpfs mounts with devices of their own.
  */
 import type Docker from 'dockerode';
-import { readdir, readlink, stat } from 'node:fs/promises';
+import { readFile, readdir, readlink, stat } from 'node:fs/promises';
 import type { Usage } from '../../core/folderGrowth';
 
 /** Most descriptors looked at per look, so that a sandbox that opens thousands costs a bounded walk. */
 const MAX_DESCRIPTORS = 65_536;
 
-export async function heldDeletedFiles(container: Docker.Container, folderDevice: number): Promise<Usage> {
+export interface HeldSpace extends Usage {
+  /**
+   * The sandbox maps a deleted file of the folder's file system that it no longer holds open: its size
+   * cannot be read without privileges, so the file system's own growth is taken instead.
+   */
+  opaque: boolean;
+}
+
+export async function heldDeletedFiles(container: Docker.Container, folderDevice: number): Promise<HeldSpace> {
   const top = (await container.top({ ps_args: '-o pid' } as object)) as { Titles?: string[]; Processes?: string[][] };
   const column = Math.max(0, (top.Titles ?? []).indexOf('PID'));
   const pids = (top.Processes ?? [])
     .map((row) => Number(row[column]))
     .filter((pid) => Number.isInteger(pid) && pid > 0);
   const seen = new Set<string>();
-  const usage: Usage = { bytes: 0, inodes: 0 };
+  const usage: HeldSpace = { bytes: 0, inodes: 0, opaque: false };
   let looked = 0;
   for (const pid of pids) {
     let descriptors: string[];
@@ -41,6 +49,28 @@ export async function heldDeletedFiles(container: Docker.Container, folderDevice
       usage.bytes += file.blocks * 512;
       usage.inodes += 1;
     }
+    if (!usage.opaque) usage.opaque = await mapsDeletedFile(pid, folderDevice, seen);
   }
   return usage;
+}
+
+/** Whether a process maps a deleted file on the device (major:minor in /proc/PID/maps) that no descriptor showed. */
+async function mapsDeletedFile(pid: number, device: number, seen: ReadonlySet<string>): Promise<boolean> {
+  const maps = await readFile(`/proc/${pid}/maps`, 'utf8').catch(() => '');
+  const wanted = `${major(device).toString(16).padStart(2, '0')}:${minor(device).toString(16).padStart(2, '0')}`;
+  for (const line of maps.split('\n')) {
+    if (!line.endsWith(' (deleted)')) continue;
+    const [, , , dev, inode] = line.split(/\s+/);
+    if (dev === wanted && !seen.has(`${device}:${inode}`)) return true;
+  }
+  return false;
+}
+
+/** The major and minor numbers of a Linux device number (glibc's encoding). */
+function major(dev: number): number {
+  return ((dev >>> 8) & 0xfff) | (Math.floor(dev / 2 ** 32) & ~0xfff);
+}
+
+function minor(dev: number): number {
+  return (dev & 0xff) | ((dev >>> 12) & ~0xff);
 }
