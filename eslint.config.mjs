@@ -72,7 +72,7 @@ export default tseslint.config(
     ['src/vscode/**', 'src/shared/**', 'webview/**'],
     ['dockerode', 'just-bash'],
     ['dockerode/*', 'just-bash/*'],
-    'Only src/engines/docker imports dockerode and only src/engines/virtual imports just-bash; go through the engine interface in src/core/engine.ts.',
+    'Only src/engines/docker imports dockerode and only src/engines/virtual imports just-bash; go through the engine interface in src/core/engine/engine.ts.',
   ),
   {
     files: ['src/shared/**', 'webview/**'],

@@ -1,12 +1,12 @@
 /**
  * `agent-sandbox keep-folder ID [--engine-host HOST]`: the folder keeper of a read-write session
- * (core/folderKeeper.ts). Started detached by whoever opens or uses such a session; not for people.
+ * (core/sessions/folderKeeper.ts). Started detached by whoever opens or uses such a session; not for people.
  * Watches the session's workspace folder against its disk and inode limits from the baseline kept in
  * the container's labels, stops the session past them (writing down why for every other process),
  * and ends when the session stops or is removed. Prints nothing; always exits 0.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { claimKeeper } from '../core/folderKeeper';
+import { claimKeeper } from '../core/sessions/folderKeeper';
 import { DockerEngine } from '../engines/docker/dockerEngine';
 
 /** How often the keeper asks whether its session still runs. */

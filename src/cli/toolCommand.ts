@@ -4,13 +4,13 @@
  * this command's flags allow: no workspace access, no network and the protected paths kept unless
  * a flag says otherwise (--workspace, --network, --allow-config-writes).
  */
-import type { SandboxEngine } from '../core/engine';
-import { engineLabel } from '../core/engineCapabilities';
+import type { SandboxEngine } from '../core/engine/engine';
+import { engineLabel } from '../core/engine/engineCapabilities';
 import { protectedPathsFor } from '../core/policy/protectedPaths';
-import { Redactor } from '../core/redaction';
-import { SandboxService } from '../core/sandboxService';
-import { collectSecrets } from '../core/secrets';
-import { parseSettings } from '../core/settings';
+import { Redactor } from '../core/secrets/redaction';
+import { SandboxService } from '../core/sessions/sandboxService';
+import { collectSecrets } from '../core/secrets/secrets';
+import { parseSettings } from '../core/spec/settings';
 import { TOOL_DEFINITIONS } from '../core/tools/definitions';
 import { toolInputSchema } from '../core/tools/jsonSchema';
 import { resultParts } from '../core/tools/resultParts';

@@ -6,7 +6,7 @@
 import * as vscode from 'vscode';
 import { mergeSettings, type MergeOptions } from '../core/policy/mergeSettings';
 import type { SettingLevels } from '../core/policy/settingsLevels';
-import type { Settings } from '../core/settings';
+import type { Settings } from '../core/spec/settings';
 
 export const SECTION = 'agentSandbox';
 

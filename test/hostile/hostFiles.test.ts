@@ -21,8 +21,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveSpec } from '../../src/core/resolveSpec';
-import { openSession } from '../../src/core/sessions';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
+import { openSession } from '../../src/core/sessions/sessions';
 import { VirtualEngine } from '../../src/engines/virtual/virtualEngine';
 import { requireEngine } from '../engine/harness';
 import { hostSnapshot, seededRandom, snapshotDiff } from './hostSnapshot';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { mergeSettings, type SettingSource } from '../../src/core/policy/mergeSettings';
-import type { Settings } from '../../src/core/settings';
+import type { Settings } from '../../src/core/spec/settings';
 import { requireEngine } from '../engine/harness';
 import { writableFolder } from './hostFolder';
 import { observe } from './report';

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROTECTED_PATHS } from '../../src/core/policy/protectedPaths';
-import { resolveSpec } from '../../src/core/resolveSpec';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
 import { requireEngine, testEngine } from '../engine/harness';
 import { giveToSandbox, treeState, writableFolder } from './hostFolder';
 import { observe } from './report';

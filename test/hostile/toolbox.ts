@@ -6,10 +6,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FileStore } from '../../src/core/fileStore';
-import { Redactor } from '../../src/core/redaction';
-import { SandboxService } from '../../src/core/sandboxService';
-import { parseSettings } from '../../src/core/settings';
+import { FileStore } from '../../src/core/files/fileStore';
+import { Redactor } from '../../src/core/secrets/redaction';
+import { SandboxService } from '../../src/core/sessions/sandboxService';
+import { parseSettings } from '../../src/core/spec/settings';
 import { callTool } from '../../src/core/tools/runTool';
 import type { ToolName } from '../../src/core/tools/schemas';
 import { runCliText } from '../engine/cliRunner';

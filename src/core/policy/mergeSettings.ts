@@ -5,9 +5,9 @@
  * level may only tighten them (settingsLevels.ts). VS Code's reader (src/vscode/settings.ts) gives
  * the levels from `inspect`; tests give them from files.
  */
-import { parseSettings, type Settings } from '../settings';
-import type { WorkspaceAccess } from '../spec';
-import { parseSize } from '../units';
+import { parseSettings, type Settings } from '../spec/settings';
+import type { WorkspaceAccess } from '../spec/spec';
+import { parseSize } from '../spec/units';
 import {
   TIGHTEN_ONLY_NUMBERS,
   USER_ONLY_SETTINGS,

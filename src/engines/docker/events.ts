@@ -6,9 +6,9 @@
 import type Docker from 'dockerode';
 import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
-import { signalName } from '../../core/results';
-import type { DeathReason, SessionDeath } from '../../core/sessionDeath';
-import type { StopRecords } from '../../core/stopRecords';
+import { signalName } from '../../core/results/results';
+import type { DeathReason, SessionDeath } from '../../core/sessions/sessionDeath';
+import type { StopRecords } from '../../core/sessions/stopRecords';
 import { LABEL } from './labels';
 
 const FILTERS = { type: ['container'], label: [`${LABEL.managed}=1`], event: ['die', 'oom', 'destroy', 'kill'] };

@@ -7,7 +7,7 @@
  */
 import type Docker from 'dockerode';
 import { readFile, readdir, readlink, stat } from 'node:fs/promises';
-import type { Usage } from '../../core/folderGrowth';
+import type { Usage } from '../../core/limits/folderGrowth';
 
 /** Most descriptors looked at per look, so that a sandbox that opens thousands costs a bounded walk. */
 const MAX_DESCRIPTORS = 65_536;

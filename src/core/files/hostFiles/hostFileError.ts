@@ -2,8 +2,8 @@
  * Errors of host file operations: a SandboxError (reason and hint for the model) that also keeps the
  * errno-style code, so that a file system built on these operations can answer as Node's would.
  */
-import { SandboxError, type SandboxErrorReason } from '../errors';
-import { quotedName as quoteName } from '../displayName';
+import { SandboxError, type SandboxErrorReason } from '../../errors';
+import { quotedName as quoteName } from '../../results/displayName';
 
 export class HostFileError extends SandboxError {
   constructor(

@@ -2,9 +2,9 @@
  * Code-mode sessions by name: get-or-create, find, close. The engine holds the sessions (by labels),
  * so a session opened by one process is usable from the next.
  */
-import { SandboxError } from './errors';
-import type { OpenOptions, Sandbox, SandboxEngine, SessionInfo, SessionScope } from './engine';
-import type { SandboxSpec } from './spec';
+import { SandboxError } from '../errors';
+import type { OpenOptions, Sandbox, SandboxEngine, SessionInfo, SessionScope } from '../engine/engine';
+import type { SandboxSpec } from '../spec/spec';
 
 export const DEFAULT_SESSION = 'default';
 const SESSION_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;

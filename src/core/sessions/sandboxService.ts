@@ -14,13 +14,13 @@ import type {
   SessionClient,
   SessionInfo,
   SessionScope,
-} from './engine';
-import { SandboxError } from './errors';
-import { protectedPathsFor } from './policy/protectedPaths';
-import { resolveSpec } from './resolveSpec';
+} from '../engine/engine';
+import { SandboxError } from '../errors';
+import { protectedPathsFor } from '../policy/protectedPaths';
+import { resolveSpec } from '../spec/resolveSpec';
 import { DEFAULT_SESSION, checkSessionName, parseSandboxId, sandboxIdFor, sandboxIdOf } from './sessions';
-import { specFromSettings, type Settings } from './settings';
-import type { Runtime, SandboxSpec, SpecLayer, WorkspaceAccess } from './spec';
+import { specFromSettings, type Settings } from '../spec/settings';
+import type { Runtime, SandboxSpec, SpecLayer, WorkspaceAccess } from '../spec/spec';
 
 const ACCESS_ORDER: Record<WorkspaceAccess, number> = { none: 0, ro: 1, rw: 2 };
 

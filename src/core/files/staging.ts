@@ -4,11 +4,11 @@
  */
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
-import type { Sandbox } from './engine';
-import { SandboxError } from './errors';
+import type { Sandbox } from '../engine/engine';
+import { SandboxError } from '../errors';
 import type { FileStore, StoredFile } from './fileStore';
 import { resolveWorkspacePath } from './paths';
-import { formatSize } from './units';
+import { formatSize } from '../spec/units';
 
 export interface StagedFile {
   /** Where the bytes came from, in words: a store key or a workspace path. */

@@ -2,8 +2,8 @@
  * The engine interface: what every sandbox engine (Docker today, an embedded one later) provides.
  * Core code talks only to these types; engines live under src/engines/.
  */
-import type { SessionDeath } from './sessionDeath';
-import type { Runtime, SandboxMode, SandboxSpec, WorkspaceAccess } from './spec';
+import type { SessionDeath } from '../sessions/sessionDeath';
+import type { Runtime, SandboxMode, SandboxSpec, WorkspaceAccess } from '../spec/spec';
 
 export type EngineKind = 'docker' | 'virtual';
 
@@ -112,7 +112,7 @@ export interface ExecResult {
   durationMs: number;
   /** What to do next, when the call did not succeed. */
   hint?: string;
-  /** A write found no room in a writable place (ENOSPC): the disk or inode limit, see core/diskLimit.ts. */
+  /** A write found no room in a writable place (ENOSPC): the disk or inode limit, see core/limits/diskLimit.ts. */
   diskLimitReached?: boolean;
   notices: string[];
 }

@@ -20,7 +20,7 @@
  * offset columns as in plain `xxd`, a value split between stdout and stderr, a value cut at a cap in
  * an encoded form, `fold` cutting a multi-byte UTF-8 character in half).
  */
-import type { ExecResult, FileContent } from './engine';
+import type { ExecResult, FileContent } from '../engine/engine';
 import { byteForms, cutStart, formRegex, matchEnd, textForms, REGEX_UNITS, type Form } from './redactionForms';
 import { originalRange, visibleView } from './redactionView';
 

@@ -1,5 +1,5 @@
 /** Which container image serves a runtime, and where that choice came from. */
-import type { Runtime } from './spec';
+import type { Runtime } from '../spec/spec';
 
 export const DEFAULT_IMAGES: Readonly<Record<Runtime, string>> = {
   python: 'python:3.12-slim',

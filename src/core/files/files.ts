@@ -1,9 +1,9 @@
 /** Turns file-tool input into checked bytes at absolute sandbox paths, enforcing caps before anything is written. */
-import { SandboxError } from './errors';
-import type { FileEncoding, FileInput, ResolvedFile } from './engine';
+import { SandboxError } from '../errors';
+import type { FileEncoding, FileInput, ResolvedFile } from '../engine/engine';
 import { resolveWorkspacePath } from './paths';
-import type { Limits } from './spec';
-import { formatSize } from './units';
+import type { Limits } from '../spec/spec';
+import { formatSize } from '../spec/units';
 
 const BASE64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
 

@@ -3,7 +3,7 @@
  * validated `SandboxSpec`. Later layers win; `limits` and `env` merge key by key.
  */
 import { z } from 'zod';
-import { SandboxError } from './errors';
+import { SandboxError } from '../errors';
 import { sandboxSpecSchema, type SandboxSpec, type SpecLayer } from './spec';
 
 export function mergeLayers(layers: readonly (SpecLayer | undefined)[]): SpecLayer {

@@ -1,9 +1,9 @@
 /** Shapes what happened in a sandbox into an `ExecResult` whose hint says what to do next. Shared by all engines. */
 import type { CappedOutput } from './output';
-import type { ExecOutcome, ExecResult } from './engine';
-import { diskLimitHint, isDiskFull } from './diskLimit';
-import type { SandboxSpec } from './spec';
-import { formatSize } from './units';
+import type { ExecOutcome, ExecResult } from '../engine/engine';
+import { diskLimitHint, isDiskFull } from '../limits/diskLimit';
+import type { SandboxSpec } from '../spec/spec';
+import { formatSize } from '../spec/units';
 
 const SIGNALS: Record<number, string> = {
   1: 'SIGHUP',

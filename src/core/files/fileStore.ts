@@ -9,8 +9,8 @@ import { lstat, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
-import { SandboxError } from './errors';
-import { MiB, formatSize } from './units';
+import { SandboxError } from '../errors';
+import { MiB, formatSize } from '../spec/units';
 
 export const DEFAULT_MAX_FILE_BYTES = 100 * MiB;
 

@@ -2,9 +2,9 @@
  * A path relative to a host folder, taken apart lexically before anything touches the disk: each
  * name is then opened on its own, so '..', empty names and NUL bytes are refused here, never resolved.
  */
-import { isProtectedPath } from '../policy/protectedPaths';
+import { isProtectedPath } from '../../policy/protectedPaths';
 import { HostFileError } from './hostFileError';
-import { quotedName as quoteName } from '../displayName';
+import { quotedName as quoteName } from '../../results/displayName';
 
 /** The names of a relative path, in order; './' is dropped, anything that could leave the folder throws. */
 export function pathNames(path: string): string[] {

@@ -1,5 +1,5 @@
 /** Why a session's container stopped or disappeared, in the user's words; engines that can tell report it. */
-import { formatSize } from './units';
+import { formatSize } from '../spec/units';
 
 export type DeathReason =
   /** The kernel's OOM killer ended the container's main process (not just a command run in it). */

@@ -1,5 +1,5 @@
 /** Collects a stream's bytes up to a cap, counting what was dropped, and renders it with a visible marker. */
-import { formatSize } from './units';
+import { formatSize } from '../spec/units';
 
 export class CappedOutput {
   private readonly chunks: Uint8Array[] = [];

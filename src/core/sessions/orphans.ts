@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type { SandboxEngine, SessionInfo } from './engine';
+import type { SandboxEngine, SessionInfo } from '../engine/engine';
 import type { Lease } from './leases';
 import { NO_FOLDER } from './sandboxService';
 

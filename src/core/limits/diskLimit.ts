@@ -2,9 +2,9 @@
  * "disk limit reached": how a full writable place shows (a write fails with ENOSPC, whatever the
  * engine), and what the model and the user are told to do about it. Shared by every engine.
  */
-import { SandboxError } from './errors';
-import type { Limits } from './spec';
-import { formatSize } from './units';
+import { SandboxError } from '../errors';
+import type { Limits } from '../spec/spec';
+import { formatSize } from '../spec/units';
 
 /** What a program, tar, or the virtual engine's file system prints when a write finds no room (bytes or inodes). */
 const DISK_FULL = /No space left on device|Disk quota exceeded|\bENOSPC\b/;

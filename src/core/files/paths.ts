@@ -3,8 +3,8 @@
  * Purely lexical; the sandbox's own user permissions guard what symlinks point at.
  */
 import { posix } from 'node:path';
-import { displayName, quotedName } from './displayName';
-import { SandboxError } from './errors';
+import { displayName, quotedName } from '../results/displayName';
+import { SandboxError } from '../errors';
 
 export const WORKSPACE_DIR = '/workspace';
 const MAX_PATH_BYTES = 4096;

@@ -1,7 +1,7 @@
 /** Compute mode: one snippet in a fresh sandbox, with its input files, discarded after the call. */
-import type { ExecResult, FileInput, OpenOptions, SandboxEngine } from './engine';
-import { resolveFiles } from './files';
-import type { Runtime, SandboxSpec } from './spec';
+import type { ExecResult, FileInput, OpenOptions, SandboxEngine } from '../engine/engine';
+import { resolveFiles } from '../files/files';
+import type { Runtime, SandboxSpec } from '../spec/spec';
 
 export interface RunInput {
   code: string;

@@ -4,10 +4,10 @@
  */
 import { constants, type Stats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { formatSize } from '../units';
+import { formatSize } from '../../spec/units';
 import type { HostDir, HostFolder } from './hostFolder';
 import { errnoError, HostFileError, hostFileError, notRegularFile } from './hostFileError';
-import { quotedName as quoteName } from '../displayName';
+import { quotedName as quoteName } from '../../results/displayName';
 
 /** O_NONBLOCK: a FIFO opens at once instead of waiting for a writer, and is then refused by its fstat. */
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;

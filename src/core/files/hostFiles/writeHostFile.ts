@@ -1,7 +1,7 @@
 /** Writing one file into a host folder that a sandbox may be changing, atomically and never outside it. */
 import { lstat, link, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PROTECTED_PATHS } from '../policy/protectedPaths';
+import { PROTECTED_PATHS } from '../../policy/protectedPaths';
 import { HostFolder } from './hostFolder';
 import { errnoError, errnoOf, hostFileError } from './hostFileError';
 import { pathNames, refuseProtected } from './hostPath';

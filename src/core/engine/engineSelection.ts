@@ -3,7 +3,7 @@
  * the virtual engine, but only once the user has agreed to its lighter isolation). Nothing here
  * ever falls back to the host: without an engine the answer is an error that says what to do.
  */
-import { SandboxError } from './errors';
+import { SandboxError } from '../errors';
 
 export const ENGINE_CHOICES = ['auto', 'docker', 'virtual'] as const;
 export type EngineChoice = (typeof ENGINE_CHOICES)[number];

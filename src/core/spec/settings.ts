@@ -3,7 +3,7 @@
  * and the spec layer they contribute.
  */
 import { z } from 'zod';
-import { ENGINE_CHOICES } from './engineSelection';
+import { ENGINE_CHOICES } from '../engine/engineSelection';
 import { invalidSpecError } from './resolveSpec';
 import {
   DEFAULT_LIMITS,
