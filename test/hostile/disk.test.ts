@@ -363,6 +363,25 @@ describe('disk limits on a folder mounted read-write, through the CLI (a process
     assert.match(said, /disk limit reached/);
   }
 
+  /** Runs a Python program that holds space no walk of the folder sees (the folder grows by nothing visible). */
+  async function holdSpace(program: string, what: string): Promise<void> {
+    const written = await cli.call('sandbox_fs_write', {
+      sandbox_id: 'split',
+      files: [{ path: 'hold.py', content: program }],
+    });
+    assert.ok(written.ok, written.text);
+    const answer = await cli.call('sandbox_exec', {
+      sandbox_id: 'split',
+      command: 'python3 hold.py',
+      timeout_seconds: 60,
+    });
+    const stopped = await stoppedWithin(30);
+    const said = /disk limit reached/.test(answer.text)
+      ? answer.text
+      : (await cli.call('sandbox_exec', { sandbox_id: 'split', command: 'echo alive' })).text;
+    report(what, 0, stopped, said);
+  }
+
   it("30 MiB in each of three commands: the limit counts from the session's opening, not from each command", async () => {
     const before = usageOf(folder).bytes;
     for (let i = 1; i <= 3; i++) {
@@ -405,21 +424,7 @@ describe('disk limits on a folder mounted read-write, through the CLI (a process
       '    os.close(fd); os.unlink(f"m{i}"); time.sleep(0.3)',
       'time.sleep(30)',
     ].join('\n');
-    const written = await cli.call('sandbox_fs_write', {
-      sandbox_id: 'split',
-      files: [{ path: 'map.py', content: holder }],
-    });
-    assert.ok(written.ok, written.text);
-    const answer = await cli.call('sandbox_exec', {
-      sandbox_id: 'split',
-      command: 'python3 map.py',
-      timeout_seconds: 60,
-    });
-    const stopped = await stoppedWithin(30);
-    const said = /disk limit reached/.test(answer.text)
-      ? answer.text
-      : (await cli.call('sandbox_exec', { sandbox_id: 'split', command: 'echo alive' })).text;
-    report('90 MiB in files deleted while mapped (no descriptor open)', 0, stopped, said);
+    await holdSpace(holder, '90 MiB in files deleted while mapped (no descriptor open)');
   });
 
   it('files deleted while held open count: 90 MiB held in unlinked files is stopped', async () => {
@@ -433,21 +438,6 @@ describe('disk limits on a folder mounted read-write, through the CLI (a process
       '    fds.append(fd); time.sleep(0.3)',
       'time.sleep(30)',
     ].join('\n');
-    const written = await cli.call('sandbox_fs_write', {
-      sandbox_id: 'split',
-      files: [{ path: 'hold.py', content: holder }],
-    });
-    assert.ok(written.ok, written.text);
-    const answer = await cli.call('sandbox_exec', {
-      sandbox_id: 'split',
-      command: 'python3 hold.py',
-      timeout_seconds: 60,
-    });
-    const stopped = await stoppedWithin(30);
-    const said = /disk limit reached/.test(answer.text)
-      ? answer.text
-      : (await cli.call('sandbox_exec', { sandbox_id: 'split', command: 'echo alive' })).text;
-    // What a walk of the folder sees is nothing; the space was held by the open files.
-    report('90 MiB in files deleted while open', 0, stopped, said);
+    await holdSpace(holder, '90 MiB in files deleted while open');
   });
 });
