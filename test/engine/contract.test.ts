@@ -101,7 +101,11 @@ for (const contract of CONTRACT_ENGINES) {
             code: 'import sys\nfor _ in range(3 * 1024):\n    sys.stdout.write("x" * 1023 + "\\n")',
           },
         );
-        assert.equal(result.outcome, 'ok');
+        assert.equal(
+          result.outcome,
+          'ok',
+          `exit ${result.exitCode}; ${result.hint}; stderr: ${result.stderr.slice(-2000)}`,
+        );
         assert.equal(result.stdoutTruncated, true);
         assert.equal(result.stdoutBytes, 3 * 1024 * 1024);
         assert.ok(result.stdout.startsWith('x'.repeat(1023)));
