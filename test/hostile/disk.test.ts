@@ -427,6 +427,28 @@ describe('disk limits on a folder mounted read-write, through the CLI (a process
     await holdSpace(holder, '90 MiB in files deleted while mapped (no descriptor open)');
   });
 
+  it("descriptors opened to hide held files behind the watcher's cap do not hide them", async () => {
+    const holder = [
+      // 17 processes with 4,000 descriptors each come first in the process list; the files are held after them.
+      'import os, time',
+      'for _ in range(17):',
+      '    if os.fork() == 0:',
+      '        junk = [os.open("/dev/null", os.O_RDONLY) for _ in range(4000)]',
+      '        time.sleep(40); os._exit(0)',
+      'time.sleep(2)',
+      'if os.fork() == 0:',
+      '    fds = []',
+      '    for i in range(9):',
+      '        fd = os.open(f"h{i}", os.O_CREAT | os.O_WRONLY, 0o644)',
+      '        os.unlink(f"h{i}")',
+      '        os.write(fd, b"\\0" * 10_000_000); os.fsync(fd)',
+      '        fds.append(fd); time.sleep(0.3)',
+      '    time.sleep(30); os._exit(0)',
+      'time.sleep(35)',
+    ].join('\n');
+    await holdSpace(holder, '90 MiB in unlinked files held behind 68,000 open descriptors');
+  });
+
   it('files deleted while held open count: 90 MiB held in unlinked files is stopped', async () => {
     const holder = [
       'import os, time',

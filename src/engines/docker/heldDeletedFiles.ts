@@ -6,11 +6,13 @@
  * tmpfs mounts with devices of their own.
  */
 import type Docker from 'dockerode';
-import { readFile, readdir, readlink, stat } from 'node:fs/promises';
+import { open, readdir, readlink, stat } from 'node:fs/promises';
 import type { Usage } from '../../core/limits/folderGrowth';
 
 /** Most descriptors looked at per look, so that a sandbox that opens thousands costs a bounded walk. */
 const MAX_DESCRIPTORS = 65_536;
+/** Most of a process's memory map read per look. */
+const MAX_MAPS_BYTES = 1024 * 1024;
 
 export interface HeldSpace extends Usage {
   /**
@@ -33,11 +35,14 @@ export async function heldDeletedFiles(container: Docker.Container, folderDevice
     let descriptors: string[];
     try {
       descriptors = await readdir(`/proc/${pid}/fd`);
-    } catch {
-      continue; // gone, or not ours to read
+    } catch (error) {
+      // Gone meanwhile: nothing held. Not ours to read: what it holds is unknown, so it counts as opaque.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') usage.opaque = true;
+      continue;
     }
     for (const fd of descriptors) {
-      if (++looked > MAX_DESCRIPTORS) return usage;
+      // Past the cap (a sandbox that opens junk to hide what comes after): the file system's growth counts.
+      if (++looked > MAX_DESCRIPTORS) return { ...usage, opaque: true };
       const link = `/proc/${pid}/fd/${fd}`;
       const target = await readlink(link).catch(() => '');
       if (!target.endsWith(' (deleted)')) continue;
@@ -56,7 +61,9 @@ export async function heldDeletedFiles(container: Docker.Container, folderDevice
 
 /** Whether a process maps a deleted file on the device (major:minor in /proc/PID/maps) that no descriptor showed. */
 async function mapsDeletedFile(pid: number, device: number, seen: ReadonlySet<string>): Promise<boolean> {
-  const maps = await readFile(`/proc/${pid}/maps`, 'utf8').catch(() => '');
+  const maps = await readCapped(`/proc/${pid}/maps`, MAX_MAPS_BYTES).catch(() => '');
+  // Too many mappings to read cheaply: taken as hiding one.
+  if (maps === undefined) return true;
   const wanted = `${major(device).toString(16).padStart(2, '0')}:${minor(device).toString(16).padStart(2, '0')}`;
   for (const line of maps.split('\n')) {
     if (!line.endsWith(' (deleted)')) continue;
@@ -73,4 +80,22 @@ function major(dev: number): number {
 
 function minor(dev: number): number {
   return (dev & 0xff) | ((dev >>> 12) & ~0xff);
+}
+
+/** A file's text up to `most` bytes; undefined when it is longer. */
+async function readCapped(path: string, most: number): Promise<string | undefined> {
+  const file = await open(path, 'r');
+  try {
+    const buffer = Buffer.alloc(most + 1);
+    let length = 0;
+    for (;;) {
+      const { bytesRead } = await file.read(buffer, length, buffer.length - length, null);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+      if (length > most) return undefined;
+    }
+    return buffer.subarray(0, length).toString('utf8');
+  } finally {
+    await file.close();
+  }
 }
