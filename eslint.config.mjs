@@ -4,7 +4,6 @@
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
-import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 
 const layer = (files, paths, patterns, why) => ({
   files,
@@ -26,7 +25,6 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    plugins: { 'import-x': importX },
     languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { ...globals.node } },
     rules: {
       '@typescript-eslint/no-unused-vars': [
@@ -72,7 +70,7 @@ export default tseslint.config(
     ['src/vscode/**', 'src/shared/**', 'webview/**'],
     ['dockerode', 'just-bash'],
     ['dockerode/*', 'just-bash/*'],
-    'Only src/engines/docker imports dockerode and only src/engines/virtual imports just-bash; go through the engine interface in src/core/engine.ts.',
+    'Only src/engines/docker imports dockerode and only src/engines/virtual imports just-bash; go through the engine interface in src/core/engine/engine.ts.',
   ),
   {
     files: ['src/shared/**', 'webview/**'],
@@ -93,14 +91,5 @@ export default tseslint.config(
         },
       ],
     },
-  },
-  {
-    files: ['src/**'],
-    settings: {
-      ...importX.flatConfigs.typescript.settings,
-      'import-x/resolver': undefined,
-      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
-    },
-    rules: { 'import-x/no-cycle': 'error' },
   },
 );

@@ -7,9 +7,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync, copyFileSync, existsSync
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import type Docker from 'dockerode';
-import { FileStore } from '../../src/core/fileStore';
-import { SandboxService } from '../../src/core/sandboxService';
-import { parseSettings } from '../../src/core/settings';
+import { FileStore } from '../../src/core/files/fileStore';
+import { SandboxService } from '../../src/core/sessions/sandboxService';
+import { parseSettings } from '../../src/core/spec/settings';
 import { runTool, type ToolCallContext } from '../../src/core/tools/runTool';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { TEST_IMAGES } from '../../test/engine/harness';

@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
-import type { SandboxService } from '../../src/core/sandboxService';
-import { resolveSpec } from '../../src/core/resolveSpec';
+import type { SandboxService } from '../../src/core/sessions/sandboxService';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
 import { runTool, type ToolCallContext } from '../../src/core/tools/runTool';
 import type { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import type { Group } from './measure';

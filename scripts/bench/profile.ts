@@ -4,9 +4,9 @@ import { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { TEST_IMAGES } from '../../test/engine/harness';
 import type { BenchSetup } from './groups';
 import { rawOneShot, rawPut, sandboxHostConfig } from './raw';
-import { resolveSpec } from '../../src/core/resolveSpec';
-import { SandboxService } from '../../src/core/sandboxService';
-import { parseSettings } from '../../src/core/settings';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
+import { SandboxService } from '../../src/core/sessions/sandboxService';
+import { parseSettings } from '../../src/core/spec/settings';
 
 type Modem = {
   dial(options: { method: string; path: string }, callback: (error: unknown, data: unknown) => void): unknown;

@@ -9,7 +9,7 @@ import type Docker from 'dockerode';
 import { extract } from 'tar-stream';
 import { containerCreateOptions } from '../../src/engines/docker/containerConfig';
 import { buildTar, type TarEntry } from '../../src/engines/docker/tar';
-import type { SandboxSpec } from '../../src/core/spec';
+import type { SandboxSpec } from '../../src/core/spec/spec';
 
 const run = promisify(execFile);
 const USER = '1000:1000';

@@ -4,9 +4,9 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCompute } from '../../src/core/compute';
-import type { SandboxEngine } from '../../src/core/engine';
-import { resolveSpec } from '../../src/core/resolveSpec';
+import { runCompute } from '../../src/core/sessions/compute';
+import type { SandboxEngine } from '../../src/core/engine/engine';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
 import type { Group } from './measure';
 
 export async function virtualGroup(

@@ -1,8 +1,8 @@
 /** The command line's grammar: commands, their flags, and the spec layer the flags contribute. */
 import { parseArgs } from 'node:util';
 import { SandboxError } from '../core/errors';
-import { RUNTIMES, WORKSPACE_ACCESS, type Runtime, type SpecLayer } from '../core/spec';
-import { parseSize } from '../core/units';
+import { RUNTIMES, WORKSPACE_ACCESS, type Runtime, type SpecLayer } from '../core/spec/spec';
+import { parseSize } from '../core/spec/units';
 
 export const USAGE = `Usage: agent-sandbox <command> [options]
 

@@ -2,22 +2,22 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { runCompute } from '../core/compute';
-import type { ExecResult, SandboxEngine, SessionInfo } from '../core/engine';
+import { runCompute } from '../core/sessions/compute';
+import type { ExecResult, SandboxEngine, SessionInfo } from '../core/engine/engine';
 import { SandboxError } from '../core/errors';
-import { parseEngineChoice, probeEngine, selectEngine, type EngineChoice } from '../core/engineSelection';
-import { folderKeeperLauncher } from '../core/folderKeeper';
-import { FileStore, defaultFileStoreFolder } from '../core/fileStore';
-import { WorkspaceLeases, defaultStateDir } from '../core/leases';
-import { removeOrphans } from '../core/orphans';
+import { parseEngineChoice, probeEngine, selectEngine, type EngineChoice } from '../core/engine/engineSelection';
+import { folderKeeperLauncher } from '../core/sessions/folderKeeper';
+import { FileStore, defaultFileStoreFolder } from '../core/files/fileStore';
+import { WorkspaceLeases, defaultStateDir } from '../core/sessions/leases';
+import { removeOrphans } from '../core/sessions/orphans';
 import { PROTECTED_PATHS } from '../core/policy/protectedPaths';
-import { resolveSpec } from '../core/resolveSpec';
-import { DEFAULT_SESSION, openSession, requireSession } from '../core/sessions';
+import { resolveSpec } from '../core/spec/resolveSpec';
+import { DEFAULT_SESSION, openSession, requireSession } from '../core/sessions/sessions';
 import { DockerEngine } from '../engines/docker/dockerEngine';
 import { VirtualEngine } from '../engines/virtual/virtualEngine';
 import { runtimeFlag, specFromFlags, usageError, type ParsedArgs } from './args';
 import type { Output } from './output';
-import { parseSize } from '../core/units';
+import { parseSize } from '../core/spec/units';
 
 export interface CommandContext {
   args: ParsedArgs;
@@ -242,15 +242,20 @@ export async function gcCommand(engine: SandboxEngine, context: CommandContext):
   return 0;
 }
 
+/** The CLI's file store: AGENT_SANDBOX_FILE_STORE, with AGENT_SANDBOX_FILE_STORE_MAX_SIZE as its limit per file. */
+export function cliFileStore(env: NodeJS.ProcessEnv = process.env): FileStore {
+  const limit = env.AGENT_SANDBOX_FILE_STORE_MAX_SIZE || undefined;
+  const maxFileBytes = limit === undefined ? undefined : parseSize(limit);
+  if (limit !== undefined && !maxFileBytes)
+    throw usageError(`AGENT_SANDBOX_FILE_STORE_MAX_SIZE must be a size like 100m or 1g, not "${limit}".`);
+  return new FileStore(defaultFileStoreFolder(env), { maxFileBytes });
+}
+
 /** `files upload|download|list|delete`: the local file store, without an engine. */
 export async function filesCommand(context: CommandContext): Promise<number> {
   const { args, output } = context;
   const [action, ...operands] = args.positionals;
-  const limit = process.env.AGENT_SANDBOX_FILE_STORE_MAX_SIZE || undefined;
-  const maxFileBytes = limit === undefined ? undefined : parseSize(limit);
-  if (limit !== undefined && !maxFileBytes)
-    throw usageError(`AGENT_SANDBOX_FILE_STORE_MAX_SIZE must be a size like 100m or 1g, not "${limit}".`);
-  const store = new FileStore(defaultFileStoreFolder(), { maxFileBytes });
+  const store = cliFileStore();
   const operand = (what: string) => {
     if (operands.length !== 1) throw usageError(`files ${action} takes one ${what}.`);
     return operands[0]!;

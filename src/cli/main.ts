@@ -18,7 +18,7 @@ import {
 import { Output } from './output';
 import { validateCommand } from './validateCommand';
 import { toolCommand, toolList } from './toolCommand';
-import type { SandboxEngine } from '../core/engine';
+import type { SandboxEngine } from '../core/engine/engine';
 
 const HANDLERS: Record<
   Exclude<Command, 'help' | 'files' | 'validate' | 'tool'>,

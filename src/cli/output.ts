@@ -1,12 +1,12 @@
 /** How the CLI prints: the program's own output as is, everything else on stderr, or one JSON object with --json. */
-import type { EngineInfo, ExecResult, SessionInfo } from '../core/engine';
-import { placeBytes } from '../core/diskLimit';
+import type { EngineInfo, ExecResult, SessionInfo } from '../core/engine/engine';
+import { placeBytes } from '../core/limits/diskLimit';
 import { SandboxError } from '../core/errors';
-import { quotedName as quoteName } from '../core/displayName';
-import type { StoredFile } from '../core/fileStore';
-import type { RemovedOrphan } from '../core/orphans';
+import { quotedName as quoteName } from '../core/results/displayName';
+import type { StoredFile } from '../core/files/fileStore';
+import type { RemovedOrphan } from '../core/sessions/orphans';
 import type { PromptProblem } from '../core/prompt/problems';
-import { formatSize } from '../core/units';
+import { formatSize } from '../core/spec/units';
 
 export type ToolResultPart = { type: 'text'; text: string } | { type: 'image'; mime: string; bytes: number };
 

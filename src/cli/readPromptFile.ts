@@ -5,7 +5,7 @@
  */
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { formatSize, MiB } from '../core/units';
+import { formatSize, MiB } from '../core/spec/units';
 
 /** Far beyond any real .prompt file; a bigger one is skipped rather than read into memory. */
 const MAX_PROMPT_BYTES = 16 * MiB;

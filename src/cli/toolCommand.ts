@@ -4,21 +4,20 @@
  * this command's flags allow: no workspace access, no network and the protected paths kept unless
  * a flag says otherwise (--workspace, --network, --allow-config-writes).
  */
-import { FileStore, defaultFileStoreFolder } from '../core/fileStore';
-import type { SandboxEngine } from '../core/engine';
-import { engineLabel } from '../core/engineCapabilities';
+import type { SandboxEngine } from '../core/engine/engine';
+import { engineLabel } from '../core/engine/engineCapabilities';
 import { protectedPathsFor } from '../core/policy/protectedPaths';
-import { Redactor } from '../core/redaction';
-import { SandboxService } from '../core/sandboxService';
-import { collectSecrets } from '../core/secrets';
-import { parseSettings } from '../core/settings';
+import { Redactor } from '../core/secrets/redaction';
+import { SandboxService } from '../core/sessions/sandboxService';
+import { collectSecrets } from '../core/secrets/secrets';
+import { parseSettings } from '../core/spec/settings';
 import { TOOL_DEFINITIONS } from '../core/tools/definitions';
 import { toolInputSchema } from '../core/tools/jsonSchema';
 import { resultParts } from '../core/tools/resultParts';
 import { ToolInputError, callTool } from '../core/tools/runTool';
 import { TOOL_INPUT_SCHEMAS, type ToolName } from '../core/tools/schemas';
 import { usageError, type ParsedArgs } from './args';
-import type { CommandContext } from './commands';
+import { cliFileStore, type CommandContext } from './commands';
 
 const DEFAULT_RESULT_CHARS = 48_000;
 
@@ -98,7 +97,8 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
     client: 'cli',
     injectedEnv: () => secrets,
   });
-  const store = new FileStore(defaultFileStoreFolder());
+  // The same store, and the same limit per file, as `agent-sandbox files`.
+  const store = cliFileStore();
   try {
     const { text, failure } = await callTool(name, input, {
       service,

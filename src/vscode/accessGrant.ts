@@ -5,7 +5,7 @@
  * after a modal confirmation (see policyDialogs.ts); workspace settings may only lower it.
  */
 import * as vscode from 'vscode';
-import { WORKSPACE_ACCESS, type WorkspaceAccess } from '../core/spec';
+import { WORKSPACE_ACCESS, type WorkspaceAccess } from '../core/spec/spec';
 
 const KEY = 'workspaceAccessByFolder';
 

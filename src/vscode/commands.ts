@@ -1,12 +1,12 @@
 /** The "Sandbox" commands of the command palette. */
 import * as vscode from 'vscode';
-import type { Runtime, WorkspaceAccess } from '../core/spec';
-import { RUNTIMES, WORKSPACE_ACCESS } from '../core/spec';
-import type { SandboxService } from '../core/sandboxService';
-import type { SessionInfo } from '../core/engine';
+import type { Runtime, WorkspaceAccess } from '../core/spec/spec';
+import { RUNTIMES, WORKSPACE_ACCESS } from '../core/spec/spec';
+import type { SandboxService } from '../core/sessions/sandboxService';
+import type { SessionInfo } from '../core/engine/engine';
 import { errorMessage } from '../core/errors';
 import { formatExecResult } from '../core/tools/format';
-import { engineLabel } from '../core/engineCapabilities';
+import { engineLabel } from '../core/engine/engineCapabilities';
 import type { EngineState } from './engineState';
 import type { Housekeeping } from './housekeeping';
 import type { SandboxSecrets } from './secrets';

@@ -15,12 +15,12 @@ import type {
   RemoveOutcome,
   SessionFilter,
   SessionInfo,
-} from '../core/engine';
-import { CONTAINER_CAPABILITIES } from '../core/engineCapabilities';
-import { probeEngine, selectEngine, type VirtualConsent } from '../core/engineSelection';
+} from '../core/engine/engine';
+import { CONTAINER_CAPABILITIES } from '../core/engine/engineCapabilities';
+import { probeEngine, selectEngine, type VirtualConsent } from '../core/engine/engineSelection';
 import { SandboxError, errorMessage } from '../core/errors';
-import type { Settings } from '../core/settings';
-import type { SandboxSpec } from '../core/spec';
+import type { Settings } from '../core/spec/settings';
+import type { SandboxSpec } from '../core/spec/spec';
 import { DockerEngine } from '../engines/docker/dockerEngine';
 import { VirtualEngine } from '../engines/virtual/virtualEngine';
 

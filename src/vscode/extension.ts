@@ -4,14 +4,14 @@
  */
 import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { folderKeeperLauncher } from '../core/folderKeeper';
+import { folderKeeperLauncher } from '../core/sessions/folderKeeper';
 import * as vscode from 'vscode';
-import { FileStore } from '../core/fileStore';
-import { WorkspaceLeases } from '../core/leases';
-import { SandboxService } from '../core/sandboxService';
+import { FileStore } from '../core/files/fileStore';
+import { WorkspaceLeases } from '../core/sessions/leases';
+import { SandboxService } from '../core/sessions/sandboxService';
 import { Housekeeping } from './housekeeping';
 import { SandboxPanel } from './panel/panelProvider';
-import { ActivityLog } from '../core/activityLog';
+import { ActivityLog } from '../core/sessions/activityLog';
 import { SandboxSecrets } from './secrets';
 import { registerCommands } from './commands';
 import { EngineState } from './engineState';

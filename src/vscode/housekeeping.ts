@@ -8,10 +8,10 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { errorMessage } from '../core/errors';
-import { WorkspaceLeases } from '../core/leases';
-import { removeOrphans, type RemovedOrphan } from '../core/orphans';
-import type { SandboxService } from '../core/sandboxService';
-import type { Settings } from '../core/settings';
+import { WorkspaceLeases } from '../core/sessions/leases';
+import { removeOrphans, type RemovedOrphan } from '../core/sessions/orphans';
+import type { SandboxService } from '../core/sessions/sandboxService';
+import type { Settings } from '../core/spec/settings';
 import type { EngineState } from './engineState';
 
 export class Housekeeping implements vscode.Disposable {

@@ -3,7 +3,7 @@
  * calling commands) and a looser policy: only a person's click loosens it.
  */
 import * as vscode from 'vscode';
-import type { WorkspaceAccess } from '../core/spec';
+import type { WorkspaceAccess } from '../core/spec/spec';
 
 const ORDER: Record<WorkspaceAccess, number> = { none: 0, ro: 1, rw: 2 };
 

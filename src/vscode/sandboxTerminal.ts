@@ -3,7 +3,7 @@
  * engine's TTY does the line discipline (echo, CR/LF), so data passes through untouched.
  */
 import * as vscode from 'vscode';
-import type { ShellSession } from '../core/engine';
+import type { ShellSession } from '../core/engine/engine';
 import { SandboxError, errorMessage } from '../core/errors';
 
 export interface TerminalDimensions {

@@ -2,9 +2,9 @@
  * The host's secrets for sandboxes (variables with a configured prefix, the prefix stripped) and the
  * redactor that keeps their values out of every result the model sees and out of the log.
  */
-import { Redactor } from '../core/redaction';
-import { collectSecrets } from '../core/secrets';
-import type { Settings } from '../core/settings';
+import { Redactor } from '../core/secrets/redaction';
+import { collectSecrets } from '../core/secrets/secrets';
+import type { Settings } from '../core/spec/settings';
 
 export class SandboxSecrets {
   private key = '';

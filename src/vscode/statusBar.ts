@@ -1,6 +1,6 @@
 /** The status bar item: engine state and live sessions; a click offers what can be done. */
 import * as vscode from 'vscode';
-import type { SandboxService } from '../core/sandboxService';
+import type { SandboxService } from '../core/sessions/sandboxService';
 import type { EngineState, EngineStatus } from './engineState';
 
 export class SandboxStatusBar implements vscode.Disposable {

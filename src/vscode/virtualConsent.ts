@@ -3,7 +3,7 @@
  * remembers a definite answer in the extension's global state (for every window and workspace).
  */
 import * as vscode from 'vscode';
-import type { VirtualConsent } from '../core/engineSelection';
+import type { VirtualConsent } from '../core/engine/engineSelection';
 import type { VirtualConsentPrompt } from './engineState';
 
 export const CONSENT_KEY = 'agentSandbox.virtualEngineConsent';

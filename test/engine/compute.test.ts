@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { runCompute } from '../../src/core/compute';
+import { runCompute } from '../../src/core/sessions/compute';
 import { SandboxError } from '../../src/core/errors';
-import { resolveSpec } from '../../src/core/resolveSpec';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
 import type { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { requireEngine, testEngine } from './harness';
 

@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCompute } from '../../src/core/compute';
-import type { Sandbox, SandboxEngine } from '../../src/core/engine';
+import { runCompute } from '../../src/core/sessions/compute';
+import type { Sandbox, SandboxEngine } from '../../src/core/engine/engine';
 import { SandboxError } from '../../src/core/errors';
-import { resolveSpec } from '../../src/core/resolveSpec';
-import { findSession, openSession } from '../../src/core/sessions';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
+import { findSession, openSession } from '../../src/core/sessions/sessions';
 import { CONTRACT_ENGINES } from './harness';
 
 for (const contract of CONTRACT_ENGINES) {
@@ -101,7 +101,11 @@ for (const contract of CONTRACT_ENGINES) {
             code: 'import sys\nfor _ in range(3 * 1024):\n    sys.stdout.write("x" * 1023 + "\\n")',
           },
         );
-        assert.equal(result.outcome, 'ok');
+        assert.equal(
+          result.outcome,
+          'ok',
+          `exit ${result.exitCode}; ${result.hint}; stderr: ${result.stderr.slice(-2000)}`,
+        );
         assert.equal(result.stdoutTruncated, true);
         assert.equal(result.stdoutBytes, 3 * 1024 * 1024);
         assert.ok(result.stdout.startsWith('x'.repeat(1023)));

@@ -6,9 +6,9 @@
 import Docker from 'dockerode';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { VirtualEngine } from '../../src/engines/virtual/virtualEngine';
-import type { SandboxEngine } from '../../src/core/engine';
+import type { SandboxEngine } from '../../src/core/engine/engine';
 import { LABEL } from '../../src/engines/docker/labels';
-import type { Runtime } from '../../src/core/spec';
+import type { Runtime } from '../../src/core/spec/spec';
 
 export const engineRequired = process.env.AGENT_SANDBOX_REQUIRE_ENGINE === '1';
 

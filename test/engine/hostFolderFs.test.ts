@@ -19,7 +19,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxError } from '../../src/core/errors';
-import { hostFilesSupported } from '../../src/core/hostFiles/hostFolder';
+import { hostFilesSupported } from '../../src/core/files/hostFiles/hostFolder';
 import { PROTECTED_PATHS } from '../../src/core/policy/protectedPaths';
 import { HostFolderFs } from '../../src/engines/virtual/hostFolderFs';
 

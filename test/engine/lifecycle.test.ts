@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WorkspaceLeases } from '../../src/core/leases';
-import { removeOrphans } from '../../src/core/orphans';
-import { SandboxService } from '../../src/core/sandboxService';
-import { parseSettings, type Settings } from '../../src/core/settings';
+import { WorkspaceLeases } from '../../src/core/sessions/leases';
+import { removeOrphans } from '../../src/core/sessions/orphans';
+import { SandboxService } from '../../src/core/sessions/sandboxService';
+import { parseSettings, type Settings } from '../../src/core/spec/settings';
 import { runCliText } from './cliRunner';
 import { TEST_IMAGES, requireEngine, testEngine } from './harness';
 

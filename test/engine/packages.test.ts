@@ -4,10 +4,10 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
-import type { OpenOptions, Sandbox } from '../../src/core/engine';
+import type { OpenOptions, Sandbox } from '../../src/core/engine/engine';
 import { SandboxError } from '../../src/core/errors';
-import { resolveSpec } from '../../src/core/resolveSpec';
-import type { SpecLayer } from '../../src/core/spec';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
+import type { SpecLayer } from '../../src/core/spec/spec';
 import type { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { execInContainer } from '../../src/engines/docker/exec';
 import { TEST_IMAGES, requireEngine, testEngine } from './harness';

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
-import { runCompute } from '../../src/core/compute';
-import { removeOrphans } from '../../src/core/orphans';
-import { resolveSpec } from '../../src/core/resolveSpec';
+import { runCompute } from '../../src/core/sessions/compute';
+import { removeOrphans } from '../../src/core/sessions/orphans';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { LABEL } from '../../src/engines/docker/labels';
 import { TEST_IMAGES, requireEngine } from './harness';
@@ -145,8 +145,8 @@ describe('the warm pool for compute mode against a real engine', function () {
     // Another process fills a pool and exits without cleaning up, as a crashed extension host would.
     const script = [
       "const { DockerEngine } = require('./src/engines/docker/dockerEngine');",
-      "const { runCompute } = require('./src/core/compute');",
-      "const { resolveSpec } = require('./src/core/resolveSpec');",
+      "const { runCompute } = require('./src/core/sessions/compute');",
+      "const { resolveSpec } = require('./src/core/spec/resolveSpec');",
       `const engine = new DockerEngine({ images: ${JSON.stringify(TEST_IMAGES)}, poolSize: 2 });`,
       "runCompute(engine, resolveSpec({ runtime: 'python' }), { code: 'print(1)' }).then(() => engine.computeRuns.pool.settled()).then(() => { console.log(process.pid); process.exit(0); });",
     ].join('\n');

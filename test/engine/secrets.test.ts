@@ -3,11 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ExecResult, Sandbox } from '../../src/core/engine';
-import { Redactor, redactExecResult } from '../../src/core/redaction';
-import { resolveSpec } from '../../src/core/resolveSpec';
-import { collectSecrets } from '../../src/core/secrets';
-import { openSession } from '../../src/core/sessions';
+import type { ExecResult, Sandbox } from '../../src/core/engine/engine';
+import { Redactor, redactExecResult } from '../../src/core/secrets/redaction';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
+import { collectSecrets } from '../../src/core/secrets/secrets';
+import { openSession } from '../../src/core/sessions/sessions';
 import { requireEngine, testEngine } from './harness';
 
 // Long enough for base64 to wrap its output at 76 columns; "/+~" give base64 its rarer characters.

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Sandbox, ShellSession } from '../../src/core/engine';
+import type { Sandbox, ShellSession } from '../../src/core/engine/engine';
 import { SandboxError } from '../../src/core/errors';
-import { resolveSpec } from '../../src/core/resolveSpec';
-import { openSession } from '../../src/core/sessions';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
+import { openSession } from '../../src/core/sessions/sessions';
 import type { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { requireEngine, testEngine } from './harness';
 

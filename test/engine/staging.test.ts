@@ -3,12 +3,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Sandbox } from '../../src/core/engine';
+import type { Sandbox } from '../../src/core/engine/engine';
 import { SandboxError } from '../../src/core/errors';
-import { FileStore } from '../../src/core/fileStore';
-import { resolveSpec } from '../../src/core/resolveSpec';
-import { openSession } from '../../src/core/sessions';
-import { publishFile, stageFile } from '../../src/core/staging';
+import { FileStore } from '../../src/core/files/fileStore';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
+import { openSession } from '../../src/core/sessions/sessions';
+import { publishFile, stageFile } from '../../src/core/files/staging';
 import type { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { requireEngine, testEngine } from './harness';
 

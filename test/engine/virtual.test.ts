@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCompute } from '../../src/core/compute';
-import type { ShellSession } from '../../src/core/engine';
+import { runCompute } from '../../src/core/sessions/compute';
+import type { ShellSession } from '../../src/core/engine/engine';
 import { SandboxError } from '../../src/core/errors';
-import { resolveSpec } from '../../src/core/resolveSpec';
-import { openSession } from '../../src/core/sessions';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
+import { openSession } from '../../src/core/sessions/sessions';
 import { VirtualEngine } from '../../src/engines/virtual/virtualEngine';
 
 describe('the virtual engine', function () {

@@ -17,8 +17,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { SandboxError } from '../../src/core/errors';
-import { resolveSpec } from '../../src/core/resolveSpec';
-import { openSession } from '../../src/core/sessions';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
+import { openSession } from '../../src/core/sessions/sessions';
 import { TEST_IMAGES, requireEngine, testEngine } from './harness';
 
 const run = promisify(execFile);

@@ -6,11 +6,11 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROTECTED_PATHS } from '../../src/core/policy/protectedPaths';
-import { resolveSpec } from '../../src/core/resolveSpec';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
 import { requireEngine, testEngine } from '../engine/harness';
 import { giveToSandbox, treeState, writableFolder } from './hostFolder';
 import { observe } from './report';
-import { firstLine, toolbox } from './toolbox';
+import { firstLine, toolbox, type ToolPath } from './toolbox';
 
 type Box = ReturnType<typeof toolbox>;
 
@@ -91,123 +91,126 @@ const ATTACKS: { attack: string; command: string }[] = [
   { attack: 'rename the parent (/workspace) itself', command: 'mv /workspace /tmp/ws; cd / && mv workspace ws2' },
 ];
 
-describe('protected editor and VCS paths in a read-write workspace', function () {
-  let box: Box;
-  let folder: string;
-  let initial: Record<string, string>;
-  const gitConfig = () => readFileSync(join(folder, '.git', 'config'), 'utf8');
-  const settings = () => readFileSync(join(folder, '.vscode', 'settings.json'), 'utf8');
-  let configBytes: string;
-  let settingsBytes: string;
-  let openedText: string;
+for (const via of ['tools', 'cli'] as ToolPath[])
+  describe(`protected editor and VCS paths in a read-write workspace (${via})`, function () {
+    let box: Box;
+    let folder: string;
+    let initial: Record<string, string>;
+    const gitConfig = () => readFileSync(join(folder, '.git', 'config'), 'utf8');
+    const settings = () => readFileSync(join(folder, '.vscode', 'settings.json'), 'utf8');
+    let configBytes: string;
+    let settingsBytes: string;
+    let openedText: string;
 
-  before(async function () {
-    await requireEngine(this);
-    folder = repository();
-    configBytes = gitConfig();
-    settingsBytes = settings();
-    box = toolbox({ folder, settings: { workspaceAccess: 'rw' } });
-    const opened = await box.call('sandbox_open', { session: 'guard', runtime: 'python' });
-    assert.ok(opened.ok, opened.text);
-    openedText = opened.text;
-    // After the open: the placeholders it announces are the baseline (checked on their own below).
-    initial = states(folder);
-  });
+    before(async function () {
+      await requireEngine(this);
+      folder = repository();
+      configBytes = gitConfig();
+      settingsBytes = settings();
+      box = toolbox({ folder, via, settings: { workspaceAccess: 'rw' } });
+      const opened = await box.call('sandbox_open', { session: 'guard', runtime: 'python' });
+      assert.ok(opened.ok, opened.text);
+      openedText = opened.text;
+      // After the open: the placeholders it announces are the baseline (checked on their own below).
+      initial = states(folder);
+    });
 
-  after(async () => {
-    await box?.dispose();
-    if (folder) rmSync(folder, { recursive: true, force: true });
-  });
+    after(async () => {
+      await box?.dispose();
+      if (folder) rmSync(folder, { recursive: true, force: true });
+    });
 
-  for (const { attack, command } of ATTACKS) {
-    it(attack, async () => {
-      const answer = await box.call('sandbox_exec', { sandbox_id: 'guard', command });
+    for (const { attack, command } of ATTACKS) {
+      it(attack, async () => {
+        const answer = await box.call('sandbox_exec', { sandbox_id: 'guard', command });
+        const touched = changed(folder, initial);
+        const errors = answer.text
+          .split('\n')
+          .filter((line) => /Read-only|busy|cross-device|not permitted|denied|exists/i.test(line))
+          .slice(0, 2)
+          .join(' · ');
+        observe(
+          `protected (${via})`,
+          attack,
+          'refused; .git, .vscode, .github, .devcontainer byte-identical on the host',
+          touched.length
+            ? `host changed: ${touched.join(', ')}`
+            : `host unchanged; ${errors || firstLine(answer.text)}`,
+          touched.length === 0,
+        );
+        assert.deepEqual(touched, [], `changed on the host by: ${attack}`);
+      });
+    }
+
+    it('the file tools: write .vscode/settings.json and .github/x.yml, delete .git', async () => {
+      const write = await box.call('sandbox_fs_write', {
+        sandbox_id: 'guard',
+        files: [{ path: '.vscode/settings.json', content: '{"agentSandbox.network": true}' }],
+      });
+      const create = await box.call('sandbox_fs_write', {
+        sandbox_id: 'guard',
+        files: [{ path: '.github/workflows/x.yml', content: 'on: push' }],
+      });
+      const remove = await box.call('sandbox_fs_delete', { sandbox_id: 'guard', path: '.git', recursive: true });
       const touched = changed(folder, initial);
-      const errors = answer.text
-        .split('\n')
-        .filter((line) => /Read-only|busy|cross-device|not permitted|denied|exists/i.test(line))
-        .slice(0, 2)
-        .join(' · ');
       observe(
-        'protected',
-        attack,
-        'refused; .git, .vscode, .github, .devcontainer byte-identical on the host',
-        touched.length ? `host changed: ${touched.join(', ')}` : `host unchanged; ${errors || firstLine(answer.text)}`,
-        touched.length === 0,
+        `protected (${via})`,
+        'sandbox_fs_write / sandbox_fs_delete on protected paths',
+        'refused with an error; host unchanged',
+        touched.length
+          ? `host changed: ${touched.join(', ')}`
+          : `host unchanged; ${[write, create, remove].map((answer) => `${answer.ok ? 'ok' : 'error'}: ${firstLine(answer.text).slice(0, 50)}`).join(' · ')}`,
+        touched.length === 0 && !write.ok && !create.ok && !remove.ok,
       );
-      assert.deepEqual(touched, [], `changed on the host by: ${attack}`);
+      assert.deepEqual(touched, []);
+      assert.ok(!write.ok && !create.ok && !remove.ok);
     });
-  }
 
-  it('the file tools: write .vscode/settings.json and .github/x.yml, delete .git', async () => {
-    const write = await box.call('sandbox_fs_write', {
-      sandbox_id: 'guard',
-      files: [{ path: '.vscode/settings.json', content: '{"agentSandbox.network": true}' }],
+    it('the exact bytes of .git/config and .vscode/settings.json, ordinary writes, and git on the host', async () => {
+      const answer = await box.call('sandbox_exec', {
+        sandbox_id: 'guard',
+        command: 'echo ok > notes.txt && mkdir -p src && echo "print(1)" > src/main.py && echo written',
+      });
+      assert.match(answer.text, /written/);
+      const status = git(folder, 'status', '--porcelain');
+      const top = git(folder, 'rev-parse', '--show-toplevel').trim();
+      const same = gitConfig() === configBytes && settings() === settingsBytes;
+      const ok =
+        same &&
+        readFileSync(join(folder, 'notes.txt'), 'utf8') === 'ok\n' &&
+        /\?\? notes.txt/.test(status) &&
+        top === folder;
+      observe(
+        `protected (${via})`,
+        'host after every attack: config bytes, an ordinary write, git status',
+        'bytes identical; notes.txt written; git works on the host',
+        `${same ? 'bytes identical' : 'BYTES CHANGED'}; git status: ${status.trim().split('\n').join(', ')}`,
+        ok,
+      );
+      assert.equal(gitConfig(), configBytes);
+      assert.equal(settings(), settingsBytes);
+      assert.ok(ok, status);
     });
-    const create = await box.call('sandbox_fs_write', {
-      sandbox_id: 'guard',
-      files: [{ path: '.github/workflows/x.yml', content: 'on: push' }],
-    });
-    const remove = await box.call('sandbox_fs_delete', { sandbox_id: 'guard', path: '.git', recursive: true });
-    const touched = changed(folder, initial);
-    observe(
-      'protected',
-      'sandbox_fs_write / sandbox_fs_delete on protected paths',
-      'refused with an error; host unchanged',
-      touched.length
-        ? `host changed: ${touched.join(', ')}`
-        : `host unchanged; ${[write, create, remove].map((answer) => `${answer.ok ? 'ok' : 'error'}: ${firstLine(answer.text).slice(0, 50)}`).join(' · ')}`,
-      touched.length === 0 && !write.ok && !create.ok && !remove.ok,
-    );
-    assert.deepEqual(touched, []);
-    assert.ok(!write.ok && !create.ok && !remove.ok);
-  });
 
-  it('the exact bytes of .git/config and .vscode/settings.json, ordinary writes, and git on the host', async () => {
-    const answer = await box.call('sandbox_exec', {
-      sandbox_id: 'guard',
-      command: 'echo ok > notes.txt && mkdir -p src && echo "print(1)" > src/main.py && echo written',
+    it('placeholders are removed when the session closes; the real folders stay', async () => {
+      const during = ['.github', '.devcontainer'].filter((name) => existsSync(join(folder, name)));
+      const closed = await box.call('sandbox_close', { sandbox_id: 'guard' });
+      assert.ok(closed.ok, closed.text);
+      const left = ['.github', '.devcontainer'].filter((name) => existsSync(join(folder, name)));
+      const kept = existsSync(join(folder, '.git', 'config')) && existsSync(join(folder, '.vscode', 'settings.json'));
+      const announced = /empty folders of that name were made/.test(openedText);
+      observe(
+        `protected (${via})`,
+        'host folder after the session closed',
+        'placeholders announced at open, none left after; .git and .vscode as they were',
+        `placeholders during the session: ${during.join(', ') || 'none'} (${announced ? 'announced' : 'NOT announced'}); left after: ${left.join(', ') || 'none'}`,
+        left.length === 0 && kept && announced,
+      );
+      assert.ok(announced, openedText);
+      assert.deepEqual(left, []);
+      assert.ok(kept);
     });
-    assert.match(answer.text, /written/);
-    const status = git(folder, 'status', '--porcelain');
-    const top = git(folder, 'rev-parse', '--show-toplevel').trim();
-    const same = gitConfig() === configBytes && settings() === settingsBytes;
-    const ok =
-      same &&
-      readFileSync(join(folder, 'notes.txt'), 'utf8') === 'ok\n' &&
-      /\?\? notes.txt/.test(status) &&
-      top === folder;
-    observe(
-      'protected',
-      'host after every attack: config bytes, an ordinary write, git status',
-      'bytes identical; notes.txt written; git works on the host',
-      `${same ? 'bytes identical' : 'BYTES CHANGED'}; git status: ${status.trim().split('\n').join(', ')}`,
-      ok,
-    );
-    assert.equal(gitConfig(), configBytes);
-    assert.equal(settings(), settingsBytes);
-    assert.ok(ok, status);
   });
-
-  it('placeholders are removed when the session closes; the real folders stay', async () => {
-    const during = ['.github', '.devcontainer'].filter((name) => existsSync(join(folder, name)));
-    const closed = await box.call('sandbox_close', { sandbox_id: 'guard' });
-    assert.ok(closed.ok, closed.text);
-    const left = ['.github', '.devcontainer'].filter((name) => existsSync(join(folder, name)));
-    const kept = existsSync(join(folder, '.git', 'config')) && existsSync(join(folder, '.vscode', 'settings.json'));
-    const announced = /empty folders of that name were made/.test(openedText);
-    observe(
-      'protected',
-      'host folder after the session closed',
-      'placeholders announced at open, none left after; .git and .vscode as they were',
-      `placeholders during the session: ${during.join(', ') || 'none'} (${announced ? 'announced' : 'NOT announced'}); left after: ${left.join(', ') || 'none'}`,
-      left.length === 0 && kept && announced,
-    );
-    assert.ok(announced, openedText);
-    assert.deepEqual(left, []);
-    assert.ok(kept);
-  });
-});
 
 describe('protected paths: repositories, worktrees, links, several sessions', function () {
   before(async function () {

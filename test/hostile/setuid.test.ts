@@ -8,7 +8,7 @@ import { requireEngine } from '../engine/harness';
 import { giveToSandbox, setuidPaths, writableFolder } from './hostFolder';
 import { observe } from './report';
 import { FCHMODAT2, IO_URING, OPENAT2, SETUID_TAR, TMPFILE } from './setuidScripts';
-import { firstLine, toolbox } from './toolbox';
+import { firstLine, toolbox, type ToolPath } from './toolbox';
 
 type Box = ReturnType<typeof toolbox>;
 
@@ -53,104 +53,105 @@ const ATTACKS: { attack: string; command: string }[] = [
   },
 ];
 
-describe('setuid and setgid bits in a read-write workspace', function () {
-  let box: Box;
-  let folder: string;
+for (const via of ['tools', 'cli'] as ToolPath[])
+  describe(`setuid and setgid bits in a read-write workspace (${via})`, function () {
+    let box: Box;
+    let folder: string;
 
-  before(async function () {
-    await requireEngine(this);
-    folder = writableFolder('agent-sandbox-setuid-');
-    box = toolbox({ folder, settings: { workspaceAccess: 'rw' } });
-    const opened = await box.call('sandbox_open', { session: 'suid', runtime: 'python' });
-    assert.ok(opened.ok, opened.text);
-  });
+    before(async function () {
+      await requireEngine(this);
+      folder = writableFolder('agent-sandbox-setuid-');
+      box = toolbox({ folder, via, settings: { workspaceAccess: 'rw' } });
+      const opened = await box.call('sandbox_open', { session: 'suid', runtime: 'python' });
+      assert.ok(opened.ok, opened.text);
+    });
 
-  after(async () => {
-    await box?.dispose();
-    // Setuid files must not outlive the test in /tmp either.
-    if (folder) rmSync(folder, { recursive: true, force: true });
-  });
+    after(async () => {
+      await box?.dispose();
+      // Setuid files must not outlive the test in /tmp either.
+      if (folder) rmSync(folder, { recursive: true, force: true });
+    });
 
-  ATTACKS.forEach(({ attack, command }, index) => {
-    it(attack, async () => {
-      // Each attack in a folder of its own, so that one case's result never shows in another's.
-      const dir = `case-${index}`;
-      const answer = await box.call('sandbox_exec', {
-        sandbox_id: 'suid',
-        command: `mkdir ${dir} && cd ${dir} && ${command}`,
+    ATTACKS.forEach(({ attack, command }, index) => {
+      it(attack, async () => {
+        // Each attack in a folder of its own, so that one case's result never shows in another's.
+        const dir = `case-${index}`;
+        const answer = await box.call('sandbox_exec', {
+          sandbox_id: 'suid',
+          command: `mkdir ${dir} && cd ${dir} && ${command}`,
+        });
+        const planted = setuidPaths(join(folder, dir));
+        const said = answer.text
+          .split('\n')
+          .filter((line) =>
+            /created|changed|linked|not permitted|not implemented|cross-device|rws|rwS|exit code/i.test(line),
+          )
+          .slice(0, 3)
+          .join(' · ');
+        observe(
+          `setuid (${via})`,
+          attack,
+          'no setuid/setgid bit on any host file or directory',
+          planted.length
+            ? `host has ${planted.join(', ')}; ${said}`
+            : `host folder clean; ${said || firstLine(answer.text)}`,
+          planted.length === 0,
+        );
+        assert.deepEqual(planted, [], `the host folder has setuid/setgid entries after: ${attack}`);
       });
-      const planted = setuidPaths(join(folder, dir));
-      const said = answer.text
-        .split('\n')
-        .filter((line) =>
-          /created|changed|linked|not permitted|not implemented|cross-device|rws|rwS|exit code/i.test(line),
-        )
-        .slice(0, 3)
-        .join(' · ');
+    });
+
+    it('after every attack, nothing anywhere in the folder carries the bits', () => {
+      const planted = setuidPaths(folder);
       observe(
-        'setuid',
-        attack,
-        'no setuid/setgid bit on any host file or directory',
-        planted.length
-          ? `host has ${planted.join(', ')}; ${said}`
-          : `host folder clean; ${said || firstLine(answer.text)}`,
+        `setuid (${via})`,
+        'all of the above, the whole folder checked',
+        'no setuid/setgid bit anywhere',
+        planted.length ? `host has ${planted.join(', ')}` : 'host folder clean',
         planted.length === 0,
       );
-      assert.deepEqual(planted, [], `the host folder has setuid/setgid entries after: ${attack}`);
+      assert.deepEqual(planted, []);
+    });
+
+    it('ordinary modes still work: chmod 755, mkdir, umask-masked creation', async () => {
+      const answer = await box.call('sandbox_exec', {
+        sandbox_id: 'suid',
+        command: 'echo ok > plain.sh && chmod 755 plain.sh && mkdir -p made/deeper && chmod 700 made && echo done',
+      });
+      assert.match(answer.text, /done/);
+      const mode = statSync(join(folder, 'plain.sh')).mode & 0o7777;
+      const dirMode = statSync(join(folder, 'made')).mode & 0o7777;
+      observe(
+        `setuid (${via})`,
+        'chmod 755 and mkdir in the same session',
+        'work as usual',
+        `plain.sh ${mode.toString(8)}, made ${dirMode.toString(8)}`,
+        mode === 0o755 && dirMode === 0o700,
+      );
+      assert.equal(mode, 0o755);
+      assert.equal(dirMode, 0o700);
+    });
+
+    it('a setuid bit that appears during the session anyway is stripped when it closes, and reported', async () => {
+      // Stands for a bit the filter did not stop (an engine that ignored the profile, a call nobody thought of).
+      const planted = join(folder, 'planted-during-session');
+      writeFileSync(planted, '#!/bin/sh\n');
+      giveToSandbox(planted);
+      chmodSync(planted, 0o4755);
+      const closed = await box.call('sandbox_close', { sandbox_id: 'suid' });
+      const mode = statSync(planted).mode & 0o7777;
+      const reported = /planted-during-session/.test(closed.text);
+      observe(
+        `setuid (${via})`,
+        'setuid file present in the folder when the session closes',
+        'the bit is stripped from inside the sandbox and the close says so',
+        `mode after close ${mode.toString(8)}; ${reported ? 'reported' : 'not reported'}: ${firstLine(closed.text)}`,
+        (mode & 0o6000) === 0 && reported,
+      );
+      assert.equal(mode & 0o6000, 0, 'the sweep stripped the bit');
+      assert.ok(reported, `the close reports it: ${closed.text}`);
     });
   });
-
-  it('after every attack, nothing anywhere in the folder carries the bits', () => {
-    const planted = setuidPaths(folder);
-    observe(
-      'setuid',
-      'all of the above, the whole folder checked',
-      'no setuid/setgid bit anywhere',
-      planted.length ? `host has ${planted.join(', ')}` : 'host folder clean',
-      planted.length === 0,
-    );
-    assert.deepEqual(planted, []);
-  });
-
-  it('ordinary modes still work: chmod 755, mkdir, umask-masked creation', async () => {
-    const answer = await box.call('sandbox_exec', {
-      sandbox_id: 'suid',
-      command: 'echo ok > plain.sh && chmod 755 plain.sh && mkdir -p made/deeper && chmod 700 made && echo done',
-    });
-    assert.match(answer.text, /done/);
-    const mode = statSync(join(folder, 'plain.sh')).mode & 0o7777;
-    const dirMode = statSync(join(folder, 'made')).mode & 0o7777;
-    observe(
-      'setuid',
-      'chmod 755 and mkdir in the same session',
-      'work as usual',
-      `plain.sh ${mode.toString(8)}, made ${dirMode.toString(8)}`,
-      mode === 0o755 && dirMode === 0o700,
-    );
-    assert.equal(mode, 0o755);
-    assert.equal(dirMode, 0o700);
-  });
-
-  it('a setuid bit that appears during the session anyway is stripped when it closes, and reported', async () => {
-    // Stands for a bit the filter did not stop (an engine that ignored the profile, a call nobody thought of).
-    const planted = join(folder, 'planted-during-session');
-    writeFileSync(planted, '#!/bin/sh\n');
-    giveToSandbox(planted);
-    chmodSync(planted, 0o4755);
-    const closed = await box.call('sandbox_close', { sandbox_id: 'suid' });
-    const mode = statSync(planted).mode & 0o7777;
-    const reported = /planted-during-session/.test(closed.text);
-    observe(
-      'setuid',
-      'setuid file present in the folder when the session closes',
-      'the bit is stripped from inside the sandbox and the close says so',
-      `mode after close ${mode.toString(8)}; ${reported ? 'reported' : 'not reported'}: ${firstLine(closed.text)}`,
-      (mode & 0o6000) === 0 && reported,
-    );
-    assert.equal(mode & 0o6000, 0, 'the sweep stripped the bit');
-    assert.ok(reported, `the close reports it: ${closed.text}`);
-  });
-});
 
 describe("the setuid sweep leaves the user's own bits alone", function () {
   before(async function () {

@@ -6,10 +6,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FileStore } from '../../src/core/fileStore';
-import { Redactor } from '../../src/core/redaction';
-import { SandboxService } from '../../src/core/sandboxService';
-import { parseSettings } from '../../src/core/settings';
+import { FileStore } from '../../src/core/files/fileStore';
+import { Redactor } from '../../src/core/secrets/redaction';
+import { SandboxService } from '../../src/core/sessions/sandboxService';
+import { parseSettings } from '../../src/core/spec/settings';
 import { callTool } from '../../src/core/tools/runTool';
 import type { ToolName } from '../../src/core/tools/schemas';
 import { runCliText } from '../engine/cliRunner';
@@ -93,6 +93,9 @@ async function callCli(
   const flags = ['--folder', folder, '--json'];
   if (settings.workspaceAccess) flags.push('--workspace', settings.workspaceAccess);
   if (settings.network) flags.push('--network');
+  // The user's lifted protections for this folder are the CLI's --allow-config-writes.
+  if (Array.isArray(settings.configWritesAllowedIn) && settings.configWritesAllowedIn.includes(folder))
+    flags.push('--allow-config-writes');
   for (const [key, flag] of [
     ['memory', '--memory'],
     ['cpus', '--cpus'],
@@ -104,6 +107,7 @@ async function callCli(
   }
   const env: NodeJS.ProcessEnv = {
     AGENT_SANDBOX_FILE_STORE: store.folder,
+    AGENT_SANDBOX_FILE_STORE_MAX_SIZE: String(store.maxFileBytes),
     ...Object.fromEntries(
       Object.entries(TEST_IMAGES).map(([runtime, image]) => [`AGENT_SANDBOX_IMAGE_${runtime.toUpperCase()}`, image]),
     ),

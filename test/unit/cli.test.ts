@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { UsageError, parseCommandLine, specFromFlags } from '../../src/cli/args';
 import { exitCodeFor } from '../../src/cli/commands';
-import { resolveSpec } from '../../src/core/resolveSpec';
-import { GiB } from '../../src/core/units';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
+import { GiB } from '../../src/core/spec/units';
 
 describe('command line', () => {
   it('parses exec with the command after --', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { resolveSpec } from '../../src/core/resolveSpec';
-import { MiB } from '../../src/core/units';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
+import { MiB } from '../../src/core/spec/units';
 import { containerCreateOptions, sandboxUser } from '../../src/engines/docker/containerConfig';
 
 const plan = (layer = {}) => ({

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import type Docker from 'dockerode';
-import type { SessionDeath } from '../../src/core/sessionDeath';
+import type { SessionDeath } from '../../src/core/sessions/sessionDeath';
 import { ContainerDeathWatcher } from '../../src/engines/docker/events';
 
 const ID = 'a'.repeat(64);

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
-import { CONTAINER_CAPABILITIES, capabilitiesLine, engineLabel } from '../../src/core/engineCapabilities';
-import { parseEngineChoice, probeEngine, selectEngine, type VirtualConsent } from '../../src/core/engineSelection';
-import type { EngineCapabilities } from '../../src/core/engine';
+import { CONTAINER_CAPABILITIES, capabilitiesLine, engineLabel } from '../../src/core/engine/engineCapabilities';
+import {
+  parseEngineChoice,
+  probeEngine,
+  selectEngine,
+  type VirtualConsent,
+} from '../../src/core/engine/engineSelection';
+import type { EngineCapabilities } from '../../src/core/engine/engine';
 import { SandboxError } from '../../src/core/errors';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
 

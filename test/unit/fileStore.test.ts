@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxError } from '../../src/core/errors';
-import { FileStore, defaultFileStoreFolder, parseKey } from '../../src/core/fileStore';
+import { FileStore, defaultFileStoreFolder, parseKey } from '../../src/core/files/fileStore';
 import { formatPublished, formatStaged } from '../../src/core/tools/format';
 
 const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');

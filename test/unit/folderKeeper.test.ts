@@ -3,8 +3,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { claimKeeper, isKept } from '../../src/core/folderKeeper';
-import { StopRecords } from '../../src/core/stopRecords';
+import { claimKeeper, isKept } from '../../src/core/sessions/folderKeeper';
+import { StopRecords } from '../../src/core/sessions/stopRecords';
 
 const ID = 'a'.repeat(64);
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import type { ExecResult, SessionInfo } from '../../src/core/engine';
+import type { ExecResult, SessionInfo } from '../../src/core/engine/engine';
 import { SandboxError } from '../../src/core/errors';
-import { resolveSpec } from '../../src/core/resolveSpec';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
 import {
   formatClose,
   formatDelete,
@@ -15,7 +15,7 @@ import {
   formatWrite,
 } from '../../src/core/tools/format';
 import { execInputSchema } from '../../src/core/tools/schemas';
-import { MiB } from '../../src/core/units';
+import { MiB } from '../../src/core/spec/units';
 
 function execResult(overrides: Partial<ExecResult> = {}): ExecResult {
   return {

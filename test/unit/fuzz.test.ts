@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { SandboxError } from '../../src/core/errors';
-import { resolveWorkspacePath } from '../../src/core/paths';
+import { resolveWorkspacePath } from '../../src/core/files/paths';
 import { analyzePrompt } from '../../src/core/prompt/analyzePrompt';
 import { TOOL_INPUT_SCHEMAS } from '../../src/core/tools/schemas';
 

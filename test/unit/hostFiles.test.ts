@@ -19,12 +19,12 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxError } from '../../src/core/errors';
-import { HostFolder, hostFilesSupported } from '../../src/core/hostFiles/hostFolder';
-import { pathNames } from '../../src/core/hostFiles/hostPath';
-import { quotedName as quoteName } from '../../src/core/displayName';
-import { readHostFile } from '../../src/core/hostFiles/readHostFile';
-import { openRegularFile, readWithin } from '../../src/core/hostFiles/regularFile';
-import { writeHostFile } from '../../src/core/hostFiles/writeHostFile';
+import { HostFolder, hostFilesSupported } from '../../src/core/files/hostFiles/hostFolder';
+import { pathNames } from '../../src/core/files/hostFiles/hostPath';
+import { quotedName as quoteName } from '../../src/core/results/displayName';
+import { readHostFile } from '../../src/core/files/hostFiles/readHostFile';
+import { openRegularFile, readWithin } from '../../src/core/files/hostFiles/regularFile';
+import { writeHostFile } from '../../src/core/files/hostFiles/writeHostFile';
 
 const is = (reason: Parameters<typeof SandboxError.is>[1], pattern?: RegExp) => (error: unknown) => {
   assert.ok(

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { CappedOutput, trimIncompleteUtf8 } from '../../src/core/output';
+import { CappedOutput, trimIncompleteUtf8 } from '../../src/core/results/output';
 
 describe('output capping', () => {
   it('keeps everything under the cap', () => {

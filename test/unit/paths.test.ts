@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { SandboxError } from '../../src/core/errors';
-import { resolveFiles } from '../../src/core/files';
-import { resolveWorkspacePath } from '../../src/core/paths';
+import { resolveFiles } from '../../src/core/files/files';
+import { resolveWorkspacePath } from '../../src/core/files/paths';
 
 describe('path policy', () => {
   it('resolves relative paths against /workspace', () => {

@@ -4,11 +4,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { specFromFrontmatter } from '../../src/core/frontmatterSpec';
+import { specFromFrontmatter } from '../../src/core/spec/frontmatterSpec';
 import { agentName, agentScopeKey, analyzePrompt } from '../../src/core/prompt/analyzePrompt';
 import { completePrompt } from '../../src/core/prompt/completions';
 import { hoverPrompt } from '../../src/core/prompt/hover';
-import { resolveSpec } from '../../src/core/resolveSpec';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
 
 const FIXTURES = resolve(__dirname, '../fixtures/prompts');
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { frontmatterSandboxObjectSchema } from '../../src/core/frontmatterSpec';
+import { frontmatterSandboxObjectSchema } from '../../src/core/spec/frontmatterSpec';
 import { completePrompt } from '../../src/core/prompt/completions';
 import { hoverPrompt } from '../../src/core/prompt/hover';
 import { editDistance, nearMiss } from '../../src/core/prompt/nearMiss';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { ExecResult, FileContent } from '../../src/core/engine';
-import { Redactor, redactExecResult, redactFileContent, redactText } from '../../src/core/redaction';
+import type { ExecResult, FileContent } from '../../src/core/engine/engine';
+import { Redactor, redactExecResult, redactFileContent, redactText } from '../../src/core/secrets/redaction';
 
 const KEY = 'sk-live-7Gq2/+Zx~9Rw';
 const SECRETS: Record<string, string> = {

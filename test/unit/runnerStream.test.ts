@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { CappedOutput } from '../../src/core/output';
+import { CappedOutput } from '../../src/core/results/output';
 import { FrameDemux, TrailerScanner } from '../../src/engines/docker/runnerStream';
 
 function frame(kind: number, text: string): Buffer {

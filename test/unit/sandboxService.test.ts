@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import type { OpenOptions, Sandbox, SandboxEngine, SessionFilter, SessionInfo } from '../../src/core/engine';
+import type { OpenOptions, Sandbox, SandboxEngine, SessionFilter, SessionInfo } from '../../src/core/engine/engine';
 import { SandboxError } from '../../src/core/errors';
-import { SandboxService } from '../../src/core/sandboxService';
-import { parseSettings } from '../../src/core/settings';
-import type { SandboxSpec } from '../../src/core/spec';
-import { CONTAINER_CAPABILITIES } from '../../src/core/engineCapabilities';
+import { SandboxService } from '../../src/core/sessions/sandboxService';
+import { parseSettings } from '../../src/core/spec/settings';
+import type { SandboxSpec } from '../../src/core/spec/spec';
+import { CONTAINER_CAPABILITIES } from '../../src/core/engine/engineCapabilities';
 
 /** An in-memory engine: enough to check the service's policy and bookkeeping, not a sandbox. */
 class FakeEngine implements SandboxEngine {

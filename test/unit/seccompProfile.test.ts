@@ -22,7 +22,7 @@ import {
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveSpec } from '../../src/core/resolveSpec';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
 
 const O_CREAT = 0o100;
 const O_TMPFILE = 0o20000000 | 0o200000;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { collectSecrets } from '../../src/core/secrets';
+import { collectSecrets } from '../../src/core/secrets/secrets';
 
 describe('secrets from the host environment', () => {
   it('takes only prefixed variables, with the prefix stripped', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { tightenAccess, tightenNumber, tightenSwitch, userOnly } from '../../src/core/policy/settingsLevels';
-import { parseSize } from '../../src/core/units';
+import { parseSize } from '../../src/core/spec/units';
 
 const measure = (value: unknown) =>
   typeof value === 'number' ? value : typeof value === 'string' ? parseSize(value) : undefined;

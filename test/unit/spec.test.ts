@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { sandboxSpecSchema } from '../../src/core/spec';
+import { sandboxSpecSchema } from '../../src/core/spec/spec';
 import { SandboxError } from '../../src/core/errors';
-import { specFromFrontmatter } from '../../src/core/frontmatterSpec';
-import { resolveSpec } from '../../src/core/resolveSpec';
-import { parseSettings, specFromSettings } from '../../src/core/settings';
-import { DEFAULT_LIMITS } from '../../src/core/spec';
-import { MiB, GiB, parseSize } from '../../src/core/units';
+import { specFromFrontmatter } from '../../src/core/spec/frontmatterSpec';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
+import { parseSettings, specFromSettings } from '../../src/core/spec/settings';
+import { DEFAULT_LIMITS } from '../../src/core/spec/spec';
+import { MiB, GiB, parseSize } from '../../src/core/spec/units';
 
 describe('sandbox spec', () => {
   it('fills in the product defaults', () => {

@@ -7,7 +7,7 @@ import o200k from 'js-tiktoken/ranks/o200k_base';
 import { formatExecResult } from '../../src/core/tools/format';
 import { CALL_CHARS, PIECE_CHARS, countTokensBounded } from '../../src/core/tools/tokenCount';
 import { PART_CHARS, resultParts } from '../../src/core/tools/resultParts';
-import type { ExecResult } from '../../src/core/engine';
+import type { ExecResult } from '../../src/core/engine/engine';
 
 const encoder = new Tiktoken(o200k);
 const realCount = (text: string) => encoder.encode(text).length;

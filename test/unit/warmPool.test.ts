@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import type { SessionInfo } from '../../src/core/engine';
-import { orphanReason, type OrphanCheck } from '../../src/core/orphans';
-import { resolveSpec } from '../../src/core/resolveSpec';
+import type { SessionInfo } from '../../src/core/engine/engine';
+import { orphanReason, type OrphanCheck } from '../../src/core/sessions/orphans';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
 import { WarmPool } from '../../src/engines/docker/pool';
 
 interface Item {

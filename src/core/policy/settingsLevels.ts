@@ -6,7 +6,7 @@
  * access, no network, lower limits. Settings that pick what runs or where (engine, engine host,
  * images, host variables passed in, lifted protections) are never read from a workspace.
  */
-import { WORKSPACE_ACCESS, type WorkspaceAccess } from '../spec';
+import { WORKSPACE_ACCESS, type WorkspaceAccess } from '../spec/spec';
 
 /** One setting's values at each level, as VS Code's `inspect` reports them. */
 export interface SettingLevels<T = unknown> {

@@ -3,7 +3,7 @@
  * exact range. Pure: the editor, the Problems view and the CLI all show what this returns.
  */
 import { isMap, isScalar, visit, type Document, type Node, type Pair } from 'yaml';
-import { HARNESS_SANDBOX_MODES } from '../frontmatterSpec';
+import { HARNESS_SANDBOX_MODES } from '../spec/frontmatterSpec';
 import { findFrontmatter, type FrontmatterBlock } from './frontmatter';
 import { HARNESS_KEYS, dotpromptFrontmatterSchema } from './frontmatterSchema';
 import { ProblemList, type PromptProblem } from './problems';

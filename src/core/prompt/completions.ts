@@ -3,7 +3,7 @@
  * on the cursor's line. Reads the lines around the cursor (indentation), so it works while the YAML
  * is half-typed and does not parse.
  */
-import { HARNESS_SANDBOX_MODES } from '../frontmatterSpec';
+import { HARNESS_SANDBOX_MODES } from '../spec/frontmatterSpec';
 import { analyzePrompt } from './analyzePrompt';
 import { findFrontmatter } from './frontmatter';
 import { fieldDoc, fieldsIn, valueDoc, type PromptDialect } from './schemaDocs';

@@ -4,8 +4,8 @@
  * unknown top-level key is never a problem. The shipped JSON Schema is generated from this.
  */
 import { z } from 'zod';
-import { frontmatterSandboxObjectSchema, harnessSandboxSchema } from '../frontmatterSpec';
-import { RUNTIMES } from '../spec';
+import { frontmatterSandboxObjectSchema, harnessSandboxSchema } from '../spec/frontmatterSpec';
+import { RUNTIMES } from '../spec/spec';
 
 const anything = z.unknown();
 

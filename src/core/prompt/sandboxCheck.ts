@@ -1,7 +1,7 @@
 /** Checks a `sandbox:` block: the shorthand, the object form (with unknown keys and rules), and the agent harness's form. */
 import { isMap, isScalar, isSeq, type Node, type Pair } from 'yaml';
-import { frontmatterLimitsSchema, frontmatterSandboxObjectSchema, harnessSandboxSchema } from '../frontmatterSpec';
-import { RUNTIMES } from '../spec';
+import { frontmatterLimitsSchema, frontmatterSandboxObjectSchema, harnessSandboxSchema } from '../spec/frontmatterSpec';
+import { RUNTIMES } from '../spec/spec';
 import { nearMiss } from './nearMiss';
 import { checkSandboxRules, type RuleContext } from './sandboxRules';
 import { keyRange, pairsOf, valueRange } from './yamlTree';

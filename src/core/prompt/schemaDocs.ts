@@ -3,8 +3,8 @@
  * values. Completions and hovers read it from here, so the schemas stay the one source of truth.
  */
 import { z } from 'zod';
-import { VALUE_DOCS, frontmatterSandboxObjectSchema, harnessSandboxSchema } from '../frontmatterSpec';
-import { RUNTIMES } from '../spec';
+import { VALUE_DOCS, frontmatterSandboxObjectSchema, harnessSandboxSchema } from '../spec/frontmatterSpec';
+import { RUNTIMES } from '../spec/spec';
 import { dotpromptFrontmatterSchema } from './frontmatterSchema';
 
 export type PromptDialect = 'dotprompt' | 'harness';

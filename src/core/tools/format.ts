@@ -2,7 +2,7 @@
  * The text a language model gets back from each tool: short, status first, and ending with what to
  * do next. The VS Code side wraps these strings in a LanguageModelTextPart.
  */
-import { sandboxIdOf } from '../sessions';
+import { sandboxIdOf } from '../sessions/sessions';
 import { z } from 'zod';
 import type {
   EngineCapabilities,
@@ -12,14 +12,14 @@ import type {
   ListResult,
   SessionInfo,
   WriteResult,
-} from '../engine';
-import { DISK_LIMIT_REACHED, placeBytes } from '../diskLimit';
-import { capabilitiesLine } from '../engineCapabilities';
-import { displayName, quotedName } from '../displayName';
+} from '../engine/engine';
+import { DISK_LIMIT_REACHED, placeBytes } from '../limits/diskLimit';
+import { capabilitiesLine } from '../engine/engineCapabilities';
+import { displayName, quotedName } from '../results/displayName';
 import { SandboxError } from '../errors';
-import type { StoredFile } from '../fileStore';
-import type { StagedFile } from '../staging';
-import { formatSize } from '../units';
+import type { StoredFile } from '../files/fileStore';
+import type { StagedFile } from '../files/staging';
+import { formatSize } from '../spec/units';
 import { fitToBudget, type TextBudget } from './fitBudget';
 
 export interface ExecContext {

@@ -1,12 +1,12 @@
 /** What each language-model tool does with its validated input, on the sandbox service. */
-import type { EngineCapabilities, ExecResult, ProgressCallback } from '../engine';
+import type { EngineCapabilities, ExecResult, ProgressCallback } from '../engine/engine';
 import { SandboxError } from '../errors';
-import type { FileStore } from '../fileStore';
+import type { FileStore } from '../files/fileStore';
 import { posix } from 'node:path';
-import { resolveWorkspacePath } from '../paths';
-import { sandboxIdOf } from '../sessions';
-import type { SandboxService } from '../sandboxService';
-import { publishFile, stageFile } from '../staging';
+import { resolveWorkspacePath } from '../files/paths';
+import { sandboxIdOf } from '../sessions/sessions';
+import type { SandboxService } from '../sessions/sandboxService';
+import { publishFile, stageFile } from '../files/staging';
 import {
   formatClose,
   formatDelete,
@@ -20,7 +20,7 @@ import {
 } from './format';
 import type { TextBudget } from './fitBudget';
 import type { ToolInput, ToolName } from './schemas';
-import { readWorkspaceFile, writeWorkspaceFile } from '../workspaceFiles';
+import { readWorkspaceFile, writeWorkspaceFile } from '../files/workspaceFiles';
 
 export interface HandlerContext {
   service: SandboxService;

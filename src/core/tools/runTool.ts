@@ -3,7 +3,7 @@
  * its handler, keep host secrets out (before the output is shortened to the budget and once more
  * after). The VS Code tools and the hostile-input suite both go through here.
  */
-import type { ExecResult } from '../engine';
+import type { ExecResult } from '../engine/engine';
 import { SandboxError, errorMessage, type SandboxErrorReason } from '../errors';
 import { formatError } from './format';
 import { TOOL_HANDLERS, type HandlerContext } from './handlers';

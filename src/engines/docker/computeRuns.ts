@@ -6,8 +6,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type Docker from 'dockerode';
-import type { OpenOptions, ResolvedFile, Sandbox, SessionInfo } from '../../core/engine';
-import type { SandboxSpec } from '../../core/spec';
+import type { OpenOptions, ResolvedFile, Sandbox, SessionInfo } from '../../core/engine/engine';
+import type { SandboxSpec } from '../../core/spec/spec';
 import { installsPackages } from './containerConfig';
 import type { DockerEngine } from './dockerEngine';
 import { CONTAINER_PREFIX, LABEL } from './labels';

@@ -3,9 +3,9 @@
  * without an engine.
  */
 import type Docker from 'dockerode';
-import { WORKSPACE_DIR } from '../../core/paths';
-import type { SessionClient, SessionScope } from '../../core/engine';
-import type { SandboxSpec } from '../../core/spec';
+import { WORKSPACE_DIR } from '../../core/files/paths';
+import type { SessionClient, SessionScope } from '../../core/engine/engine';
+import type { SandboxSpec } from '../../core/spec/spec';
 import { LABEL } from './labels';
 import { SECCOMP_SECURITY_OPT } from './seccompProfile';
 import { writablePlaces } from './writablePlaces';

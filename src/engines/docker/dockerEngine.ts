@@ -12,20 +12,20 @@ import type {
   SessionFilter,
   SessionInfo,
   SessionStats,
-} from '../../core/engine';
-import { CONTAINER_CAPABILITIES } from '../../core/engineCapabilities';
-import { chooseImage } from '../../core/images';
-import { WORKSPACE_DIR } from '../../core/paths';
-import { describeDeath, type SessionDeath } from '../../core/sessionDeath';
-import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec';
+} from '../../core/engine/engine';
+import { CONTAINER_CAPABILITIES } from '../../core/engine/engineCapabilities';
+import { chooseImage } from '../../core/engine/images';
+import { WORKSPACE_DIR } from '../../core/files/paths';
+import { describeDeath, type SessionDeath } from '../../core/sessions/sessionDeath';
+import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec/spec';
 import { connectionError, isConnectionError, resolveEndpoint, type Endpoint } from './connection';
 import { ComputeRuns, poolSizeFromEnv } from './computeRuns';
 import { containerCreateOptions, sandboxUser } from './containerConfig';
 import { DockerSandbox, deadSessionError } from './dockerSandbox';
 import { ContainerDeathWatcher } from './events';
 import { FolderWatches, baselineFromLabels, baselineLabel } from './folderWatches';
-import { measureFolder, type Usage } from '../../core/folderGrowth';
-import { StopRecords } from '../../core/stopRecords';
+import { measureFolder, type Usage } from '../../core/limits/folderGrowth';
+import { StopRecords } from '../../core/sessions/stopRecords';
 import { ImageResolver } from './images';
 import { watchContainerStats } from './stats';
 import { CONTAINER_PREFIX, LABEL } from './labels';
@@ -47,7 +47,7 @@ export interface DockerEngineOptions {
   poolIdleMs?: number;
   /**
    * Keeps watching a read-write session's folder after this process is gone (a detached folder keeper,
-   * see core/folderKeeper.ts), so a session left running between CLI commands or after VS Code closes
+   * see core/sessions/folderKeeper.ts), so a session left running between CLI commands or after VS Code closes
    * is still stopped at its disk limit. Without it, the folder is watched only while this process lives.
    */
   folderKeeper?: { keep(sessionId: string): void };

@@ -18,18 +18,18 @@ import type {
   ShellOptions,
   ShellSession,
   WriteResult,
-} from '../../core/engine';
-import { encodeFileContent, resolveFiles } from '../../core/files';
-import { WORKSPACE_DIR, resolveWorkspacePath, workspaceRelative } from '../../core/paths';
-import { buildExecResult } from '../../core/results';
-import { describeDeath, type DeathReason } from '../../core/sessionDeath';
+} from '../../core/engine/engine';
+import { encodeFileContent, resolveFiles } from '../../core/files/files';
+import { WORKSPACE_DIR, resolveWorkspacePath, workspaceRelative } from '../../core/files/paths';
+import { buildExecResult } from '../../core/results/results';
+import { describeDeath, type DeathReason } from '../../core/sessions/sessionDeath';
 import type { DockerEngine } from './dockerEngine';
 import { ALL_PROCESSES, execInContainer, killAll, startBlockedByProcessLimit, type ExecOutcome } from './exec';
 import { filesFillMemory, filledMemoryBecause } from './filesInMemory';
 import { DELETE_SCRIPT, FILE_EXIT, LIST_SCRIPT, READ_SCRIPT, WRITE_SCRIPT, fileErrorFor } from './fileScripts';
 import { DEFAULT_SHELL, DEFAULT_TERMINAL_SIZE, openDockerShell } from './shell';
 import { buildTar } from './tar';
-import { formatSize } from '../../core/units';
+import { formatSize } from '../../core/spec/units';
 
 const FILE_OP_TIMEOUT_MS = 60_000;
 const LIST_OUTPUT_CAP = 16 * 1024 * 1024;

@@ -6,9 +6,9 @@
 import type Docker from 'dockerode';
 import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
-import { signalName } from '../../core/results';
-import type { DeathReason, SessionDeath } from '../../core/sessionDeath';
-import type { StopRecords } from '../../core/stopRecords';
+import { signalName } from '../../core/results/results';
+import type { DeathReason, SessionDeath } from '../../core/sessions/sessionDeath';
+import type { StopRecords } from '../../core/sessions/stopRecords';
 import { LABEL } from './labels';
 
 const FILTERS = { type: ['container'], label: [`${LABEL.managed}=1`], event: ['die', 'oom', 'destroy', 'kill'] };
@@ -38,7 +38,7 @@ export interface DeathWatcherOptions {
   /** How long listeners wait after a 'die' for a 'destroy' that would make it a removal (docker rm -f). */
   dieGraceMs?: number;
   /** Where stops made by any Agent Sandbox process are written down (the folder keeper stops sessions too). */
-  stopRecords?: Pick<StopRecords, 'record' | 'read'>;
+  stopRecords?: Pick<StopRecords, 'record' | 'read' | 'forget'>;
 }
 
 interface ContainerState {
@@ -277,6 +277,8 @@ export class ContainerDeathWatcher {
       case 'destroy':
         clearTimeout(state.pending);
         state.pending = undefined;
+        // A stop written down for other processes has served once the container is gone.
+        this.options.stopRecords?.forget(id);
         if (ours) {
           for (const mark of [...this.removing.keys()]) if (id.startsWith(mark)) this.removing.delete(mark);
           state.reason = { kind: 'closed', at };

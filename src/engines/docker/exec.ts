@@ -9,7 +9,7 @@
 import type Docker from 'dockerode';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import { CappedOutput } from '../../core/output';
+import { CappedOutput } from '../../core/results/output';
 
 export const EXEC_MARKER_VAR = 'AGENT_SANDBOX_EXEC';
 

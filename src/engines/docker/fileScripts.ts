@@ -3,10 +3,10 @@
  * permissions and the read-only mount apply, and a symlink can never lead a file tool outside
  * /workspace. Exit codes name the failure; `fileErrorFor` turns them into errors.
  */
-import { displayName } from '../../core/displayName';
-import { diskLimitError, isDiskFull } from '../../core/diskLimit';
+import { displayName } from '../../core/results/displayName';
+import { diskLimitError, isDiskFull } from '../../core/limits/diskLimit';
 import { SandboxError } from '../../core/errors';
-import type { Limits } from '../../core/spec';
+import type { Limits } from '../../core/spec/spec';
 
 /** Exit codes the scripts use for their own findings, apart from what tar, find or rm may return. */
 export const FILE_EXIT = {

@@ -6,8 +6,8 @@
  * a trivial process is started: when it is killed too, the session is stopped with the reason.
  */
 import type Docker from 'dockerode';
-import { DISK_LIMIT_REACHED } from '../../core/diskLimit';
-import { formatSize } from '../../core/units';
+import { DISK_LIMIT_REACHED } from '../../core/limits/diskLimit';
+import { formatSize } from '../../core/spec/units';
 import { execInContainer } from './exec';
 
 const PROBE_TIMEOUT_MS = 10_000;

@@ -1,15 +1,15 @@
 /**
  * The read-write workspace folders of the sessions this process holds, each watched for growth past
- * the disk and inode limits (core/folderGrowth.ts): the folder is the user's own disk, which no
+ * the disk and inode limits (core/limits/folderGrowth.ts): the folder is the user's own disk, which no
  * container option caps. Past a limit the container is killed, with "disk limit reached" recorded as
  * the reason through the death watcher, so every later call on the session says so.
  */
 import type Docker from 'dockerode';
 import { lstat } from 'node:fs/promises';
-import { DISK_LIMIT_REACHED, folderLimitReason } from '../../core/diskLimit';
-import type { SessionInfo } from '../../core/engine';
-import { FolderGrowthWatch, type Usage } from '../../core/folderGrowth';
-import type { StopRecords } from '../../core/stopRecords';
+import { DISK_LIMIT_REACHED, folderLimitReason } from '../../core/limits/diskLimit';
+import type { SessionInfo } from '../../core/engine/engine';
+import { FolderGrowthWatch, type Usage } from '../../core/limits/folderGrowth';
+import type { StopRecords } from '../../core/sessions/stopRecords';
 import type { ContainerDeathWatcher } from './events';
 import { heldDeletedFiles } from './heldDeletedFiles';
 import { LABEL } from './labels';

@@ -4,9 +4,9 @@
  */
 import type Docker from 'dockerode';
 import { SandboxError } from '../../core/errors';
-import type { ProgressCallback } from '../../core/engine';
-import { RUNTIME_LABEL, type ImageChoice } from '../../core/images';
-import type { Runtime } from '../../core/spec';
+import type { ProgressCallback } from '../../core/engine/engine';
+import { RUNTIME_LABEL, type ImageChoice } from '../../core/engine/images';
+import type { Runtime } from '../../core/spec/spec';
 
 export interface ReadyImage {
   image: string;

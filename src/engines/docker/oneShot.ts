@@ -11,11 +11,11 @@
 import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import type { ResolvedFile } from '../../core/engine';
-import { diskLimitError, isDiskFull } from '../../core/diskLimit';
+import type { ResolvedFile } from '../../core/engine/engine';
+import { diskLimitError, isDiskFull } from '../../core/limits/diskLimit';
 import { SandboxError } from '../../core/errors';
-import { CappedOutput } from '../../core/output';
-import type { Limits } from '../../core/spec';
+import { CappedOutput } from '../../core/results/output';
+import type { Limits } from '../../core/spec/spec';
 import { FrameDemux, TrailerScanner } from './runnerStream';
 import { buildTar, type TarEntry } from './tar';
 

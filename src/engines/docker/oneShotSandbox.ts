@@ -16,8 +16,8 @@ import type {
   Sandbox,
   SessionInfo,
   ShellOptions,
-} from '../../core/engine';
-import { buildExecResult } from '../../core/results';
+} from '../../core/engine/engine';
+import { buildExecResult } from '../../core/results/results';
 import type { DockerEngine } from './dockerEngine';
 import { DockerSandbox, commandLine } from './dockerSandbox';
 import { stagingError, type WaitingContainer } from './oneShot';

@@ -5,10 +5,10 @@
  * disconnected here, and a container that keeps a network is an error (the caller removes it).
  */
 import type Docker from 'dockerode';
-import { DISK_LIMIT_REACHED, describeDiskLimit, isDiskFull } from '../../core/diskLimit';
+import { DISK_LIMIT_REACHED, describeDiskLimit, isDiskFull } from '../../core/limits/diskLimit';
 import { SandboxError, abortError } from '../../core/errors';
-import type { ProgressCallback } from '../../core/engine';
-import type { SandboxSpec } from '../../core/spec';
+import type { ProgressCallback } from '../../core/engine/engine';
+import type { SandboxSpec } from '../../core/spec/spec';
 import { NPM_PREFIX, SANDBOX_HOME, installsPackages } from './containerConfig';
 import { execInContainer } from './exec';
 

@@ -4,10 +4,10 @@
  * writablePlaces.ts), and it writes as root, past the permissions and the mounts' own view.
  */
 import type Docker from 'dockerode';
-import { diskLimitError, isDiskFull } from '../../core/diskLimit';
-import type { ResolvedFile } from '../../core/engine';
+import { diskLimitError, isDiskFull } from '../../core/limits/diskLimit';
+import type { ResolvedFile } from '../../core/engine/engine';
 import { abortError } from '../../core/errors';
-import type { Limits } from '../../core/spec';
+import type { Limits } from '../../core/spec/spec';
 import { execInContainer } from './exec';
 import { stagingError } from './oneShot';
 import { buildTar } from './tar';

@@ -13,7 +13,7 @@ import type Docker from 'dockerode';
 import { lstat, mkdir, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SandboxError } from '../../core/errors';
-import { WORKSPACE_DIR } from '../../core/paths';
+import { WORKSPACE_DIR } from '../../core/files/paths';
 import { PROTECTED_PATHS } from '../../core/policy/protectedPaths';
 import { LABEL } from './labels';
 

@@ -3,7 +3,7 @@
  * each stream's output cut at the runner's end line ("<nonce>x<exit code>"), which may arrive split
  * across chunks.
  */
-import type { CappedOutput } from '../../core/output';
+import type { CappedOutput } from '../../core/results/output';
 
 /** Splits Docker's multiplexed attach stream (8-byte frame headers) into stdout and stderr. */
 export class FrameDemux {

@@ -11,7 +11,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxError } from '../../core/errors';
-import type { WorkspaceAccess } from '../../core/spec';
+import type { WorkspaceAccess } from '../../core/spec/spec';
 import profile from './seccompProfile.json';
 
 const PROFILE_TEXT = JSON.stringify(profile);

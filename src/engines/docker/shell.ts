@@ -6,8 +6,8 @@
 import type Docker from 'dockerode';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import type { ShellSession } from '../../core/engine';
-import { ShellOutput } from '../../core/shellOutput';
+import type { ShellSession } from '../../core/engine/engine';
+import { ShellOutput } from '../../core/sessions/shellOutput';
 import { EXEC_MARKER_VAR, exitCodeOf, killMarked } from './exec';
 
 /**

@@ -4,7 +4,7 @@
  */
 import type Docker from 'dockerode';
 import type { Readable } from 'node:stream';
-import type { SessionStats } from '../../core/engine';
+import type { SessionStats } from '../../core/engine/engine';
 
 interface StatsFrame {
   cpu_stats?: {

@@ -7,16 +7,16 @@
  * with project quotas (or btrfs, zfs): not on ext4 (this project's machines) nor in Docker Desktop's
  * VM; it caps bytes but never inodes; and with the root file system read-only there is nothing left
  * for it to cap. So it is not used (see README, Security). The cost of tmpfs: its pages are charged
- * to the container's memory limit, so each place is also held under half of it (core/diskLimit.ts).
+ * to the container's memory limit, so each place is also held under half of it (core/limits/diskLimit.ts).
  *
  * Which places: `find / -xdev -writable` as the sandbox user in the runtime images finds /tmp,
  * /var/tmp and /run/lock (and /var/lock, a link to it); $HOME and a private /workspace are the
  * sandbox user's own; /dev/shm is Docker's own tmpfs, replaced here to cap its inodes too.
  */
-import { WORKSPACE_DIR } from '../../core/paths';
-import { placeBytes } from '../../core/diskLimit';
-import type { SandboxSpec } from '../../core/spec';
-import { MiB } from '../../core/units';
+import { WORKSPACE_DIR } from '../../core/files/paths';
+import { placeBytes } from '../../core/limits/diskLimit';
+import type { SandboxSpec } from '../../core/spec/spec';
+import { MiB } from '../../core/spec/units';
 
 /** Docker's default size of /dev/shm, kept as its most (it held no more before there was a disk limit). */
 const SHM_BYTES = 64 * MiB;

@@ -3,13 +3,13 @@
  * path stays under /workspace, lexically and through symbolic links (a link whose target leaves
  * /workspace is refused, whether or not the target exists).
  */
-import { encodeFileContent } from '../../core/files';
+import { encodeFileContent } from '../../core/files/files';
 import { posix } from 'node:path';
 import type { IFileSystem } from 'just-bash';
-import type { FileContent, FileEntry, ListResult, WriteResult } from '../../core/engine';
-import { displayName } from '../../core/displayName';
+import type { FileContent, FileEntry, ListResult, WriteResult } from '../../core/engine/engine';
+import { displayName } from '../../core/results/displayName';
 import { SandboxError } from '../../core/errors';
-import { WORKSPACE_DIR } from '../../core/paths';
+import { WORKSPACE_DIR } from '../../core/files/paths';
 import type { FilePayload } from './protocol';
 
 const MAX_LINK_HOPS = 40;

@@ -3,7 +3,7 @@
  * errno code ("ENOENT: …"), which its commands look for, and the SandboxError's reason and hint are
  * kept for the file tools.
  */
-import { HostFileError, hostFileError } from '../../core/hostFiles/hostFileError';
+import { HostFileError, hostFileError } from '../../core/files/hostFiles/hostFileError';
 import type { SandboxErrorReason } from '../../core/errors';
 
 export function fsError(error: unknown, path: string): HostFileError {

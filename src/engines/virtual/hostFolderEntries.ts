@@ -6,10 +6,16 @@
  */
 import { constants, type Stats } from 'node:fs';
 import { chmod, lstat, open, readdir, rename, rmdir, unlink, utimes, type FileHandle } from 'node:fs/promises';
-import { errnoError, errnoOf, hostFileError, linkRefused, notRegularFile } from '../../core/hostFiles/hostFileError';
-import { O_PATH, type HostDir, type HostFolder } from '../../core/hostFiles/hostFolder';
-import { openRegularFile, readWithin } from '../../core/hostFiles/regularFile';
-import { createTempFile, removeTempFile } from '../../core/hostFiles/tempFile';
+import {
+  errnoError,
+  errnoOf,
+  hostFileError,
+  linkRefused,
+  notRegularFile,
+} from '../../core/files/hostFiles/hostFileError';
+import { O_PATH, type HostDir, type HostFolder } from '../../core/files/hostFiles/hostFolder';
+import { openRegularFile, readWithin } from '../../core/files/hostFiles/regularFile';
+import { createTempFile, removeTempFile } from '../../core/files/hostFiles/tempFile';
 
 /** Permission bits and the sticky bit; never setuid (0o4000) or setgid (0o2000). */
 export const SAFE_MODE_BITS = 0o1777;

@@ -2,16 +2,16 @@
  * The workspace folder as a read-write virtual sandbox sees it at /workspace. Replaces just-bash's
  * ReadWriteFs, which works by path (a folder swapped for a link between its check and its use leads
  * out of the folder) and lets chmod set setuid bits: here every operation walks the path one name at
- * a time on descriptors (core/hostFiles), follows no link, refuses protected editor and VCS paths,
- * and never sets a setuid or setgid bit. Linux only, like core/hostFiles.
+ * a time on descriptors (core/files/hostFiles), follows no link, refuses protected editor and VCS paths,
+ * and never sets a setuid or setgid bit. Linux only, like core/files/hostFiles.
  */
 import { link, mkdir, readdir, readlink, rename } from 'node:fs/promises';
 import { posix } from 'node:path';
 import type { BufferEncoding, CpOptions, FileContent, FsStat, IFileSystem, MkdirOptions, RmOptions } from 'just-bash';
-import { errnoOf, linkRefused } from '../../core/hostFiles/hostFileError';
-import { HostFolder, type HostDir } from '../../core/hostFiles/hostFolder';
-import { refuseProtected } from '../../core/hostFiles/hostPath';
-import { quotedName as quoteName } from '../../core/displayName';
+import { errnoOf, linkRefused } from '../../core/files/hostFiles/hostFileError';
+import { HostFolder, type HostDir } from '../../core/files/hostFiles/hostFolder';
+import { refuseProtected } from '../../core/files/hostFiles/hostPath';
+import { quotedName as quoteName } from '../../core/results/displayName';
 import {
   appendEntry,
   changeEntry,

@@ -1,10 +1,10 @@
 /**
  * Every path under the host folder, for just-bash's getAllPaths (which is synchronous): walked on
- * descriptors like core/hostFiles, never following a link, and cut at a fixed number of entries so
+ * descriptors like core/files/hostFiles, never following a link, and cut at a fixed number of entries so
  * that a huge folder cannot stall the worker.
  */
 import { closeSync, openSync, readdirSync } from 'node:fs';
-import { DIRECTORY_FLAGS } from '../../core/hostFiles/hostFolder';
+import { DIRECTORY_FLAGS } from '../../core/files/hostFiles/hostFolder';
 
 const MOST_PATHS = 50_000;
 

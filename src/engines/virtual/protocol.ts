@@ -1,7 +1,7 @@
 /** Messages between a virtual sandbox (main thread) and its worker thread, where just-bash runs. */
 import type { SandboxErrorReason } from '../../core/errors';
-import type { FileContent, FileEntry, ListResult, WriteResult } from '../../core/engine';
-import type { WorkspaceAccess } from '../../core/spec';
+import type { FileContent, FileEntry, ListResult, WriteResult } from '../../core/engine/engine';
+import type { WorkspaceAccess } from '../../core/spec/spec';
 
 /** How the worker builds its sandbox (passed as workerData). */
 export interface WorkerSetup {

@@ -13,15 +13,15 @@ import type {
   SandboxEngine,
   SessionFilter,
   SessionInfo,
-} from '../../core/engine';
-import { missingCapabilities } from '../../core/engineCapabilities';
-import { folderLimitReason, placeBytes } from '../../core/diskLimit';
+} from '../../core/engine/engine';
+import { missingCapabilities } from '../../core/engine/engineCapabilities';
+import { folderLimitReason, placeBytes } from '../../core/limits/diskLimit';
 import { SandboxError } from '../../core/errors';
-import { FolderGrowthWatch } from '../../core/folderGrowth';
-import { WORKSPACE_DIR } from '../../core/paths';
+import { FolderGrowthWatch } from '../../core/limits/folderGrowth';
+import { WORKSPACE_DIR } from '../../core/files/paths';
 import { PROTECTED_PATHS } from '../../core/policy/protectedPaths';
-import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec';
-import { MiB } from '../../core/units';
+import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec/spec';
+import { MiB } from '../../core/spec/units';
 import { javascriptSupported, justBashVersion, workerLocation, type WorkerLocation } from './location';
 import { WorkerClient } from './workerClient';
 import { VirtualSandbox } from './virtualSandbox';
@@ -82,7 +82,7 @@ export class VirtualEngine implements SandboxEngine {
         folder: spec.workspaceAccess === 'none' ? undefined : options.workspaceFolder,
         python: true,
         javascript: this.capabilities.languages.includes('node'),
-        // The disk limit, within the half of the memory that files always had here (core/diskLimit.ts).
+        // The disk limit, within the half of the memory that files always had here (core/limits/diskLimit.ts).
         maxMemoryBytes: placeBytes(spec.limits),
         maxFileReadBytes: spec.limits.memoryBytes,
         protectedPaths: [...(options.protectedPaths ?? PROTECTED_PATHS)],
@@ -174,7 +174,7 @@ export class VirtualEngine implements SandboxEngine {
     await Promise.all([...this.sessions.values(), ...this.ephemeral].map((sandbox) => sandbox.close()));
   }
 
-  /** A folder mounted read-write cannot be capped: its worker is ended once it grew past the disk or inode limit (core/folderGrowth.ts). */
+  /** A folder mounted read-write cannot be capped: its worker is ended once it grew past the disk or inode limit (core/limits/folderGrowth.ts). */
   private watchFolder(
     spec: SandboxSpec,
     folder: string | undefined,

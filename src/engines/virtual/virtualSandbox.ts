@@ -14,15 +14,15 @@ import type {
   ShellOptions,
   ShellSession,
   WriteResult,
-} from '../../core/engine';
-import { displayName } from '../../core/displayName';
+} from '../../core/engine/engine';
+import { displayName } from '../../core/results/displayName';
 import { SandboxError } from '../../core/errors';
-import { resolveFiles } from '../../core/files';
-import { CappedOutput } from '../../core/output';
-import { WORKSPACE_DIR, resolveWorkspacePath } from '../../core/paths';
-import { DISK_LIMIT_REACHED } from '../../core/diskLimit';
-import { buildExecResult } from '../../core/results';
-import { MiB } from '../../core/units';
+import { resolveFiles } from '../../core/files/files';
+import { CappedOutput } from '../../core/results/output';
+import { WORKSPACE_DIR, resolveWorkspacePath } from '../../core/files/paths';
+import { DISK_LIMIT_REACHED } from '../../core/limits/diskLimit';
+import { buildExecResult } from '../../core/results/results';
+import { MiB } from '../../core/spec/units';
 import type { ExecReply } from './protocol';
 import { WorkerGone, type WorkerClient } from './workerClient';
 import { SANDBOX_HOME } from './workerFileSystem';

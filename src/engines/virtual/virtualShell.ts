@@ -3,9 +3,9 @@
  * (there is no TTY or process to attach to). The working directory carries over from line to
  * line; other shell state starts fresh each time, as in `sh -c`.
  */
-import type { Sandbox, ShellOptions, ShellSession } from '../../core/engine';
-import { ShellOutput } from '../../core/shellOutput';
-import { WORKSPACE_DIR } from '../../core/paths';
+import type { Sandbox, ShellOptions, ShellSession } from '../../core/engine/engine';
+import { ShellOutput } from '../../core/sessions/shellOutput';
+import { WORKSPACE_DIR } from '../../core/files/paths';
 import { shellQuote } from './shellQuote';
 
 const CWD_MARK = '\x1e';

@@ -6,9 +6,9 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { IFileSystem } from 'just-bash';
-import { DISK_LIMIT_NEXT, DISK_LIMIT_REACHED } from '../../core/diskLimit';
+import { DISK_LIMIT_NEXT, DISK_LIMIT_REACHED } from '../../core/limits/diskLimit';
 import { SandboxError } from '../../core/errors';
-import { formatSize } from '../../core/units';
+import { formatSize } from '../../core/spec/units';
 import { deletePath, listFiles, readFile, writeFiles } from './fileOps';
 import { pythonCommands } from './pythonCommand';
 import type { ExecPayload, ExecReply, WireError, WorkerMessage, WorkerRequest, WorkerSetup } from './protocol';

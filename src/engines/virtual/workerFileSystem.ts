@@ -7,7 +7,7 @@
  * held off the way HostFolderFs holds it off.
  */
 import type { IFileSystem } from 'just-bash';
-import { WORKSPACE_DIR } from '../../core/paths';
+import { WORKSPACE_DIR } from '../../core/files/paths';
 import { HostFolderFs } from './hostFolderFs';
 import type { WorkerSetup } from './protocol';
 

@@ -4,11 +4,11 @@
  * is validated before anything acts on it.
  */
 import * as vscode from 'vscode';
-import type { ActivityLog } from '../../core/activityLog';
+import type { ActivityLog } from '../../core/sessions/activityLog';
 import { errorMessage } from '../../core/errors';
-import type { SandboxService } from '../../core/sandboxService';
-import type { Settings } from '../../core/settings';
-import { parseSize } from '../../core/units';
+import type { SandboxService } from '../../core/sessions/sandboxService';
+import type { Settings } from '../../core/spec/settings';
+import { parseSize } from '../../core/spec/units';
 import { webviewToHostSchema, type DefaultsEdit, type HostToWebview, type WebviewToHost } from '../../shared/protocol';
 import type { EngineState } from '../engineState';
 import type { AccessGrant } from '../accessGrant';

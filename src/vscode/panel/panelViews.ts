@@ -1,11 +1,11 @@
 /** What the panel shows, built from the services' state: engine, sessions, defaults, activity. */
 import * as vscode from 'vscode';
-import type { ActivityEntry, ActivityLog } from '../../core/activityLog';
-import type { SandboxEngine, SessionInfo } from '../../core/engine';
-import type { SandboxService } from '../../core/sandboxService';
-import { sandboxIdOf } from '../../core/sessions';
-import type { Settings } from '../../core/settings';
-import { formatSize } from '../../core/units';
+import type { ActivityEntry, ActivityLog } from '../../core/sessions/activityLog';
+import type { SandboxEngine, SessionInfo } from '../../core/engine/engine';
+import type { SandboxService } from '../../core/sessions/sandboxService';
+import { sandboxIdOf } from '../../core/sessions/sessions';
+import type { Settings } from '../../core/spec/settings';
+import { formatSize } from '../../core/spec/units';
 import type { ActivityView, DefaultsView, EngineView, SessionView } from '../../shared/protocol';
 import type { EngineStatus } from '../engineState';
 import { SECTION } from '../settings';

@@ -1,9 +1,9 @@
 /** "Open Sandbox Session for <agent>": a code lens on the sandbox block, and the command it runs. */
 import * as vscode from 'vscode';
 import { errorMessage } from '../../core/errors';
-import { specFromFrontmatter } from '../../core/frontmatterSpec';
+import { specFromFrontmatter } from '../../core/spec/frontmatterSpec';
 import { agentName, agentScopeKey, analyzePrompt } from '../../core/prompt/analyzePrompt';
-import type { SandboxService } from '../../core/sandboxService';
+import type { SandboxService } from '../../core/sessions/sandboxService';
 import { DOTPROMPT } from './promptDiagnostics';
 
 export const OPEN_AGENT_SESSION = 'agentSandbox.openAgentSession';

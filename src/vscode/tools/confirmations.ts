@@ -3,10 +3,10 @@
  * and what it can touch. Built from the input and what is already known; never calls the engine.
  */
 import * as vscode from 'vscode';
-import type { SandboxService } from '../../core/sandboxService';
+import type { SandboxService } from '../../core/sessions/sandboxService';
 import type { ToolInput, ToolName } from '../../core/tools/schemas';
-import { formatSize } from '../../core/units';
-import type { Settings } from '../../core/settings';
+import { formatSize } from '../../core/spec/units';
+import type { Settings } from '../../core/spec/settings';
 
 const MAX_SHOWN_LINES = 40;
 

@@ -1,17 +1,17 @@
 /** Registers the language-model tools: validate, confirm, run on the sandbox service, answer in text. */
 import * as vscode from 'vscode';
-import type { FileStore } from '../../core/fileStore';
-import type { SandboxService } from '../../core/sandboxService';
-import type { Settings } from '../../core/settings';
+import type { FileStore } from '../../core/files/fileStore';
+import type { SandboxService } from '../../core/sessions/sandboxService';
+import type { Settings } from '../../core/spec/settings';
 import { TOOL_INPUT_SCHEMAS, type ToolName } from '../../core/tools/schemas';
-import { summarizeInput, type ActivityLog } from '../../core/activityLog';
-import { sandboxIdFor } from '../../core/sessions';
+import { summarizeInput, type ActivityLog } from '../../core/sessions/activityLog';
+import { sandboxIdFor } from '../../core/sessions/sessions';
 import { callTool, parseToolInput } from '../../core/tools/runTool';
 import { SandboxError } from '../../core/errors';
 import { protectedPathsFor } from '../../core/policy/protectedPaths';
 import { formatError } from '../../core/tools/format';
 import { resultParts } from '../../core/tools/resultParts';
-import { engineLabel } from '../../core/engineCapabilities';
+import { engineLabel } from '../../core/engine/engineCapabilities';
 import { abortSignalFrom } from '../cancellation';
 import type { SandboxSecrets } from '../secrets';
 import type { EngineState } from '../engineState';

@@ -105,7 +105,7 @@ suite('Sandbox commands', () => {
     await vscode.commands.executeCommand('agentSandbox.closeSession', 'term-test');
   });
 
-  test('Set Workspace Access gives more access only after the user confirms, whatever its arguments', async () => {
+  test('Set Workspace Access gives more access only after the user confirms, whatever its arguments (hostile)', async () => {
     await vscode.commands.executeCommand('agentSandbox.closeAllSessions', 'confirmed');
     // An agent can call commands with arguments: the dialog still stands in the way, and Cancel changes nothing.
     const declined = vscode.commands.executeCommand('agentSandbox.setWorkspaceAccess', 'rw');
@@ -131,7 +131,7 @@ suite('Sandbox commands', () => {
     assert.equal(await vscode.commands.executeCommand('agentSandbox.setWorkspaceAccess', 'none'), 'none');
   });
 
-  test('workspace settings cannot loosen the policy: more access, network or higher limits there are ignored', async () => {
+  test('workspace settings cannot loosen the policy: more access, network or higher limits there are ignored (hostile)', async () => {
     const config = vscode.workspace.getConfiguration('agentSandbox');
     await config.update('workspaceAccess', 'rw', vscode.ConfigurationTarget.Workspace);
     await config.update('network', true, vscode.ConfigurationTarget.Workspace);

@@ -1,0 +1,62 @@
+/**
+ * The network allowlist: domain patterns (`api.github.com`, `*.githubusercontent.com`) and explicit
+ * ports of the user's own machine (`localhost:3000`). A sandbox with the `allowlist` tier reaches
+ * exactly these through the egress proxy, and nothing else.
+ */
+import { z } from 'zod';
+
+const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
+const DOMAIN = new RegExp(`^(?:\\*\\.)?(?:${LABEL}\\.)*${LABEL}$`);
+const LOCAL = /^localhost:(\d{1,5})$/;
+
+export type AllowEntry =
+  | { kind: 'domain'; pattern: string; wildcard: boolean; text: string }
+  | { kind: 'local-port'; port: number; text: string };
+
+/** One entry as the user writes it; refused with a message that says what a valid entry looks like. */
+export const allowEntrySchema = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .transform((text, context): AllowEntry => {
+    const local = LOCAL.exec(text);
+    if (local) {
+      const port = Number(local[1]);
+      if (port >= 1 && port <= 65535) return { kind: 'local-port', port, text };
+    } else if (DOMAIN.test(text) && text.length <= 253 && !/^\*?\.?[0-9.]+$/.test(text)) {
+      const wildcard = text.startsWith('*.');
+      return { kind: 'domain', pattern: wildcard ? text.slice(2) : text, wildcard, text };
+    }
+    context.addIssue({
+      code: 'custom',
+      message: `"${text}" is not an allowlist entry: write a domain (api.github.com), a wildcard for its subdomains (*.githubusercontent.com) or a port of your machine (localhost:3000). IP addresses are not accepted.`,
+    });
+    return z.NEVER;
+  });
+
+export const allowlistSchema = z.array(allowEntrySchema).max(200);
+
+export type Decision = { allowed: true; rule: string; local: boolean } | { allowed: false; reason: string };
+
+/** Whether a host name and port may be reached. Names only: a literal IP address is never on the list. */
+export function decide(entries: readonly AllowEntry[], host: string, port: number): Decision {
+  const name = host.toLowerCase().replace(/\.$/, '');
+  if (isIpLiteral(name))
+    return { allowed: false, reason: `${host} is an IP address; only names on the allowlist are reached` };
+  if (name === 'host.docker.internal' || name === 'localhost') {
+    const entry = entries.find((candidate) => candidate.kind === 'local-port' && candidate.port === port);
+    return entry
+      ? { allowed: true, rule: entry.text, local: true }
+      : { allowed: false, reason: `port ${port} of your machine is not on the allowlist (add localhost:${port})` };
+  }
+  for (const entry of entries) {
+    if (entry.kind !== 'domain') continue;
+    if (entry.wildcard ? name.endsWith(`.${entry.pattern}`) : name === entry.pattern)
+      return { allowed: true, rule: entry.text, local: false };
+  }
+  return { allowed: false, reason: `${name} is not on the allowlist` };
+}
+
+export function isIpLiteral(host: string): boolean {
+  return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.includes(':') || /^\[.*\]$/.test(host) || /^\d+$/.test(host);
+}

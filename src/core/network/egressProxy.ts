@@ -1,0 +1,212 @@
+/**
+ * The egress proxy of the `allowlist` network tier: the only way out of such a sandbox. It takes
+ * HTTP CONNECT (HTTPS and any TCP) and plain HTTP requests in absolute form, matches the requested
+ * name against the allowlist, resolves the name itself and refuses internal addresses (so DNS
+ * rebinding cannot reach the user's machine or network), then connects to the address it checked.
+ * A refusal is an HTTP 403 whose body names the rule, so the program and the agent can tell why.
+ * Every decision is reported with its byte counts.
+ */
+import { lookup as dnsLookup } from 'node:dns/promises';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { connect, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { decide, type AllowEntry } from './allowlist';
+import { isInternalAddress } from './addressPolicy';
+
+export interface NetworkDecision {
+  host: string;
+  port: number;
+  allowed: boolean;
+  /** The allowlist entry that let it through. */
+  rule?: string;
+  /** Why it was refused. */
+  reason?: string;
+  bytesSent: number;
+  bytesReceived: number;
+  at: string;
+}
+
+export interface EgressProxyOptions {
+  allowlist: readonly AllowEntry[];
+  /** Every address of a name (the system resolver when not given). */
+  lookup?(host: string): Promise<string[]>;
+  /** Where `localhost:PORT` entries lead: the user's machine. */
+  localAddress?: string;
+  /** Told of every decision when its connection ends (or at once, for a refusal). */
+  onDecision?(decision: NetworkDecision): void;
+}
+
+const systemLookup = async (host: string) =>
+  (await dnsLookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+
+const HOP_BY_HOP = ['connection', 'proxy-connection', 'proxy-authorization', 'keep-alive', 'te', 'trailer', 'upgrade'];
+
+type Target = { address: string; rule: string } | { refused: string };
+
+export class EgressProxy {
+  readonly server: Server;
+  private readonly sockets = new Set<Duplex>();
+
+  constructor(private readonly options: EgressProxyOptions) {
+    this.server = createServer((request, response) => void this.forward(request, response));
+    this.server.on(
+      'connect',
+      (request: IncomingMessage, socket: Duplex, head: Buffer) => void this.tunnel(request, socket, head),
+    );
+    this.server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+  }
+
+  /** Listens on a TCP port of an address, or on a unix socket path. */
+  listen(at: { port: number; host: string } | { path: string }): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(at, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** Decides, then resolves and checks the addresses: the one address the connection will use, or why not. */
+  private async target(host: string, port: number): Promise<Target> {
+    const decision = decide(this.options.allowlist, host, port);
+    if (!decision.allowed) return { refused: decision.reason };
+    if (decision.local) return { address: this.options.localAddress ?? '127.0.0.1', rule: decision.rule };
+    let addresses: string[];
+    try {
+      addresses = await (this.options.lookup ?? systemLookup)(host);
+    } catch {
+      return { refused: `${host} could not be resolved` };
+    }
+    const internal = addresses.find(isInternalAddress);
+    if (internal || addresses.length === 0)
+      return {
+        refused: `${host} resolves to ${internal ?? 'no address'}, an internal address that the allowlist never reaches`,
+      };
+    return { address: addresses[0]!, rule: decision.rule };
+  }
+
+  private record(host: string, port: number, target: Target, sent = 0, received = 0): void {
+    this.options.onDecision?.({
+      host,
+      port,
+      allowed: 'address' in target,
+      ...('address' in target ? { rule: target.rule } : { reason: target.refused }),
+      bytesSent: sent,
+      bytesReceived: received,
+      at: new Date().toISOString(),
+    });
+  }
+
+  private async tunnel(request: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+    const { host, port } = splitAuthority(request.url ?? '', 443);
+    const target = host ? await this.target(host, port) : { refused: 'CONNECT needs host:port' };
+    if ('refused' in target) {
+      this.record(host, port, target);
+      client.end(refusal(target.refused));
+      return;
+    }
+    const upstream = connect({ host: target.address, port });
+    let sent = head.length;
+    let received = 0;
+    upstream.once('connect', () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length) upstream.write(head);
+      client.on('data', (chunk: Buffer) => (sent += chunk.length));
+      upstream.on('data', (chunk: Buffer) => (received += chunk.length));
+      client.pipe(upstream).pipe(client);
+    });
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      this.record(host, port, target, sent, received);
+      client.destroy();
+      upstream.destroy();
+    };
+    upstream.once('error', () => {
+      if (!client.destroyed && received === 0) client.end('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n');
+      finish();
+    });
+    upstream.once('close', finish);
+    client.once('error', finish);
+    client.once('close', finish);
+  }
+
+  private async forward(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    let url: URL;
+    try {
+      url = new URL(request.url ?? '');
+      if (url.protocol !== 'http:') throw new Error('not http');
+    } catch {
+      response
+        .writeHead(400, { 'content-type': 'text/plain' })
+        .end('Agent Sandbox proxy: send requests in absolute form (http://host/path), or use CONNECT.\n');
+      return;
+    }
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const port = Number(url.port || 80);
+    const target = await this.target(host, port);
+    if ('refused' in target) {
+      this.record(host, port, target);
+      const body = refusalBody(target.refused);
+      response.writeHead(403, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) }).end(body);
+      return;
+    }
+    const headers = { ...request.headers };
+    for (const name of HOP_BY_HOP) delete headers[name];
+    let sent = 0;
+    let received = 0;
+    const upstream = httpRequest(
+      {
+        host: target.address,
+        port,
+        method: request.method,
+        path: `${url.pathname}${url.search}`,
+        headers,
+        setHost: false,
+      },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.on('data', (chunk: Buffer) => (received += chunk.length));
+        answer.pipe(response);
+        answer.once('end', () => this.record(host, port, target, sent, received));
+      },
+    );
+    request.on('data', (chunk: Buffer) => (sent += chunk.length));
+    upstream.once('error', () => {
+      if (!response.headersSent) response.writeHead(502).end();
+      else response.destroy();
+      this.record(host, port, target, sent, received);
+    });
+    request.pipe(upstream);
+  }
+}
+
+function splitAuthority(authority: string, fallbackPort: number): { host: string; port: number } {
+  const match = /^\[?([^\]]*?)\]?(?::(\d+))?$/.exec(authority);
+  return { host: match?.[1] ?? '', port: match?.[2] ? Number(match[2]) : fallbackPort };
+}
+
+function refusalBody(reason: string): string {
+  return `Agent Sandbox refused this connection: ${reason}. Ask the user to add the domain to the sandbox's network allowlist (agentSandbox.network.allow, or --allow-domain).\n`;
+}
+
+function refusal(reason: string): string {
+  const body = refusalBody(reason);
+  return `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+}

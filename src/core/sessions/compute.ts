@@ -1,0 +1,40 @@
+/** Compute mode: one snippet in a fresh sandbox, with its input files, discarded after the call. */
+import type { ExecResult, FileInput, OpenOptions, SandboxEngine } from '../engine/engine';
+import { resolveFiles } from '../files/files';
+import type { Runtime, SandboxSpec } from '../spec/spec';
+
+export interface RunInput {
+  code: string;
+  files?: readonly FileInput[];
+  stdin?: string;
+}
+
+const PROGRAM_DIR = '/tmp/agent-sandbox';
+
+const PROGRAMS: Record<Runtime, { file: string; argv: (path: string) => string[] }> = {
+  python: { file: 'main.py', argv: (path) => ['python3', '-u', path] },
+  node: { file: 'main.js', argv: (path) => ['node', path] },
+  bash: { file: 'main.sh', argv: (path) => ['bash', path] },
+  linux: { file: 'main.sh', argv: (path) => ['sh', path] },
+};
+
+export async function runCompute(
+  engine: SandboxEngine,
+  spec: SandboxSpec,
+  input: RunInput,
+  options: Omit<OpenOptions, 'files' | 'ephemeral' | 'name'> = {},
+): Promise<ExecResult> {
+  const program = PROGRAMS[spec.runtime];
+  const programPath = `${PROGRAM_DIR}/${program.file}`;
+  const files = [
+    ...resolveFiles(input.files ?? [], spec.limits),
+    { path: programPath, data: Buffer.from(input.code, 'utf8'), mode: 0o644 },
+  ];
+  const sandbox = await engine.open({ ...spec, mode: 'compute' }, { ...options, files, ephemeral: true });
+  try {
+    const result = await sandbox.exec({ cmd: program.argv(programPath), stdin: input.stdin }, options.signal);
+    return { ...result, notices: [...sandbox.info.notices, ...result.notices] };
+  } finally {
+    await sandbox.close();
+  }
+}

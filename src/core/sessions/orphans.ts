@@ -1,0 +1,91 @@
+/**
+ * Which sandboxes nobody will clean up any more: those of a deleted workspace folder, and those of
+ * a VS Code window that is gone (no sign of life within the grace period, and not kept on purpose).
+ * Sessions the CLI opened belong to its user and are only removed with their folder.
+ */
+import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
+import type { SandboxEngine, SessionInfo } from '../engine/engine';
+import type { Lease } from './leases';
+import { NO_FOLDER } from './sandboxService';
+
+export interface OrphanCheck {
+  now: number;
+  graceMs: number;
+  lease(folder: string): Lease | undefined;
+  folderExists(folder: string): boolean;
+  /** This machine's name, to tell whether a compute sandbox's owner process can be checked here. */
+  host?: string;
+  processAlive?(pid: number): boolean;
+}
+
+/** A compute sandbox whose owner ran elsewhere is an orphan once older than the longest call (24 h) and then some. */
+const FOREIGN_COMPUTE_MAX_AGE_MS = 25 * 3600_000;
+
+/** Why a session is an orphan, or undefined when someone still owns it. */
+export function orphanReason(session: SessionInfo, check: OrphanCheck): string | undefined {
+  if (session.mode === 'compute') return computeOrphanReason(session, check);
+  const folder = session.workspaceFolder;
+  if (folder && folder !== NO_FOLDER && !check.folderExists(folder))
+    return `its workspace folder ${folder} no longer exists`;
+  if (session.client !== 'vscode') return undefined;
+  const lease = check.lease(folder ?? NO_FOLDER);
+  if (lease?.keep) return undefined;
+  const lastSign = lease?.seen ?? Date.parse(session.createdAt);
+  if (check.now - lastSign <= check.graceMs) return undefined;
+  return lease?.released ? 'its VS Code window closed and no window took it over' : 'its VS Code window is gone';
+}
+
+/** A compute sandbox (warm in a pool, or running) belongs to the process that made it, and to nobody after. */
+function computeOrphanReason(session: SessionInfo, check: OrphanCheck): string | undefined {
+  const what = session.owner?.pooled ? 'warm pool container' : 'compute sandbox';
+  const owner = session.owner;
+  if (owner && owner.host === (check.host ?? hostname())) {
+    return (check.processAlive ?? processAlive)(owner.pid)
+      ? undefined
+      : `it is a ${what} of process ${owner.pid}, which is gone`;
+  }
+  const age = check.now - Date.parse(session.createdAt);
+  if (!(age > FOREIGN_COMPUTE_MAX_AGE_MS)) return undefined;
+  return `it is a ${what}${owner ? ` of ${owner.host}` : ''} left for more than a day`;
+}
+
+/** Whether a process with this id runs on this machine (EPERM: it runs, as another user). */
+export function processAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export interface RemovedOrphan {
+  session: SessionInfo;
+  reason: string;
+}
+
+/** Removes every orphan the engine holds (all folders, or one folder's and every compute sandbox's), and says which and why. */
+export async function removeOrphans(
+  engine: SandboxEngine,
+  check: Omit<OrphanCheck, 'folderExists'> & { folderExists?: (folder: string) => boolean; onlyFolder?: string },
+  signal?: AbortSignal,
+): Promise<RemovedOrphan[]> {
+  const full: OrphanCheck = { folderExists: existsSync, ...check };
+  const removed: RemovedOrphan[] = [];
+  // Compute sandboxes belong to no folder: a process killed mid-call leaves them behind whichever folder gc runs in.
+  const sessions = check.onlyFolder
+    ? [
+        ...(await engine.list({ workspaceFolder: check.onlyFolder }, signal)),
+        ...(await engine.list({ includeCompute: true }, signal)).filter((session) => session.mode === 'compute'),
+      ]
+    : await engine.list({ includeCompute: true }, signal);
+  for (const session of sessions) {
+    const reason = orphanReason(session, full);
+    if (!reason) continue;
+    await engine.remove(session.id, signal);
+    removed.push({ session, reason });
+  }
+  return removed;
+}

@@ -1,0 +1,444 @@
+/**
+ * The sandboxes of one workspace, as the tools and commands see them: compute-mode runs, and
+ * code-mode sessions by scope and name, with a default one opened on first use. Applies the user's
+ * policy (an agent may ask for less workspace access or network than the user allowed, never more)
+ * and the lifecycle (idle timeout, maximum lifetime, maximum live sessions).
+ */
+import { EventEmitter } from 'node:events';
+import { runCompute, type RunInput } from './compute';
+import type {
+  ExecResult,
+  ProgressCallback,
+  Sandbox,
+  SandboxEngine,
+  SessionClient,
+  SessionInfo,
+  SessionScope,
+} from '../engine/engine';
+import { SandboxError } from '../errors';
+import { protectedPathsFor } from '../policy/protectedPaths';
+import { resolveSpec } from '../spec/resolveSpec';
+import { DEFAULT_SESSION, checkSessionName, parseSandboxId, sandboxIdFor, sandboxIdOf } from './sessions';
+import { specFromSettings, type Settings } from '../spec/settings';
+import type { Runtime, SandboxSpec, SpecLayer, WorkspaceAccess } from '../spec/spec';
+
+const ACCESS_ORDER: Record<WorkspaceAccess, number> = { none: 0, ro: 1, rw: 2 };
+
+export interface SandboxServiceContext {
+  /** The engine to use; called on each use so that a settings change takes effect. */
+  engine(): SandboxEngine;
+  settings(): Settings;
+  /** The host folder that owns the sessions and is mounted for ro/rw; undefined without a folder. */
+  workspaceFolder(): string | undefined;
+  /** False in an untrusted workspace: sandboxes never see the workspace then. */
+  trusted(): boolean;
+  /** Environment variables injected into every sandbox (secrets from the host, prefix stripped). */
+  injectedEnv?(): Record<string, string>;
+  /** Which program this is; its sessions are the ones the lifecycle manages. */
+  client?: SessionClient;
+  log?(level: 'info' | 'warn', message: string): void;
+  now?(): number;
+}
+
+export interface OpenRequest {
+  /** The user asked (a command or the panel), not an agent: only trust and a folder limit workspace access. */
+  byUser?: boolean;
+  session?: string;
+  scope?: SessionScope;
+  /** More configuration for a new session, e.g. an agent's `sandbox:` block (limits, image, packages); the policy still applies. */
+  layer?: SpecLayer;
+  runtime?: Runtime;
+  workspaceAccess?: WorkspaceAccess;
+  network?: boolean;
+}
+
+export interface OpenOutcome {
+  sandbox: Sandbox;
+  created: boolean;
+  /** What the policy changed about the request, in words for the model and the user. */
+  notices: string[];
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  onProgress?: ProgressCallback;
+}
+
+export interface Collected {
+  session: SessionInfo;
+  reason: 'idle' | 'lifetime' | 'room';
+}
+
+/** Sessions without a folder are keyed under this value so that they can still be found again. */
+export const NO_FOLDER = '(no folder)';
+
+export class SandboxService {
+  private readonly sandboxes = new Map<string, Sandbox>();
+  private readonly opening = new Map<string, Promise<OpenOutcome>>();
+  /** Container id → when a call last used it (in this process). */
+  private readonly lastUsed = new Map<string, number>();
+  private readonly events = new EventEmitter();
+  /** Containers this service closed: a call still running in one ends with that reason, not a bare kill. */
+  private readonly closedHere = new Set<string>();
+  /** sandbox_id → why its session died, so that the next call says so instead of opening a fresh one. */
+  private readonly dead = new Map<string, SandboxError>();
+
+  constructor(private readonly context: SandboxServiceContext) {}
+
+  /** Fires when sessions open or close. */
+  onDidChangeSessions(listener: () => void): { dispose(): void } {
+    this.events.on('change', listener);
+    return { dispose: () => this.events.off('change', listener) };
+  }
+
+  /** The most workspace access the user allows right now. */
+  allowedAccess(): WorkspaceAccess {
+    if (!this.context.trusted() || !this.context.workspaceFolder()) return 'none';
+    return this.context.settings().workspaceAccess;
+  }
+
+  async run(
+    input: RunInput & { runtime?: Runtime; timeoutSeconds?: number },
+    options: CallOptions = {},
+  ): Promise<ExecResult> {
+    const settings = this.context.settings();
+    const spec = resolveSpec(specFromSettings(settings), {
+      mode: 'compute',
+      workspaceAccess: 'none',
+      runtime: input.runtime ?? computeRuntime(settings.defaultRuntime),
+      timeoutSeconds: input.timeoutSeconds,
+      env: this.context.injectedEnv?.(),
+    });
+    return runCompute(this.context.engine(), spec, input, { images: settings.images, ...options });
+  }
+
+  /** Get-or-create a session by scope and name (the default one when no name is given). */
+  async open(request: OpenRequest = {}, options: CallOptions = {}): Promise<OpenOutcome> {
+    const name = checkSessionName(request.session ?? DEFAULT_SESSION);
+    const id = sandboxIdFor(request.scope, name);
+    this.dead.delete(id); // opening explicitly is how a dead session is replaced
+    const pending = this.opening.get(id);
+    if (pending) return pending;
+    const opening = this.openNow(id, name, request, options).finally(() => this.opening.delete(id));
+    this.opening.set(id, opening);
+    return opening;
+  }
+
+  /** The sandbox a tool call means: by sandbox_id (see sandboxIdFor) or container id, or the default one. */
+  async sandbox(sandboxId: string | undefined, options: CallOptions = {}): Promise<Sandbox> {
+    const died = this.dead.get(sandboxId ?? DEFAULT_SESSION);
+    if (died)
+      throw new SandboxError(
+        died.reason,
+        died.message,
+        `${died.hint ?? ''} Close it with sandbox_close, or call sandbox_open to start a new sandbox with that name.`.trim(),
+      );
+    if (sandboxId === undefined) return (await this.open({}, options)).sandbox;
+    const known = this.cached(sandboxId);
+    if (known) return this.touch(known);
+    const engine = this.context.engine();
+    const found = await this.find(sandboxId, options.signal);
+    if (!found) {
+      throw new SandboxError(
+        'session-not-found',
+        `No sandbox "${sandboxId}" is open in this workspace.`,
+        'Call sandbox_open to open one (it returns the sandbox_id to use), or omit sandbox_id to use the default sandbox.',
+      );
+    }
+    const sandbox = await engine.attach(found.id, options.signal);
+    this.remember(sandbox);
+    return sandbox;
+  }
+
+  /** What is known about a sandbox without asking the engine (for confirmations, which must not have side effects). */
+  known(sandboxId: string | undefined): SessionInfo | undefined {
+    return this.cached(sandboxId ?? DEFAULT_SESSION)?.info;
+  }
+
+  /** Runs an operation on a sandbox, forgetting it when the engine says it is gone or dead. */
+  async use<T>(
+    sandboxId: string | undefined,
+    operation: (sandbox: Sandbox) => Promise<T>,
+    options: CallOptions = {},
+  ): Promise<T> {
+    const sandbox = await this.sandbox(sandboxId, options);
+    try {
+      const result = await operation(sandbox);
+      if (this.closedHere.has(sandbox.info.id)) throw closedDuringCall(sandbox.info);
+      return result;
+    } catch (error) {
+      if (this.closedHere.has(sandbox.info.id) && !SandboxError.is(error, 'session-closed'))
+        throw closedDuringCall(sandbox.info);
+      if (SandboxError.is(error, 'session-dead') || SandboxError.is(error, 'session-not-found')) {
+        this.dead.set(sandboxIdOf(sandbox.info), error);
+        this.forget(sandbox.info);
+      }
+      throw error;
+    } finally {
+      this.touch(sandbox);
+    }
+  }
+
+  async close(sandboxId: string | undefined, signal?: AbortSignal): Promise<SessionInfo> {
+    const id = sandboxId ?? DEFAULT_SESSION;
+    const info = this.cached(id)?.info ?? (await this.find(id, signal));
+    const wasDead = this.dead.delete(id);
+    if (!info && wasDead) return { ...deadPlaceholder(id) };
+    if (!info)
+      throw new SandboxError('session-not-found', `No sandbox "${id}" is open in this workspace.`, 'Nothing to close.');
+    this.closedHere.add(info.id);
+    const notices = await this.removeContainer(info.id, signal);
+    this.forget(info);
+    // The notices of a closed session are what its removal found, e.g. a setuid bit it stripped.
+    return { ...info, notices };
+  }
+
+  async closeAll(signal?: AbortSignal): Promise<SessionInfo[]> {
+    const sessions = await this.list(signal);
+    await Promise.all(sessions.map((session) => this.removeContainer(session.id, signal)));
+    this.sandboxes.clear();
+    this.lastUsed.clear();
+    this.dead.clear();
+    this.events.emit('change');
+    return sessions;
+  }
+
+  /** Closes a session and opens a fresh one with the same name and configuration; its files are lost. */
+  async restart(
+    sandboxId: string,
+    options: CallOptions & { workspaceAccess?: WorkspaceAccess; byUser?: boolean } = {},
+  ): Promise<OpenOutcome> {
+    const closed = await this.close(sandboxId, options.signal);
+    return this.open(
+      {
+        session: closed.name,
+        scope: closed.scope,
+        runtime: closed.runtime,
+        workspaceAccess: options.workspaceAccess ?? closed.workspaceAccess,
+        network: closed.network,
+        byUser: options.byUser,
+      },
+      options,
+    );
+  }
+
+  /** Sessions of this workspace in every scope, from the engine (those opened elsewhere, e.g. by the CLI, show too). */
+  async list(signal?: AbortSignal): Promise<SessionInfo[]> {
+    return this.context.engine().list({ workspaceFolder: this.folderKey() }, signal);
+  }
+
+  /**
+   * Closes this client's sessions that were idle or lived too long, with a logged notice each.
+   * Sessions seen for the first time (after a reload, say) count as used now.
+   */
+  async collect(signal?: AbortSignal): Promise<Collected[]> {
+    const { sessions: lifecycle } = this.context.settings();
+    const now = this.now();
+    const collected: Collected[] = [];
+    for (const session of await this.managed(signal)) {
+      const lastUsed = this.lastUsed.get(session.id) ?? this.adopt(session, now);
+      const age = now - Date.parse(session.createdAt);
+      let reason: Collected['reason'] | undefined;
+      if (lifecycle.maxLifetimeMinutes > 0 && age > lifecycle.maxLifetimeMinutes * 60_000) reason = 'lifetime';
+      else if (lifecycle.idleTimeoutMinutes > 0 && now - lastUsed > lifecycle.idleTimeoutMinutes * 60_000)
+        reason = 'idle';
+      if (!reason) continue;
+      await this.removeContainer(session.id, signal);
+      this.forget(session);
+      this.context.log?.(
+        'info',
+        `Closed session ${sandboxIdOf(session)}: ${reason === 'idle' ? `unused for ${lifecycle.idleTimeoutMinutes} min` : `open for ${lifecycle.maxLifetimeMinutes} min, its maximum lifetime`} (settings agentSandbox.sessions.*).`,
+      );
+      collected.push({ session, reason });
+    }
+    return collected;
+  }
+
+  /** When a call last used this container in this process, if one did. */
+  lastUsedAt(containerId: string): number | undefined {
+    return this.lastUsed.get(containerId);
+  }
+
+  /** Forget cached handles, e.g. after the engine settings changed. */
+  reset(): void {
+    this.sandboxes.clear();
+    this.events.emit('change');
+  }
+
+  private async openNow(id: string, name: string, request: OpenRequest, options: CallOptions): Promise<OpenOutcome> {
+    const cached = this.sandboxes.get(id);
+    if (cached) return { sandbox: this.touch(cached), created: false, notices: [] };
+    const engine = this.context.engine();
+    const existing = await this.find(id, options.signal);
+    if (existing) {
+      // A dead session makes attach throw: it is reported, never silently replaced by a fresh one that lost its files.
+      const sandbox = await engine.attach(existing.id, options.signal);
+      this.remember(sandbox);
+      return { sandbox, created: false, notices: [] };
+    }
+    const { spec, notices } = this.sessionSpec(request);
+    await this.makeRoom(options.signal);
+    const folder = this.context.workspaceFolder();
+    const settings = this.context.settings();
+    const protectedPaths = protectedPathsFor(folder, settings.configWritesAllowedIn);
+    const sandbox = await engine.open(spec, {
+      name,
+      scope: request.scope,
+      client: this.context.client,
+      workspaceFolder: folder ?? NO_FOLDER,
+      images: settings.images,
+      protectedPaths,
+      ...options,
+    });
+    this.remember(sandbox);
+    return { sandbox, created: true, notices };
+  }
+
+  /** Closes the least recently used sessions of this client until a new one fits under the maximum. */
+  private async makeRoom(signal?: AbortSignal): Promise<void> {
+    const { maxSessions } = this.context.settings().sessions;
+    const live = (await this.managed(signal)).filter((session) => session.state === 'running');
+    const now = this.now();
+    live.sort(
+      (a, b) => (this.lastUsed.get(a.id) ?? this.adopt(a, now)) - (this.lastUsed.get(b.id) ?? this.adopt(b, now)),
+    );
+    while (live.length >= maxSessions) {
+      const oldest = live.shift()!;
+      await this.removeContainer(oldest.id, signal);
+      this.forget(oldest);
+      this.context.log?.(
+        'warn',
+        `Closed session ${sandboxIdOf(oldest)}, the least recently used, to make room: at most ${maxSessions} sessions may be open (setting agentSandbox.sessions.maxSessions).`,
+      );
+    }
+  }
+
+  /** Removes a container; what the removal found on the host (a stripped setuid bit, say) goes to the log and back to the caller. */
+  private async removeContainer(id: string, signal?: AbortSignal): Promise<string[]> {
+    const notices = (await this.context.engine().remove(id, signal))?.notices ?? [];
+    for (const notice of notices) this.context.log?.('warn', notice);
+    return notices;
+  }
+
+  /** The sessions this client manages in this workspace. */
+  private async managed(signal?: AbortSignal): Promise<SessionInfo[]> {
+    const client = this.context.client;
+    return (await this.list(signal)).filter((session) => !client || session.client === client);
+  }
+
+  private async find(sandboxId: string, signal?: AbortSignal): Promise<SessionInfo | undefined> {
+    const sessions = await this.list(signal);
+    if (sandboxId.length >= 12 && /^[0-9a-f]+$/.test(sandboxId)) {
+      const byId = sessions.find((session) => session.id.startsWith(sandboxId));
+      if (byId) return byId;
+    }
+    const { scope, name } = parseSandboxId(sandboxId);
+    return sessions.find(
+      (session) =>
+        session.name === name && session.scope.kind === scope.kind && (session.scope.key ?? '') === (scope.key ?? ''),
+    );
+  }
+
+  private cached(sandboxId: string): Sandbox | undefined {
+    return (
+      this.sandboxes.get(sandboxId) ??
+      [...this.sandboxes.values()].find((sandbox) => sandboxId.length >= 12 && sandbox.info.id.startsWith(sandboxId))
+    );
+  }
+
+  private sessionSpec(request: OpenRequest): { spec: SandboxSpec; notices: string[] } {
+    const settings = this.context.settings();
+    const notices: string[] = [];
+    const allowed = request.byUser
+      ? this.context.trusted() && this.context.workspaceFolder()
+        ? 'rw'
+        : 'none'
+      : this.allowedAccess();
+    let access = request.workspaceAccess ?? request.layer?.workspaceAccess ?? this.allowedAccess();
+    if (ACCESS_ORDER[access] > ACCESS_ORDER[allowed]) {
+      notices.push(
+        `Workspace access "${access}" was asked for, but the user allows at most "${allowed}"${this.context.trusted() ? '' : ' (the workspace is not trusted)'}; the sandbox got "${allowed}".`,
+      );
+      access = allowed;
+    }
+    let network = request.network ?? request.layer?.network ?? settings.network;
+    if (network && !settings.network) {
+      notices.push(
+        'Network access was asked for, but the user has not allowed network (setting agentSandbox.network); the sandbox has no network.',
+      );
+      network = false;
+    }
+    const spec = resolveSpec(specFromSettings(settings), request.layer, {
+      mode: 'code',
+      runtime: request.runtime ?? request.layer?.runtime,
+      workspaceAccess: access,
+      network,
+      env: { ...request.layer?.env, ...this.context.injectedEnv?.() },
+    });
+    return { spec, notices };
+  }
+
+  private folderKey(): string {
+    return this.context.workspaceFolder() ?? NO_FOLDER;
+  }
+
+  private now(): number {
+    return this.context.now?.() ?? Date.now();
+  }
+
+  private adopt(session: SessionInfo, now: number): number {
+    this.lastUsed.set(session.id, now);
+    return now;
+  }
+
+  private touch(sandbox: Sandbox): Sandbox {
+    this.lastUsed.set(sandbox.info.id, this.now());
+    return sandbox;
+  }
+
+  private remember(sandbox: Sandbox): void {
+    this.sandboxes.set(sandboxIdOf(sandbox.info), sandbox);
+    this.touch(sandbox);
+    this.events.emit('change');
+  }
+
+  private forget(info: SessionInfo): void {
+    const id = sandboxIdOf(info);
+    if (this.sandboxes.get(id)?.info.id === info.id) this.sandboxes.delete(id);
+    this.lastUsed.delete(info.id);
+    this.events.emit('change');
+  }
+}
+
+function closedDuringCall(info: SessionInfo): SandboxError {
+  return new SandboxError(
+    'session-closed',
+    `The sandbox ${sandboxIdOf(info)} was closed while this call ran, so the call was stopped.`,
+    'Open a sandbox again with sandbox_open (its files are gone) and repeat the call if it is still needed.',
+  );
+}
+
+/** What close() reports for a session that had already died and disappeared. */
+function deadPlaceholder(sandboxId: string): SessionInfo {
+  const { scope, name } = parseSandboxId(sandboxId);
+  const spec = resolveSpec({ mode: 'code' });
+  return {
+    id: '',
+    name,
+    engine: 'docker',
+    mode: 'code',
+    runtime: spec.runtime,
+    image: '',
+    spec,
+    workspaceAccess: 'none',
+    scope,
+    network: false,
+    createdAt: '',
+    state: 'stopped',
+    notices: [],
+  };
+}
+
+function computeRuntime(runtime: Runtime): Exclude<Runtime, 'linux'> {
+  return runtime === 'linux' ? 'bash' : runtime;
+}
