@@ -168,9 +168,15 @@ suite(`Result sizes through invokeTool with a real tokenizer (seed ${SEED})`, fu
       if (c.code) assert.match(parts[0]!, /\nNext: /, 'what to do next is in the first part');
       if (c.size === 0) assert.match(text, /\(no output\)/);
       else assert.match(text, new RegExp(`\\n${c.stream}:\\n`), `the ${c.stream} section is there`);
+      assert.doesNotMatch(parts[0]!.split('\n', 1)[0]!, /truncated/, 'the whole output reached the tool');
       if (c.size > 4 * BUDGET) {
         assert.match(parts[0]!.split('\n', 1)[0]!, /output shortened to fit the context/);
-        assert.match(text, new RegExp(`characters \\([\\d,]+ lines?\\) of ${c.stream} cut to fit the context`));
+        const cut = new RegExp(
+          `\\[… ([\\d,]+) characters \\([\\d,]+ lines?\\) of ${c.stream} cut to fit the context`,
+        ).exec(text);
+        assert.ok(cut, `a cut marker for ${c.stream}`);
+        const removed = Number(cut[1]!.replace(/,/g, ''));
+        assert.ok(removed > c.size - 4 * BUDGET - 1000 && removed < c.size, `${removed} of ${c.size} characters cut`);
       } else {
         assert.doesNotMatch(text, /cut to fit the context/);
       }
@@ -206,7 +212,8 @@ suite(`Result sizes through invokeTool with a real tokenizer (seed ${SEED})`, fu
           { sandbox_id: SESSION, path: file, ...(max_bytes ? { max_bytes } : {}) },
           { tokenizationOptions: options },
         );
-        checkResult(result, calls, new RegExp(`${file.replace('.', '\\.')} · 5(\\.0)? MiB`));
+        const [first] = checkResult(result, calls, new RegExp(`${file.replace('.', '\\.')} · 5(\\.0)? MiB · utf8`));
+        assert.match(first!, /\nOnly the first [\d.]+ KiB of 5(\.0)? MiB is shown, to fit the context\. /);
       }
     });
   }
@@ -222,6 +229,7 @@ suite(`Result sizes through invokeTool with a real tokenizer (seed ${SEED})`, fu
       { sandbox_id: SESSION, path: 'blob.bin', max_bytes: 2 * MiB },
       { tokenizationOptions: options },
     );
-    checkResult(result, calls, /blob\.bin · 1(\.0)? MiB · binary/);
+    const [first] = checkResult(result, calls, /blob\.bin · 1(\.0)? MiB · binary/);
+    assert.match(first!, /\nOnly the first [\d.]+ KiB of 1(\.0)? MiB is shown, to fit the context\. /);
   });
 });
