@@ -70,6 +70,7 @@ export const execTool = defineTool({
   tags: ['sandbox', 'code-execution'],
   schema: execInputSchema,
   budget: OUTPUT_BUDGET,
+  asks: "when its sandbox sees your folder or has the network: in a dialog of ours the first time for that sandbox, then VS Code's confirmation",
   changes: true,
   target: sessionTarget,
   // Code in the sandbox can do whatever the sandbox can: read and write a mounted folder, use its network.

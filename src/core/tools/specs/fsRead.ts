@@ -108,6 +108,7 @@ export const fsReadTool = defineTool({
   tags: ['sandbox', 'files'],
   schema: fsReadInputSchema,
   budget: `${OUTPUT_BUDGET}; 256 KiB read unless max_bytes says otherwise; binary files as a hex preview`,
+  asks: 'when /workspace is your folder (ro, rw) and you have not allowed that sandbox to read it; never otherwise',
   changes: false,
   target: sessionTarget,
   reach: (_input, target) => readsFolder(target),
