@@ -22,11 +22,18 @@ export type Reach = ReadonlySet<ReachKind>;
 export const NO_REACH: Reach = new Set();
 
 /**
+ * The sandbox_id under which sandbox_run's one-off sandboxes are approved. No session can be named
+ * so (session names are letters, digits, ".", "_" and "-"), so a grant for one-off runs never covers
+ * a persistent sandbox an agent names "run", nor the other way round.
+ */
+export const RUN_TARGET = '(one-off sandbox)';
+
+/**
  * What a call knows about the sandbox it targets, without starting anything: the session when it
  * is open, otherwise what opening it would give under the user's policy.
  */
 export interface TargetView {
-  /** The sandbox_id the call targets, or "run" for sandbox_run's one-off sandbox. */
+  /** The sandbox_id the call targets, or RUN_TARGET for sandbox_run's one-off sandbox. */
   readonly sandboxId: string;
   /** True when the session is open (known), false when the call would open it. */
   readonly open: boolean;

@@ -7,11 +7,8 @@
 import type { EngineKind, SessionInfo } from '../engine/engine';
 import type { SandboxService } from '../sessions/sandboxService';
 import { DEFAULT_SESSION, parseSandboxId, sandboxIdOf } from '../sessions/sessions';
-import type { TargetView } from './reach';
+import { RUN_TARGET, type TargetView } from './reach';
 import type { TargetRequest } from './toolSpec';
-
-/** The key approvals are kept under for sandbox_run's one-off sandboxes. */
-export const RUN_TARGET = 'run';
 
 export function viewTarget(request: TargetRequest, service: SandboxService, engine?: EngineKind): TargetView {
   return build(request, service, request.kind === 'run' ? undefined : service.known(idOf(request)), engine);

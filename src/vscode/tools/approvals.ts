@@ -4,7 +4,7 @@
  * appears whatever Copilot remembered.
  */
 import * as vscode from 'vscode';
-import { reachSentence, type ReachKind, type TargetView } from '../../core/tools/reach';
+import { RUN_TARGET, reachSentence, type ReachKind, type TargetView } from '../../core/tools/reach';
 import type { CallDescription } from '../../core/tools/toolSpec';
 import { confirmationPlainText, text } from './callText';
 
@@ -19,7 +19,9 @@ export async function askToWiden(
   const forSandbox = vscode.l10n.t('Allow for This Sandbox');
   const once = vscode.l10n.t('Allow Once');
   const who =
-    target.sandboxId === 'run' ? vscode.l10n.t('A one-off sandbox') : vscode.l10n.t('Sandbox "{0}"', target.sandboxId);
+    target.sandboxId === RUN_TARGET
+      ? vscode.l10n.t('A one-off sandbox')
+      : vscode.l10n.t('Sandbox "{0}"', target.sandboxId);
   const message = vscode.l10n.t(
     '{0} would {1}. Allow it? ({2})',
     who,

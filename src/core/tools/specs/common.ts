@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { TargetRequest, Words } from '../toolSpec';
 import { words } from '../toolSpec';
-import type { TargetView } from '../reach';
+import { RUN_TARGET, type TargetView } from '../reach';
 import { DEFAULT_SESSION } from '../../sessions/sessions';
 
 export const sandboxIdField = z
@@ -64,7 +64,7 @@ export function sessionTarget(input: { sandbox_id?: string }): TargetRequest {
 
 /** The sandbox's name as people read it in a confirmation. */
 export function targetName(target: TargetView): string {
-  return target.sandboxId === 'run' ? 'a one-off sandbox' : target.sandboxId || DEFAULT_SESSION;
+  return target.sandboxId === RUN_TARGET ? 'a one-off sandbox' : target.sandboxId || DEFAULT_SESSION;
 }
 
 /** "Workspace: read-write at /workspace. Network: off." for a session, opened or about to be. */

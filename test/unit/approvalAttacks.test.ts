@@ -1,0 +1,54 @@
+// Approvals by reach, attacked (issue 15 item 4): a prompt-injected agent that picks its inputs so
+// that a grant the user gave for one thing covers another.
+import assert from 'node:assert/strict';
+import { SandboxService } from '../../src/core/sessions/sandboxService';
+import { parseSettings } from '../../src/core/spec/settings';
+import { approvalFor, ReachGrants } from '../../src/core/tools/approvals';
+import { viewTarget } from '../../src/core/tools/targetView';
+import { toolSpec } from '../../src/core/tools/toolList';
+
+/** The sandboxes of a trusted folder under a policy; views of targets need no engine, so none is given. */
+function serviceWith(settings: object): SandboxService {
+  const parsed = parseSettings(settings);
+  return new SandboxService({
+    engine: () => {
+      throw new Error('a view of a target must not call the engine');
+    },
+    settings: () => parsed,
+    workspaceFolder: () => '/ws',
+    trusted: () => true,
+    client: 'vscode',
+  });
+}
+
+describe('approvals by reach, attacked', () => {
+  it('a grant for one-off runs with the network does not cover a persistent sandbox named "run"', () => {
+    const service = serviceWith({ workspaceAccess: 'rw', network: true });
+    const grants = new ReachGrants();
+    // The user allows the network for sandbox_run "for this sandbox" (what registerTools does on that answer).
+    const run = toolSpec('sandbox_run');
+    const runInput = run.schema.parse({ code: 'print(1)' });
+    const oneOff = viewTarget(run.target(runInput), service);
+    grants.grant(oneOff.sandboxId, run.reach(runInput, oneOff));
+    assert.equal(approvalFor(run, run.reach(runInput, oneOff), grants.granted(oneOff), 'reach').kind, 'client');
+    // The agent then opens a persistent, networked sandbox that it names "run".
+    const open = toolSpec('sandbox_open');
+    const openInput = open.schema.parse({ session: 'run', network: true, workspace_access: 'none' });
+    const named = viewTarget(open.target(openInput), service);
+    assert.deepEqual([...open.reach(openInput, named)], ['network']);
+    assert.deepEqual(approvalFor(open, open.reach(openInput, named), grants.granted(named), 'reach'), {
+      kind: 'ask',
+      widening: ['network'],
+    });
+    assert.notEqual(named.sandboxId, oneOff.sandboxId, 'one-off runs and a session named "run" are told apart');
+    // Nor is that sandbox presented to the user as a one-off one.
+    const title = open.describe(openInput, { target: named, settings: parseSettings({}) }).title;
+    assert.deepEqual(title.args, ['run']);
+    const exec = toolSpec('sandbox_exec');
+    const execTitle = exec.describe(exec.schema.parse({ sandbox_id: 'run', command: 'ls' }), {
+      target: { ...named, open: true },
+      settings: parseSettings({}),
+    }).title;
+    assert.deepEqual(execTitle.args, ['run']);
+  });
+});
