@@ -2,16 +2,21 @@
  * `agent-sandbox tool NAME 'JSON'`: any language-model tool from the command line, through the same
  * handler, schema and redaction as in VS Code. Instead of a confirmation dialog, the policy is what
  * this command's flags allow: no workspace access, no network and the protected paths kept unless
- * a flag says otherwise (--workspace, --network, --allow-config-writes).
+ * a flag says otherwise (--workspace, --network, --allow-config-writes). That holds for sessions
+ * opened before, by this command with other flags or by VS Code in the same folder, too: a call
+ * into one that reaches further than the flags is refused.
  */
 import type { SandboxEngine } from '../core/engine/engine';
+import { SandboxError } from '../core/errors';
 import { engineLabel } from '../core/engine/engineCapabilities';
 import { protectedPathsFor } from '../core/policy/protectedPaths';
 import { Redactor } from '../core/secrets/redaction';
 import { SandboxService } from '../core/sessions/sandboxService';
 import { collectSecrets } from '../core/secrets/secrets';
 import { parseSettings } from '../core/spec/settings';
+import { admitWithin } from '../core/tools/admit';
 import { toolInputSchema } from '../core/tools/jsonSchema';
+import { policyReach, reachSentence } from '../core/tools/reach';
 import { resultParts } from '../core/tools/resultParts';
 import { ToolInputError, callTool, parseToolInput } from '../core/tools/runTool';
 import { TOOLS, isToolName, toolSpec, type ToolName } from '../core/tools/toolList';
@@ -100,8 +105,10 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
   // The same store, and the same limit per file, as `agent-sandbox files`.
   const store = cliFileStore();
   const spec = toolSpec(name);
+  const flags = `--workspace ${settings.workspaceAccess}${settings.network ? ', --network' : ', no --network'}`;
   try {
-    const { text, failure } = await callTool(spec, parseToolInput(spec, input), {
+    const parsed = parseToolInput(spec, input);
+    const { text, failure } = await callTool(spec, parsed, {
       service,
       engine: engineLabel(engine.kind, engine.capabilities),
       capabilities: engine.capabilities,
@@ -112,6 +119,18 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
       workspaceFolder: folder,
       protectedPaths: protectedPathsFor(folder, settings.configWritesAllowedIn),
       onProgress: (progress) => output.progress(progress.message),
+      admit: admitWithin(
+        spec,
+        parsed,
+        policyReach(settings.workspaceAccess, settings.network),
+        service,
+        (sandboxId, wider) =>
+          new SandboxError(
+            'permission-denied',
+            `Sandbox "${sandboxId}" would ${reachSentence(wider)}: more than this command allows (${flags}). It was opened with more access before, by another command or VS Code.`,
+            'Run the command with the flags that allow it (--workspace ro or rw, --network), or use a sandbox within these flags: sandbox_open with another session name.',
+          ),
+      ),
     });
     output.toolResult(
       resultParts(text).map((part) => ({ type: 'text' as const, text: part })),

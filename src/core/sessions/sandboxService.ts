@@ -62,6 +62,13 @@ export interface OpenOutcome {
 export interface CallOptions {
   signal?: AbortSignal;
   onProgress?: ProgressCallback;
+  /**
+   * Checks the session a call is about to use, as it is at that moment; throws to refuse it. What a
+   * call was approved for was decided on the session as it looked before (or before it existed):
+   * this keeps a session replaced meanwhile, or one another client opened with more access, from
+   * being used under that approval.
+   */
+  admit?: (session: SessionInfo) => void;
 }
 
 export interface Collected {
@@ -118,10 +125,11 @@ export class SandboxService {
     const id = sandboxIdFor(request.scope, name);
     this.dead.delete(id); // opening explicitly is how a dead session is replaced
     const pending = this.opening.get(id);
-    if (pending) return pending;
-    const opening = this.openNow(id, name, request, options).finally(() => this.opening.delete(id));
-    this.opening.set(id, opening);
-    return opening;
+    const opening = pending ?? this.openNow(id, name, request, options).finally(() => this.opening.delete(id));
+    if (!pending) this.opening.set(id, opening);
+    const outcome = await opening;
+    options.admit?.(outcome.sandbox.info);
+    return outcome;
   }
 
   /** The sandbox a tool call means: by sandbox_id (see sandboxIdFor) or container id, or the default one. */
@@ -135,7 +143,10 @@ export class SandboxService {
       );
     if (sandboxId === undefined) return (await this.open({}, options)).sandbox;
     const known = this.cached(sandboxId);
-    if (known) return this.touch(known);
+    if (known) {
+      options.admit?.(known.info);
+      return this.touch(known);
+    }
     const engine = this.context.engine();
     const found = await this.find(sandboxId, options.signal);
     if (!found) {
@@ -145,6 +156,7 @@ export class SandboxService {
         'Call sandbox_open to open one (it returns the sandbox_id to use), or omit sandbox_id to use the default sandbox.',
       );
     }
+    options.admit?.(found);
     const sandbox = await engine.attach(found.id, options.signal);
     this.remember(sandbox);
     return sandbox;

@@ -1,5 +1,5 @@
 /** What a tool's handler gets besides its input: the sandboxes, the engine, the budget and the host-side pieces. */
-import type { EngineCapabilities, ExecResult, ProgressCallback } from '../engine/engine';
+import type { EngineCapabilities, ExecResult, ProgressCallback, SessionInfo } from '../engine/engine';
 import type { FileStore } from '../files/fileStore';
 import type { SandboxService } from '../sessions/sandboxService';
 import type { TextBudget } from './fitBudget';
@@ -17,6 +17,8 @@ export interface HandlerContext {
   /** Takes host secrets out of a text that is kept (a stored file's name). */
   redactText?: (text: string) => string;
   onProgress?: ProgressCallback;
+  /** Refuses (throws) a session the call may not use, checked when the call is about to use it (see CallOptions.admit). */
+  admit?: (session: SessionInfo) => void;
   /** The local file store that sandbox_stage_file reads and sandbox_publish_file writes. */
   store: FileStore;
   /** The workspace folder on the host, for staging from it and saving into it; undefined without one or when it is not trusted. */

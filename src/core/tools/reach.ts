@@ -57,6 +57,18 @@ export function sessionReach(target: TargetView): Set<ReachKind> {
   return reach;
 }
 
+/**
+ * Everything a policy lets calls reach without asking anyone, as the CLI's flags give it: the folder
+ * as mounted (and, read-write, saving into it), and the network with what needs it.
+ */
+export function policyReach(access: WorkspaceAccess, network: boolean): Set<ReachKind> {
+  const reach = new Set<ReachKind>();
+  if (access === 'ro' || access === 'rw') reach.add('folder-read');
+  if (access === 'rw') reach.add('folder-write').add('folder-publish');
+  if (network) reach.add('network').add('packages');
+  return reach;
+}
+
 /** The kinds in `reach` that `granted` does not cover. */
 export function widening(reach: Reach, granted: Reach): ReachKind[] {
   return REACH_KINDS.filter((kind) => reach.has(kind) && !granted.has(kind));

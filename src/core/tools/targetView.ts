@@ -24,6 +24,11 @@ export async function resolveTarget(
   return build(request, service, session, engine);
 }
 
+/** An open session as approvals see it: what a call that uses it can reach. */
+export function sessionView(session: SessionInfo, service: SandboxService, engine?: EngineKind): TargetView {
+  return build({ kind: 'session' }, service, session, engine);
+}
+
 function idOf(request: Exclude<TargetRequest, { kind: 'run' }>): string {
   return request.sandboxId ?? DEFAULT_SESSION;
 }

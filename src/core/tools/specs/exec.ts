@@ -111,7 +111,7 @@ export const execTool = defineTool({
           exitCode: result.exitCode,
         };
       },
-      { signal: context.signal, onProgress: context.onProgress },
+      { signal: context.signal, onProgress: context.onProgress, admit: context.admit },
     );
   },
 });

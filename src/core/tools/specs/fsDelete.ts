@@ -64,7 +64,7 @@ export const fsDeleteTool = defineTool({
       async (sandbox) => ({
         text: formatDelete(await sandbox.deletePath(input.path, { recursive: input.recursive }, context.signal)),
       }),
-      { signal: context.signal },
+      { signal: context.signal, admit: context.admit },
     );
   },
 });

@@ -116,7 +116,7 @@ export const fsListTool = defineTool({
           context.budget,
         ),
       }),
-      { signal: context.signal },
+      { signal: context.signal, admit: context.admit },
     );
   },
 });

@@ -133,7 +133,7 @@ export const fsReadTool = defineTool({
           (input.encoding ?? 'auto') === 'auto',
         ),
       }),
-      { signal: context.signal },
+      { signal: context.signal, admit: context.admit },
     );
   },
 });

@@ -88,7 +88,7 @@ export const fsWriteTool = defineTool({
           ),
         ),
       }),
-      { signal: context.signal },
+      { signal: context.signal, admit: context.admit },
     );
   },
 });

@@ -107,7 +107,7 @@ export const openTool = defineTool({
         workspaceAccess: input.workspace_access,
         network: input.network,
       },
-      { signal: context.signal, onProgress: context.onProgress },
+      { signal: context.signal, onProgress: context.onProgress, admit: context.admit },
     );
     const text = formatSession(opened.sandbox.info, opened.created, context.capabilities);
     return { text: opened.notices.length ? `${text}\n${opened.notices.join('\n')}` : text };

@@ -131,7 +131,7 @@ export const publishFileTool = defineTool({
     const published = await context.service.use(
       input.sandbox_id,
       (sandbox) => publishFile(sandbox, context.store, input.path, { name, signal: context.signal }),
-      { signal: context.signal },
+      { signal: context.signal, admit: context.admit },
     );
     if (input.save_to_workspace !== undefined) {
       await writeWorkspaceFile(folder!, input.save_to_workspace, published.data, {

@@ -124,7 +124,7 @@ export const stageFileTool = defineTool({
           sandboxIdOf(sandbox.info),
         ),
       }),
-      { signal: context.signal },
+      { signal: context.signal, admit: context.admit },
     );
   },
 });
