@@ -154,6 +154,18 @@ function serveScreenshots(page, dir) {
         );
       }
     }
+    // Waiting for a modal dialog without answering it (the suite acts meanwhile, then clicks): NAME.wait.
+    for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.wait'))) {
+      const name = file.slice(0, -'.wait'.length);
+      fs.rmSync(path.join(dir, file), { force: true });
+      try {
+        const message = page.locator('.monaco-dialog-box .dialog-message-container').first();
+        await message.waitFor({ state: 'visible', timeout: 20_000 });
+        fs.writeFileSync(path.join(dir, `${name}.seen`), `ok\n${(await message.textContent()) ?? ''}`);
+      } catch (err) {
+        fs.writeFileSync(path.join(dir, `${name}.seen`), `failed: ${err?.message ?? err}`);
+      }
+    }
     for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.request'))) {
       const name = file.slice(0, -'.request'.length);
       fs.rmSync(path.join(dir, file), { force: true });
@@ -419,7 +431,9 @@ async function cli() {
     fs.mkdirSync(screenshotDir, { recursive: true });
     for (const stale of fs
       .readdirSync(screenshotDir)
-      .filter((f) => /^(auto-accept|accepted\.log)$|\.(click|clicked|request|done)$|^dialog-.*\.png$/.test(f)))
+      .filter((f) =>
+        /^(auto-accept|accepted\.log)$|\.(click|clicked|wait|seen|request|done)$|^dialog-.*\.png$/.test(f),
+      ))
       fs.rmSync(path.join(screenshotDir, stale), { force: true });
     env.AGENT_SANDBOX_VSCODE_SCREENSHOTS = screenshotDir;
     // An ordinary window (see the payload below) sends telemetry unless told not to; this machine has no network for it.

@@ -10,7 +10,9 @@ import { protectedPathsFor } from '../../core/policy/protectedPaths';
 import { summarizeInput, type ActivityLog } from '../../core/sessions/activityLog';
 import type { SandboxService } from '../../core/sessions/sandboxService';
 import type { Settings } from '../../core/spec/settings';
+import { admitWithin } from '../../core/tools/admit';
 import { approvalFor, ReachGrants } from '../../core/tools/approvals';
+import { reachSentence, union, type Reach, type ReachKind } from '../../core/tools/reach';
 import { formatError } from '../../core/tools/format';
 import { resultParts } from '../../core/tools/resultParts';
 import { callTool, failureText, parseToolInput } from '../../core/tools/runTool';
@@ -119,10 +121,10 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
         const reason = SandboxError.is(error) ? error.reason : 'engine-unavailable';
         return textResult(secrets.redact(failureText(reason, formatError(error))));
       }
-      const declined = await this.approve(input, engine.kind, cancellation.signal);
-      if (declined) {
+      const approved = await this.approve(input, engine.kind, cancellation.signal);
+      if ('declined' in approved) {
         this.record(input, started, false);
-        return textResult(declined);
+        return textResult(approved.declined);
       }
       const outcome = await this.services.track(
         callTool(this.spec, input, {
@@ -138,6 +140,8 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
             this.services.workspaceFolder(),
             this.services.settings().configWritesAllowedIn,
           ),
+          // The approval was decided on the sandbox as it looked then: the one the call uses must be within it.
+          admit: admitWithin(this.spec, input, approved.allowed, this.services.service, changedSince),
         }),
       );
       // A grant given for a sandbox this call opened is tied to its container now that it exists.
@@ -169,19 +173,21 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
 
   /**
    * Asks in our own dialog when the call reaches further than the user granted for its sandbox,
-   * whatever the client approved; returns the result text when the user declines.
+   * whatever the client approved; returns what the call may reach, or the result text when the user
+   * declines.
    */
   private async approve(
     input: unknown,
     engine: 'docker' | 'virtual',
     signal: AbortSignal,
-  ): Promise<string | undefined> {
+  ): Promise<{ allowed: Reach } | { declined: string }> {
     const service = this.services.service;
     const target = await resolveTarget(this.spec.target(input), service, engine, signal);
     const containerId = target.open ? (await service.lookup(target.sandboxId, signal))?.id : undefined;
     const reach = this.spec.reach(input, target);
-    const approval = approvalFor(this.spec, reach, this.grants.granted(target, containerId), 'reach');
-    if (approval.kind !== 'ask') return undefined;
+    const granted = this.grants.granted(target, containerId);
+    const approval = approvalFor(this.spec, reach, granted, 'reach');
+    if (approval.kind !== 'ask') return { allowed: union(granted, reach) };
     const settings = this.services.settings();
     const description = this.spec.describe(input, { target, settings });
     const answer = await askToWiden(description, approval.widening, target, this.services.workspaceFolder());
@@ -189,12 +195,14 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
       `${this.spec.name}: asked to ${approval.widening.join(', ')} for sandbox ${target.sandboxId}: ${answer}`,
     );
     if (answer === 'declined')
-      return failureText(
-        'permission-denied',
-        `The user did not allow this call: it would ${approval.widening.join(', ').replace(/-/g, ' ')} for sandbox ${target.sandboxId}, more than they allowed for it.\nNext: do the work without it (a sandbox without workspace access or network), or ask the user whether they want to allow it.`,
-      );
+      return {
+        declined: failureText(
+          'permission-denied',
+          `The user did not allow this call: it would ${approval.widening.join(', ').replace(/-/g, ' ')} for sandbox ${target.sandboxId}, more than they allowed for it.\nNext: do the work without it (a sandbox without workspace access or network), or ask the user whether they want to allow it.`,
+        ),
+      };
     if (answer === 'sandbox') this.grants.grant(target.sandboxId, reach, containerId);
-    return undefined;
+    return { allowed: union(granted, reach) };
   }
 
   /** One line in the panel's Activity list, redacted like everything else. */
@@ -211,6 +219,15 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
       ...(sandboxId ? { sandboxId } : {}),
     });
   }
+}
+
+/** Refuses a sandbox that reaches further than the call was approved for (another client opened or replaced it meanwhile). */
+function changedSince(sandboxId: string, wider: readonly ReachKind[]): SandboxError {
+  return new SandboxError(
+    'permission-denied',
+    `Sandbox "${sandboxId}" changed after this call was approved: it would now ${reachSentence(wider)}, which the user did not allow for this call. Another client opened or replaced it meanwhile.`,
+    'Call again: the user is asked about the sandbox as it is now.',
+  );
 }
 
 /** The engine calls will run on, when it is known without asking it (confirmations name it). */

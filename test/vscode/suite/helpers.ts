@@ -96,6 +96,28 @@ export async function clickDialogButton(label: string): Promise<string> {
   throw new Error(`no dialog button "${label}" was clicked within 30 s`);
 }
 
+/**
+ * Waits until a modal dialog is on screen, without answering it, and returns its message: a test
+ * can act while the user reads it (then answer with clickDialogButton).
+ */
+export async function dialogShown(): Promise<string> {
+  const dir = process.env.AGENT_SANDBOX_VSCODE_SCREENSHOTS;
+  assert.ok(dir, 'the runner sets AGENT_SANDBOX_VSCODE_SCREENSHOTS');
+  const name = `dialog-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  const seen = path.join(dir, `${name}.seen`);
+  fs.writeFileSync(path.join(dir, `${name}.wait`), '');
+  for (let waited = 0; waited < 30_000; waited += 100) {
+    if (fs.existsSync(seen)) {
+      const answer = fs.readFileSync(seen, 'utf8');
+      fs.rmSync(seen, { force: true });
+      assert.ok(answer.startsWith('ok'), `waiting for a dialog: ${answer}`);
+      return answer.slice(3);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('no dialog was shown within 30 s');
+}
+
 const ACCESS_ORDER = ['none', 'ro', 'rw'];
 
 /**

@@ -1,0 +1,72 @@
+// Approvals by reach, attacked in the real host (issue 15 item 4): a prompt-injected agent picks its
+// calls so that what the user approved covers more than they were asked about, or so that no one is
+// asked. Each case is an attack that worked before its fix.
+import * as assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { clickDialogButton, dialogShown, invoke, invokeAllowing, setWorkspaceAccessInUserSettings } from './helpers';
+
+const EXTENSION_ID = 'agent-sandbox.agent-sandbox';
+
+function folder(): string {
+  return fs.realpathSync(vscode.workspace.workspaceFolders![0]!.uri.fsPath);
+}
+
+/** The installed extension's `agent-sandbox` in the workspace folder: another client, as a terminal or another agent harness runs it. */
+function cli(...args: string[]): Promise<string> {
+  const cliPath = path.join(vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath, 'dist', 'cli.js');
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, [cliPath, ...args, '--folder', folder()], { cwd: folder() }, (error, stdout, stderr) =>
+      error ? reject(new Error(`agent-sandbox ${args.join(' ')}: ${error.message}\n${stderr}`)) : resolve(stdout),
+    ),
+  );
+}
+
+async function setting(key: string, value: unknown): Promise<void> {
+  await vscode.workspace.getConfiguration('agentSandbox').update(key, value, vscode.ConfigurationTarget.Global);
+}
+
+suite('Approvals by reach, attacked', () => {
+  suiteSetup(async () => {
+    await vscode.extensions.getExtension(EXTENSION_ID)!.activate();
+  });
+
+  teardown(async () => {
+    for (const id of ['run', 'default']) await invoke('sandbox_close', { sandbox_id: id }).catch(() => undefined);
+    await setting('network', undefined);
+    await setWorkspaceAccessInUserSettings('none');
+  });
+
+  test('a grant for one-off runs with the network does not cover a persistent sandbox named "run"', async () => {
+    await setting('network', true);
+    const run = await invokeAllowing('Allow for This Sandbox', 'sandbox_run', {
+      code: 'print(6*7)',
+      runtime: 'python',
+    });
+    assert.match(run.asked, /A one-off sandbox would use the network\./);
+    assert.match(run.text, /42/);
+    // The agent names a persistent sandbox "run": the grant for one-off runs must not open it with the network.
+    const named = await invokeAllowing('Cancel', 'sandbox_open', { session: 'run', runtime: 'bash', network: true });
+    assert.match(named.asked, /Sandbox "run" would use the network\./);
+    assert.match(named.text, /^failed · permission denied/);
+  });
+
+  test('a sandbox another client opens with more access while the user reads the dialog is not used under that approval', async () => {
+    await setWorkspaceAccessInUserSettings('ro');
+    fs.chmodSync(folder(), 0o777); // the sandbox's user may write it, so that a write would land
+    const target = path.join(folder(), 'toctou.txt');
+    const running = invoke('sandbox_exec', { command: 'echo swapped > /workspace/toctou.txt; echo ran' });
+    assert.match(await dialogShown(), /Sandbox "default" would read your workspace folder\./);
+    // Meanwhile another client opens the default session of this folder read-write.
+    await cli('open', '--workspace', 'rw', '--runtime', 'bash');
+    await clickDialogButton('Allow Once');
+    const text = await running;
+    assert.equal(fs.existsSync(target), false, `the call wrote the folder: ${text}`);
+    assert.match(
+      text,
+      /^failed · permission denied\nSandbox "default" changed after this call was approved: it would now change files in your workspace folder/,
+    );
+  });
+});
