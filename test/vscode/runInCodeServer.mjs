@@ -110,14 +110,18 @@ function serveScreenshots(page, dir) {
     // click the dialog's primary button, and note its message in accepted.log for the suite to read.
     if (fs.existsSync(path.join(dir, 'auto-accept'))) {
       try {
-        const dialog = page.locator('.monaco-dialog-box');
-        const primary = dialog.locator('.monaco-button:not(.secondary)').first();
+        // A dialog already accepted (marked below) may still be closing when the next tick looks.
+        const dialog = await page.$('.monaco-dialog-box:not([data-accepted])');
+        const primary = await dialog?.$('.monaco-button:not(.secondary)');
         // Only tool confirmations: the product's own policy questions are for the test to answer (clickDialogButton).
-        const label = (await dialog.count()) ? ((await primary.textContent({ timeout: 1000 })) ?? '') : '';
+        const label = (await primary?.textContent()) ?? '';
         if (label && !/^(Allow |Turn On|Recreate|Restart|Close )/.test(label.trim())) {
-          const message = await dialog.locator('.dialog-message-container').first().textContent({ timeout: 1000 });
-          await primary.click({ timeout: 2000 });
+          const message = await dialog.$eval('.dialog-message-container', (element) => element.textContent);
+          // Marked and noted before the click: the call it lets run never returns before its note is there,
+          // and it is noted once.
+          await dialog.evaluate((element) => element.setAttribute('data-accepted', ''));
           fs.appendFileSync(path.join(dir, 'accepted.log'), `${JSON.stringify(message)}\n`);
+          await primary.click({ timeout: 2000 });
         }
       } catch {}
     }

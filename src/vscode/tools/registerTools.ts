@@ -76,8 +76,12 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
     );
     // A call that widens its sandbox's reach is asked about in invoke, in our own dialog; the
     // client's confirmation, which it may remember for every later call of this tool, is only
-    // for calls within what the user already granted.
-    return approval.kind === 'client'
+    // for calls within what the user already granted. Under "always" it comes with every call that
+    // changes something, also one our dialog may ask about: invoke decides on the sandbox it finds
+    // in the engine, and a session this view does not know (opened by another client, or before a
+    // reload) may turn out to need no dialog, so this view must not decide that no one asks.
+    const confirm = approval.kind === 'client' || (settings.confirmation === 'always' && this.spec.changes);
+    return confirm
       ? {
           invocationMessage: text(description.progress),
           confirmationMessages: { title: text(description.title), message: confirmationMarkdown(description) },

@@ -6,7 +6,14 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { clickDialogButton, dialogShown, invoke, invokeAllowing, setWorkspaceAccessInUserSettings } from './helpers';
+import {
+  acceptedConfirmations,
+  clickDialogButton,
+  dialogShown,
+  invoke,
+  invokeAllowing,
+  setWorkspaceAccessInUserSettings,
+} from './helpers';
 
 const EXTENSION_ID = 'agent-sandbox.agent-sandbox';
 
@@ -34,8 +41,11 @@ suite('Approvals by reach, attacked', () => {
   });
 
   teardown(async () => {
-    for (const id of ['run', 'default']) await invoke('sandbox_close', { sandbox_id: id }).catch(() => undefined);
+    await setting('confirmation', undefined);
+    for (const id of ['run', 'default', 'approvals-cli', 'approvals-id'])
+      await invoke('sandbox_close', { sandbox_id: id }).catch(() => undefined);
     await setting('network', undefined);
+    await setting('images.bash', undefined);
     await setWorkspaceAccessInUserSettings('none');
   });
 
@@ -68,5 +78,15 @@ suite('Approvals by reach, attacked', () => {
       text,
       /^failed · permission denied\nSandbox "default" changed after this call was approved: it would now change files in your workspace folder/,
     );
+  });
+
+  test('"confirmation: always" holds for a sandbox another client opened: VS Code asks before the call runs', async () => {
+    await setWorkspaceAccessInUserSettings('rw');
+    await setting('confirmation', 'always');
+    // A private session opened outside this window (a terminal, another agent harness, or this window before a reload).
+    await cli('open', '--session', 'approvals-cli', '--runtime', 'bash');
+    const before = acceptedConfirmations().length;
+    assert.match(await invoke('sandbox_exec', { sandbox_id: 'approvals-cli', command: 'echo confirmed' }), /confirmed/);
+    assert.equal(acceptedConfirmations().length, before + 1, 'VS Code asked before the command ran');
   });
 });
