@@ -37,6 +37,8 @@ export interface TargetView {
   readonly sandboxId: string;
   /** True when the session is open (known), false when the call would open it. */
   readonly open: boolean;
+  /** The container of the open session: a grant is tied to it. */
+  readonly containerId?: string;
   readonly workspaceAccess: WorkspaceAccess;
   readonly network: boolean;
   /** Packages installed when the session is created (with the network on for that step). */

@@ -53,6 +53,7 @@ function build(
     return {
       sandboxId: sandboxIdOf(session),
       open: true,
+      containerId: session.id,
       workspaceAccess: session.workspaceAccess,
       network: session.network,
       packages: false,

@@ -15,6 +15,8 @@ export async function askToWiden(
   widening: readonly ReachKind[],
   target: TargetView,
   folder: string | undefined,
+  /** wider: more than the user granted for the sandbox; unconfirmed: within it, but VS Code did not ask. */
+  why: 'wider' | 'unconfirmed' = 'wider',
 ): Promise<WideningAnswer> {
   const forSandbox = vscode.l10n.t('Allow for This Sandbox');
   const once = vscode.l10n.t('Allow Once');
@@ -31,12 +33,17 @@ export async function askToWiden(
   const detail = [
     confirmationPlainText(description),
     folder ? vscode.l10n.t('Workspace folder: {0}', folder) : '',
-    vscode.l10n.t(
-      'This is more than you have allowed for this sandbox so far, so Agent Sandbox asks even when the chat was told to allow this tool. "Allow for This Sandbox" lasts until the sandbox closes.',
-    ),
+    why === 'wider'
+      ? vscode.l10n.t(
+          'This is more than you have allowed for this sandbox so far, so Agent Sandbox asks even when the chat was told to allow this tool. "Allow for This Sandbox" lasts until the sandbox closes.',
+        )
+      : vscode.l10n.t(
+          'VS Code did not ask about this call: when it was prepared, this window did not know the sandbox as it is now. So Agent Sandbox asks.',
+        ),
   ]
     .filter(Boolean)
     .join('\n\n');
-  const choice = await vscode.window.showWarningMessage(message, { modal: true, detail }, forSandbox, once);
+  const buttons = why === 'wider' ? [forSandbox, once] : [once];
+  const choice = await vscode.window.showWarningMessage(message, { modal: true, detail }, ...buttons);
   return choice === forSandbox ? 'sandbox' : choice === once ? 'once' : 'declined';
 }

@@ -12,7 +12,7 @@ import type { SandboxService } from '../../core/sessions/sandboxService';
 import type { Settings } from '../../core/spec/settings';
 import { admitWithin } from '../../core/tools/admit';
 import { approvalFor, ReachGrants } from '../../core/tools/approvals';
-import { reachSentence, union, type Reach, type ReachKind } from '../../core/tools/reach';
+import { NO_REACH, reachSentence, union, widening, type Reach, type ReachKind } from '../../core/tools/reach';
 import { formatError } from '../../core/tools/format';
 import { resultParts } from '../../core/tools/resultParts';
 import { callTool, failureText, parseToolInput } from '../../core/tools/runTool';
@@ -22,6 +22,7 @@ import { abortSignalFrom } from '../cancellation';
 import type { EngineState } from '../engineState';
 import type { SandboxSecrets } from '../secrets';
 import { askToWiden } from './approvals';
+import { ClientConfirmations } from './clientConfirmations';
 import { confirmationMarkdown, text } from './callText';
 
 export interface ToolServices {
@@ -56,8 +57,16 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
     private readonly grants: ReachGrants,
   ) {}
 
+  private readonly confirmations = new ClientConfirmations();
+
   prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<unknown>): vscode.PreparedToolInvocation {
-    const parsed = this.spec.schema.safeParse(options.input);
+    const prepared = this.prepare(options.input);
+    this.confirmations.note(options.input, prepared.confirmationMessages !== undefined);
+    return prepared;
+  }
+
+  private prepare(input: unknown): vscode.PreparedToolInvocation {
+    const parsed = this.spec.schema.safeParse(input);
     if (!parsed.success) return { invocationMessage: vscode.l10n.t('Checking the input of {0}', this.spec.name) };
     let settings: Settings;
     try {
@@ -65,13 +74,16 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
     } catch {
       return { invocationMessage: this.spec.name };
     }
-    const service = this.services.service;
-    const target = viewTarget(this.spec.target(parsed.data), service, knownEngine(this.services.engine, settings));
+    const target = viewTarget(
+      this.spec.target(parsed.data),
+      this.services.service,
+      knownEngine(this.services.engine, settings),
+    );
     const description = this.spec.describe(parsed.data, { target, settings });
     const approval = approvalFor(
       this.spec,
       this.spec.reach(parsed.data, target),
-      this.grants.granted(target, service.known(target.sandboxId)?.id),
+      this.grants.granted(target, target.containerId),
       settings.confirmation,
     );
     // A call that widens its sandbox's reach is asked about in invoke, in our own dialog; the
@@ -94,6 +106,7 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
     token: vscode.CancellationToken,
   ): Promise<vscode.LanguageModelToolResult> {
     const started = performance.now();
+    const confirmedByClient = this.confirmations.take(options.input);
     let input: unknown;
     try {
       input = parseToolInput(this.spec, options.input);
@@ -125,7 +138,7 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
         const reason = SandboxError.is(error) ? error.reason : 'engine-unavailable';
         return textResult(secrets.redact(failureText(reason, formatError(error))));
       }
-      const approved = await this.approve(input, engine.kind, cancellation.signal);
+      const approved = await this.approve(input, engine.kind, confirmedByClient, cancellation.signal);
       if ('declined' in approved) {
         this.record(input, started, false);
         return textResult(approved.declined);
@@ -177,32 +190,45 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
 
   /**
    * Asks in our own dialog when the call reaches further than the user granted for its sandbox,
-   * whatever the client approved; returns what the call may reach, or the result text when the user
+   * whatever the client approved, or when it needs VS Code's confirmation and did not get it (see
+   * clientConfirmations.ts); returns what the call may reach, or the result text when the user
    * declines.
    */
   private async approve(
     input: unknown,
     engine: 'docker' | 'virtual',
+    confirmedByClient: boolean,
     signal: AbortSignal,
   ): Promise<{ allowed: Reach } | { declined: string }> {
     const service = this.services.service;
+    const settings = this.services.settings();
     const target = await resolveTarget(this.spec.target(input), service, engine, signal);
-    const containerId = target.open ? (await service.lookup(target.sandboxId, signal))?.id : undefined;
+    const containerId = target.containerId;
     const reach = this.spec.reach(input, target);
     const granted = this.grants.granted(target, containerId);
-    const approval = approvalFor(this.spec, reach, granted, 'reach');
-    if (approval.kind !== 'ask') return { allowed: union(granted, reach) };
-    const settings = this.services.settings();
+    const approval = approvalFor(this.spec, reach, granted, settings.confirmation);
+    if (approval.kind === 'none' || (approval.kind === 'client' && confirmedByClient))
+      return { allowed: union(granted, reach) };
+    const wider = approval.kind === 'ask';
+    const asked = wider ? approval.widening : widening(reach, NO_REACH);
     const description = this.spec.describe(input, { target, settings });
-    const answer = await askToWiden(description, approval.widening, target, this.services.workspaceFolder());
+    const answer = await askToWiden(
+      description,
+      asked,
+      target,
+      this.services.workspaceFolder(),
+      wider ? 'wider' : 'unconfirmed',
+    );
     this.services.log.info(
-      `${this.spec.name}: asked to ${approval.widening.join(', ')} for sandbox ${target.sandboxId}: ${answer}`,
+      `${this.spec.name}: asked ${wider ? 'to' : 'unconfirmed by VS Code, to'} ${asked.join(', ') || 'run'} for sandbox ${target.sandboxId}: ${answer}`,
     );
     if (answer === 'declined')
       return {
         declined: failureText(
           'permission-denied',
-          `The user did not allow this call: it would ${approval.widening.join(', ').replace(/-/g, ' ')} for sandbox ${target.sandboxId}, more than they allowed for it.\nNext: do the work without it (a sandbox without workspace access or network), or ask the user whether they want to allow it.`,
+          wider
+            ? `The user did not allow this call: it would ${asked.join(', ').replace(/-/g, ' ')} for sandbox ${target.sandboxId}, more than they allowed for it.\nNext: do the work without it (a sandbox without workspace access or network), or ask the user whether they want to allow it.`
+            : `The user did not allow this call in sandbox ${target.sandboxId}.\nNext: ask the user whether they want it, or do the work another way.`,
         ),
       };
     if (answer === 'sandbox') this.grants.grant(target.sandboxId, reach, containerId);

@@ -89,4 +89,28 @@ suite('Approvals by reach, attacked', () => {
     assert.match(await invoke('sandbox_exec', { sandbox_id: 'approvals-cli', command: 'echo confirmed' }), /confirmed/);
     assert.equal(acceptedConfirmations().length, before + 1, 'VS Code asked before the command ran');
   });
+  test("a sandbox named by its container id, after the window dropped its sessions' handles, is still confirmed before a call runs", async () => {
+    await setWorkspaceAccessInUserSettings('rw');
+    const opened = await invokeAllowing('Allow for This Sandbox', 'sandbox_open', {
+      session: 'approvals-id',
+      runtime: 'bash',
+      workspace_access: 'rw',
+    });
+    assert.match(opened.text, /workspace access: rw/);
+    // Within the grant, each exec gets VS Code's confirmation; the agent learns the container id from inside.
+    const before = acceptedConfirmations().length;
+    const hostname = await invoke('sandbox_exec', { sandbox_id: 'approvals-id', command: 'hostname' });
+    assert.equal(acceptedConfirmations().length, before + 1);
+    const containerId = /\b([0-9a-f]{12})\b/.exec(hostname)?.[1];
+    assert.ok(containerId, hostname);
+    // The user changes an engine setting: the window drops its handles of sessions (they stay in the engine).
+    await setting('images.bash', process.env.AGENT_SANDBOX_IMAGE_BASH ?? 'agent-sandbox/bash:bookworm');
+    // VS Code's confirmation, prepared on what the window knows, cannot be the one to decide: the call is asked about.
+    const byId = await invokeAllowing('Allow Once', 'sandbox_exec', { sandbox_id: containerId, command: 'echo by-id' });
+    assert.match(
+      byId.asked,
+      /Sandbox "approvals-id" would read your workspace folder and change files in your workspace folder\./,
+    );
+    assert.match(byId.text, /by-id/);
+  });
 });
