@@ -51,4 +51,35 @@ describe('approvals by reach, attacked', () => {
     }).title;
     assert.deepEqual(execTitle.args, ['run']);
   });
+
+  it('a call naming a sandbox that is not open reaches nothing: no one is asked about a sandbox it will not open', () => {
+    const service = serviceWith({ workspaceAccess: 'rw', network: true });
+    const exec = toolSpec('sandbox_exec');
+    const input = exec.schema.parse({ sandbox_id: 'ghost', command: 'make' });
+    const ghost = viewTarget(exec.target(input), service);
+    assert.deepEqual([...exec.reach(input, ghost)], []);
+    assert.equal(approvalFor(exec, exec.reach(input, ghost), new Set(), 'reach').kind, 'none');
+    // Without sandbox_id the call opens the default sandbox with what the user allows: that is asked about.
+    const first = exec.schema.parse({ command: 'make' });
+    assert.deepEqual([...exec.reach(first, viewTarget(exec.target(first), service))].sort(), [
+      'folder-read',
+      'folder-write',
+      'network',
+    ]);
+  });
+
+  it('a grant given for a sandbox the call did not open does not cover one opened later under its name', () => {
+    const grants = new ReachGrants();
+    const open = toolSpec('sandbox_open');
+    const input = open.schema.parse({ session: 'build', workspace_access: 'rw', network: true });
+    const service = serviceWith({ workspaceAccess: 'rw', network: true });
+    const opening = viewTarget(open.target(input), service);
+    // "Allow for This Sandbox", then the open fails (or is cancelled): no container under that name.
+    grants.grant(opening.sandboxId, open.reach(input, opening));
+    grants.bind(opening.sandboxId, undefined);
+    assert.deepEqual(approvalFor(open, open.reach(input, opening), grants.granted(opening), 'reach'), {
+      kind: 'ask',
+      widening: ['folder-read', 'folder-write', 'network'],
+    });
+  });
 });

@@ -105,10 +105,12 @@ function fail(message, code = 2) {
  * writes NAME.request into the folder, the runner saves NAME.png and answers with NAME.done.
  */
 function serveScreenshots(page, dir) {
+  let accepting = false; // ticks overlap when one takes longer than the interval: one dialog, one acceptance
   const timer = setInterval(async () => {
     // While the suite is calling tools (auto-accept exists), a person approving each tool confirmation:
     // click the dialog's primary button, and note its message in accepted.log for the suite to read.
-    if (fs.existsSync(path.join(dir, 'auto-accept'))) {
+    if (!accepting && fs.existsSync(path.join(dir, 'auto-accept'))) {
+      accepting = true;
       try {
         // A dialog already accepted (marked below) may still be closing when the next tick looks.
         const dialog = await page.$('.monaco-dialog-box:not([data-accepted])');
@@ -123,7 +125,10 @@ function serveScreenshots(page, dir) {
           fs.appendFileSync(path.join(dir, 'accepted.log'), `${JSON.stringify(message)}\n`);
           await primary.click({ timeout: 2000 });
         }
-      } catch {}
+      } catch {
+      } finally {
+        accepting = false;
+      }
     }
     // A click on a modal dialog's button, as a person would: NAME.click holds the button's label.
     for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.click'))) {

@@ -60,10 +60,16 @@ export class ReachGrants {
     });
   }
 
-  /** Ties a grant given before its sandbox was open to the container that the call opened. */
+  /**
+   * Ties a grant given before its sandbox was open to the container that the call opened; when the
+   * call opened none (it failed), the grant goes: it was for that sandbox, not for one opened later
+   * under its name.
+   */
   bind(sandboxId: string, containerId: string | undefined): void {
     const grant = this.grants.get(sandboxId);
-    if (grant && grant.containerId === undefined && containerId) grant.containerId = containerId;
+    if (!grant || grant.containerId !== undefined) return;
+    if (containerId) grant.containerId = containerId;
+    else this.grants.delete(sandboxId);
   }
 
   forget(sandboxId: string): void {

@@ -39,6 +39,8 @@ export interface TargetView {
   readonly open: boolean;
   /** The container of the open session: a grant is tied to it. */
   readonly containerId?: string;
+  /** The call names a sandbox that is not known to be open: it finds it when it runs, or fails; it opens nothing. */
+  readonly unseen?: boolean;
   readonly workspaceAccess: WorkspaceAccess;
   readonly network: boolean;
   /** Packages installed when the session is created (with the network on for that step). */

@@ -60,9 +60,22 @@ function build(
       folderAllowed: service.allowedAccess(),
       engine: session.engine ?? engine,
     };
-  // Not open: a call without an open request opens the default session of its scope (a named one
-  // that is not open fails); an open request asks for what it names, within the policy.
+  // Not open: a call without an open request opens the default session of its scope; one that names
+  // a sandbox that is not open fails and opens nothing, so it reaches nothing (asking the user about
+  // a sandbox that will not open would gather a grant for whatever opens later under that name); an
+  // open request asks for what it names, within the policy.
   const id = idOf(request);
+  if (request.kind === 'session' && request.sandboxId !== undefined)
+    return {
+      sandboxId: id,
+      open: false,
+      unseen: true,
+      workspaceAccess: 'none',
+      network: false,
+      packages: false,
+      folderAllowed: service.allowedAccess(),
+      engine,
+    };
   const plan =
     request.kind === 'open'
       ? service.plan({ ...named(id), workspaceAccess: request.workspaceAccess, network: request.network })

@@ -9,6 +9,7 @@ import type { FileStore } from '../../core/files/fileStore';
 import { protectedPathsFor } from '../../core/policy/protectedPaths';
 import { summarizeInput, type ActivityLog } from '../../core/sessions/activityLog';
 import type { SandboxService } from '../../core/sessions/sandboxService';
+import { DEFAULT_SESSION } from '../../core/sessions/sessions';
 import type { Settings } from '../../core/spec/settings';
 import { admitWithin } from '../../core/tools/admit';
 import { approvalFor, ReachGrants } from '../../core/tools/approvals';
@@ -159,14 +160,8 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
           ),
           // The approval was decided on the sandbox as it looked then: the one the call uses must be within it.
           admit: admitWithin(this.spec, input, approved.allowed, this.services.service, changedSince),
-        }),
+        }).finally(() => this.settleGrant(input)),
       );
-      // A grant given for a sandbox this call opened is tied to its container now that it exists.
-      const called = this.spec.target(input);
-      if (called.kind !== 'run') {
-        const id = called.kind === 'open' ? called.sandboxId : (called.sandboxId ?? 'default');
-        this.grants.bind(id, this.services.service.known(id)?.id);
-      }
       const { failure } = outcome;
       if (failure === 'engine-unavailable' || failure === 'engine-permission')
         this.services.engine.reportFailure(new SandboxError(failure, firstLine(outcome.text)));
@@ -233,6 +228,18 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
       };
     if (answer === 'sandbox') this.grants.grant(target.sandboxId, reach, containerId);
     return { allowed: union(granted, reach) };
+  }
+
+  /**
+   * A grant given for a sandbox this call was to open is tied to its container now that it exists,
+   * or dropped when the call opened none: it was for that sandbox, not for whatever opens later
+   * under its name.
+   */
+  private settleGrant(input: unknown): void {
+    const called = this.spec.target(input);
+    if (called.kind === 'run') return;
+    const id = called.kind === 'open' ? called.sandboxId : (called.sandboxId ?? DEFAULT_SESSION);
+    this.grants.bind(id, this.services.service.known(id)?.id);
   }
 
   /** One line in the panel's Activity list, redacted like everything else. */

@@ -42,7 +42,7 @@ suite('Approvals by reach, attacked', () => {
 
   teardown(async () => {
     await setting('confirmation', undefined);
-    for (const id of ['run', 'default', 'approvals-cli', 'approvals-id'])
+    for (const id of ['run', 'default', 'approvals-cli', 'approvals-id', 'ghost'])
       await invoke('sandbox_close', { sandbox_id: id }).catch(() => undefined);
     await setting('network', undefined);
     await setting('images.bash', undefined);
@@ -88,6 +88,11 @@ suite('Approvals by reach, attacked', () => {
     const before = acceptedConfirmations().length;
     assert.match(await invoke('sandbox_exec', { sandbox_id: 'approvals-cli', command: 'echo confirmed' }), /confirmed/);
     assert.equal(acceptedConfirmations().length, before + 1, 'VS Code asked before the command ran');
+    // What the window cannot know yet, the confirmation does not claim.
+    assert.match(
+      acceptedConfirmations().at(-1)!,
+      /those of sandbox approvals-cli, which this window has not seen open yet/,
+    );
   });
   test("a sandbox named by its container id, after the window dropped its sessions' handles, is still confirmed before a call runs", async () => {
     await setWorkspaceAccessInUserSettings('rw');
@@ -112,5 +117,25 @@ suite('Approvals by reach, attacked', () => {
       /Sandbox "approvals-id" would read your workspace folder and change files in your workspace folder\./,
     );
     assert.match(byId.text, /by-id/);
+  });
+
+  test('a call naming a sandbox that is not open asks nothing, and gathers no grant for one opened later under that name', async () => {
+    await setWorkspaceAccessInUserSettings('rw');
+    await setting('network', true);
+    // Nothing to ask about: the call opens nothing (before, our dialog asked about a sandbox "that opens with this call").
+    await assert.rejects(
+      invoke('sandbox_exec', { sandbox_id: 'ghost', command: 'make' }),
+      /No sandbox "ghost" is open/,
+    );
+    const opened = await invokeAllowing('Cancel', 'sandbox_open', {
+      session: 'ghost',
+      runtime: 'bash',
+      workspace_access: 'rw',
+      network: true,
+    });
+    assert.match(
+      opened.asked,
+      /Sandbox "ghost" would read your workspace folder, change files in your workspace folder and use the network\./,
+    );
   });
 });

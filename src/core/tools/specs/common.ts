@@ -69,6 +69,11 @@ export function targetName(target: TargetView): string {
 
 /** "Workspace: read-write at /workspace. Network: off." for a session, opened or about to be. */
 export function reachWords(target: TargetView): Words {
+  if (target.unseen)
+    return words(
+      'Workspace and network: those of sandbox {0}, which this window has not seen open yet.',
+      target.sandboxId,
+    );
   return words(
     'Workspace: {0}. Network: {1}.{2}',
     accessPhrase(target.workspaceAccess),
