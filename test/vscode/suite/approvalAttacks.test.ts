@@ -42,7 +42,7 @@ suite('Approvals by reach, attacked', () => {
 
   teardown(async () => {
     await setting('confirmation', undefined);
-    for (const id of ['run', 'default', 'approvals-cli', 'approvals-id', 'ghost'])
+    for (const id of ['run', 'default', 'approvals-cli', 'approvals-id', 'ghost', 'approvals-loop'])
       await invoke('sandbox_close', { sandbox_id: id }).catch(() => undefined);
     await setting('network', undefined);
     await setting('images.bash', undefined);
@@ -137,5 +137,31 @@ suite('Approvals by reach, attacked', () => {
       opened.asked,
       /Sandbox "ghost" would read your workspace folder, change files in your workspace folder and use the network\./,
     );
+  });
+
+  test('after one approved command starts a loop in a networked sandbox, writing the file it runs is confirmed too', async () => {
+    await setting('network', true);
+    const opened = await invokeAllowing('Allow for This Sandbox', 'sandbox_open', {
+      session: 'approvals-loop',
+      runtime: 'bash',
+      network: true,
+    });
+    assert.match(opened.text, /network: on/);
+    const before = acceptedConfirmations().length;
+    // One harmless-looking command the user approves (a dev server that reloads on change is the same thing).
+    const started = await invoke('sandbox_exec', {
+      sandbox_id: 'approvals-loop',
+      command:
+        "nohup sh -c 'while :; do [ -f job.sh ] && sh job.sh > job.out 2>&1; rm -f job.sh; sleep 0.2; done' >/dev/null 2>&1 & echo started",
+    });
+    assert.match(started, /started/);
+    assert.equal(acceptedConfirmations().length, before + 1);
+    // Then the code that loop runs, with the network, arrives as a file.
+    await invoke('sandbox_fs_write', {
+      sandbox_id: 'approvals-loop',
+      files: [{ path: 'job.sh', content: 'echo this could use the network' }],
+    });
+    assert.equal(acceptedConfirmations().length, before + 2, 'VS Code asked before the file was written');
+    assert.match(acceptedConfirmations().at(-1)!, /Network: on/);
   });
 });

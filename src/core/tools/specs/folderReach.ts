@@ -1,4 +1,4 @@
-/** The reach of the file tools: they run no code of the model's, so only the mounted folder counts. */
+/** The reach of the file tools: the mounted folder, and for writes the network that code in the sandbox can use. */
 import type { ReachKind, TargetView } from '../reach';
 
 /** Reading /workspace reads the user's folder when it is mounted (ro or rw). */
@@ -6,7 +6,13 @@ export function readsFolder(target: TargetView): Set<ReachKind> {
   return new Set(target.workspaceAccess === 'none' ? [] : ['folder-read']);
 }
 
-/** Writing or deleting under /workspace changes the user's folder when it is mounted read-write. */
+/**
+ * Writing or deleting files changes the user's folder when it is mounted read-write; in a sandbox
+ * with the network it also changes what code there may run with that network (a server that
+ * reloads on change, a loop started by an earlier command), so the network counts too.
+ */
 export function writesFolder(target: TargetView): Set<ReachKind> {
-  return new Set(target.workspaceAccess === 'rw' ? ['folder-read', 'folder-write'] : []);
+  const reach = new Set<ReachKind>(target.workspaceAccess === 'rw' ? ['folder-read', 'folder-write'] : []);
+  if (target.network) reach.add('network');
+  return reach;
 }

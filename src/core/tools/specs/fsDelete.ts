@@ -44,7 +44,7 @@ export const fsDeleteTool = defineTool({
   tags: ['sandbox', 'files'],
   schema: fsDeleteInputSchema,
   budget: SMALL_RESULT,
-  asks: 'when /workspace is your folder mounted read-write',
+  asks: 'when /workspace is your folder mounted read-write, or the sandbox has the network',
   changes: true,
   target: sessionTarget,
   reach: (_input, target) => writesFolder(target),

@@ -56,7 +56,7 @@ export const fsWriteTool = defineTool({
   tags: ['sandbox', 'files'],
   schema: fsWriteInputSchema,
   budget: `${SMALL_RESULT}: each file written with its size (the first 100)`,
-  asks: 'when /workspace is your folder mounted read-write',
+  asks: 'when /workspace is your folder mounted read-write, or the sandbox has the network (code running there may run what it writes)',
   changes: true,
   target: sessionTarget,
   reach: (_input, target) => writesFolder(target),

@@ -72,7 +72,7 @@ export const stageFileTool = defineTool({
   tags: ['sandbox', 'files'],
   schema: stageFileInputSchema,
   budget: SMALL_RESULT,
-  asks: 'when it reads a workspace file, or /workspace is your folder mounted read-write',
+  asks: 'when it reads a workspace file, or /workspace is your folder mounted read-write, or the sandbox has the network',
   changes: true,
   target: sessionTarget,
   // Reading a workspace file reads the user's folder, whatever the sandbox's own access (refused, not
