@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { TargetRequest, Words } from '../toolSpec';
 import { words } from '../toolSpec';
 import { RUN_TARGET, type TargetView } from '../reach';
+import { displayName } from '../../results/displayName';
 import { DEFAULT_SESSION } from '../../sessions/sessions';
 
 export const sandboxIdField = z
@@ -91,6 +92,20 @@ export function accessPhrase(access: 'none' | 'ro' | 'rw'): string {
     default:
       return 'not visible';
   }
+}
+
+/**
+ * Text from the model (a path, a working directory) as inline code in a confirmation: on one line,
+ * its line breaks and other unsafe characters escaped (as displayName does), and fenced with more
+ * backticks than it holds, so that it cannot close the code span and add lines of its own, such as
+ * a forged "Workspace: not visible." above the real one.
+ */
+export function codeSpan(text: string): string {
+  const shown = displayName(text);
+  const longest = Math.max(0, ...(shown.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longest + 1);
+  const pad = shown.startsWith('`') || shown.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${shown}${pad}${fence}`;
 }
 
 /** Code shown in a confirmation, cut to its first lines. */

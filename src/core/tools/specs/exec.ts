@@ -7,6 +7,7 @@ import { defineTool, words } from '../toolSpec';
 import {
   NEXT_NOTE,
   OUTPUT_BUDGET,
+  codeSpan,
   SANDBOX_ID_NOTE,
   reachWords,
   sandboxIdField,
@@ -77,7 +78,7 @@ export const execTool = defineTool({
   reach: (_input, target) => sessionReach(target),
   describe(input, { target }) {
     const details = [];
-    if (input.cwd) details.push(words('In {0}.', `\`${input.cwd}\``));
+    if (input.cwd) details.push(words('In {0}.', codeSpan(input.cwd)));
     details.push(reachWords(target));
     return {
       progress: words('Running a command in sandbox {0}', targetName(target)),

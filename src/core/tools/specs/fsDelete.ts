@@ -7,6 +7,7 @@ import {
   PATH_NOTE,
   SANDBOX_ID_NOTE,
   SMALL_RESULT,
+  codeSpan,
   pathField,
   reachWords,
   sandboxIdField,
@@ -50,10 +51,10 @@ export const fsDeleteTool = defineTool({
   reach: (_input, target) => writesFolder(target),
   describe(input, { target }) {
     return {
-      progress: words('Deleting {0} in sandbox {1}', input.path, targetName(target)),
+      progress: words('Deleting {0} in sandbox {1}', displayName(input.path), targetName(target)),
       title: words('Delete a file in sandbox {0}?', targetName(target)),
       details: [
-        words('Delete {0}{1}.', `\`${input.path}\``, input.recursive ? ' and everything in it' : ''),
+        words('Delete {0}{1}.', codeSpan(input.path), input.recursive ? ' and everything in it' : ''),
         reachWords(target),
       ],
     };

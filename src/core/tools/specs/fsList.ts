@@ -101,8 +101,8 @@ export const fsListTool = defineTool({
   reach: (_input, target) => readsFolder(target),
   describe(input, { target }) {
     return {
-      progress: words('Listing {0} in sandbox {1}', input.path ?? '/workspace', targetName(target)),
-      title: words('List {0} in sandbox {1}?', input.path ?? '/workspace', targetName(target)),
+      progress: words('Listing {0} in sandbox {1}', displayName(input.path ?? '/workspace'), targetName(target)),
+      title: words('List {0} in sandbox {1}?', displayName(input.path ?? '/workspace'), targetName(target)),
       details: [],
     };
   },

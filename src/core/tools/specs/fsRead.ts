@@ -114,8 +114,8 @@ export const fsReadTool = defineTool({
   reach: (_input, target) => readsFolder(target),
   describe(input, { target }) {
     return {
-      progress: words('Reading {0} in sandbox {1}', input.path, targetName(target)),
-      title: words('Read {0} in sandbox {1}?', input.path, targetName(target)),
+      progress: words('Reading {0} in sandbox {1}', displayName(input.path), targetName(target)),
+      title: words('Read {0} in sandbox {1}?', displayName(input.path), targetName(target)),
       details: [],
     };
   },

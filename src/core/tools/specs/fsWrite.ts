@@ -10,6 +10,7 @@ import {
   PATH_NOTE,
   SANDBOX_ID_NOTE,
   SMALL_RESULT,
+  codeSpan,
   fileInputField,
   fileMode,
   reachWords,
@@ -63,7 +64,7 @@ export const fsWriteTool = defineTool({
   describe(input, { target }) {
     const details = input.files
       .slice(0, MAX_CONFIRMED)
-      .map((file) => words('- {0}{1}', `\`${file.path}\``, file.executable ? ' (executable)' : ''));
+      .map((file) => words('- {0}{1}', codeSpan(file.path), file.executable ? ' (executable)' : ''));
     if (input.files.length > MAX_CONFIRMED) details.push(words('- and {0} more', input.files.length - MAX_CONFIRMED));
     details.push(reachWords(target));
     return {

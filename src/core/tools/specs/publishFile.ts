@@ -15,6 +15,7 @@ import {
   PATH_NOTE,
   SANDBOX_ID_NOTE,
   SMALL_RESULT,
+  codeSpan,
   pathField,
   sandboxIdField,
   sessionTarget,
@@ -84,24 +85,24 @@ export const publishFileTool = defineTool({
       ),
     ),
   describe(input, { target }) {
-    const copy = words('Copy {0} out of sandbox {1} into the file store.', `\`${input.path}\``, targetName(target));
+    const copy = words('Copy {0} out of sandbox {1} into the file store.', codeSpan(input.path), targetName(target));
     if (input.save_to_workspace === undefined)
       return {
-        progress: words('Copying {0} out of sandbox {1}', input.path, targetName(target)),
+        progress: words('Copying {0} out of sandbox {1}', displayName(input.path), targetName(target)),
         title: words('Copy a file out of sandbox {0}?', targetName(target)),
         details: [copy],
       };
     return {
-      progress: words('Copying {0} out of sandbox {1}', input.path, targetName(target)),
+      progress: words('Copying {0} out of sandbox {1}', displayName(input.path), targetName(target)),
       title: words('Save a file from sandbox {0} to the workspace?', targetName(target)),
       details: [
         copy,
         input.overwrite
           ? words(
               'Save it to {0} in your workspace folder, replacing the file there if there is one.',
-              `\`${input.save_to_workspace}\``,
+              codeSpan(input.save_to_workspace),
             )
-          : words('Save it to {0} in your workspace folder (a new file).', `\`${input.save_to_workspace}\``),
+          : words('Save it to {0} in your workspace folder (a new file).', codeSpan(input.save_to_workspace)),
       ],
     };
   },

@@ -4,7 +4,7 @@ import { formatSize } from '../../spec/units';
 import { formatExecResult } from '../format';
 import { sessionReach } from '../reach';
 import { defineTool, words } from '../toolSpec';
-import { NEXT_NOTE, OUTPUT_BUDGET, fileInputField, fileMode, shownCode, timeoutSecondsField } from './common';
+import { NEXT_NOTE, OUTPUT_BUDGET, codeSpan, fileInputField, fileMode, shownCode, timeoutSecondsField } from './common';
 
 export const runInputSchema = z
   .object({
@@ -63,7 +63,7 @@ export const runTool = defineTool({
     const runtime = input.runtime ?? (settings.defaultRuntime === 'linux' ? 'bash' : settings.defaultRuntime);
     const details = [];
     if (input.files?.length)
-      details.push(words('Input files: {0}', input.files.map((file) => `\`${file.path}\``).join(', ')));
+      details.push(words('Input files: {0}', input.files.map((file) => codeSpan(file.path)).join(', ')));
     details.push(
       target.engine === 'virtual'
         ? words(

@@ -13,6 +13,7 @@ import {
   PATH_NOTE,
   SANDBOX_ID_NOTE,
   SMALL_RESULT,
+  codeSpan,
   pathField,
   reachWords,
   sandboxIdField,
@@ -84,12 +85,14 @@ export const stageFileTool = defineTool({
     ),
   describe(input, { target }) {
     const source =
-      input.key !== undefined ? `the stored file \`${input.key}\`` : `the workspace file \`${input.workspace_path}\``;
+      input.key !== undefined
+        ? `the stored file ${codeSpan(input.key)}`
+        : `the workspace file ${codeSpan(input.workspace_path!)}`;
     return {
       progress: words('Copying a file into sandbox {0}', targetName(target)),
       title: words('Copy a file into sandbox {0}?', targetName(target)),
       details: [
-        words('Copy {0} into sandbox {1} at {2}.', source, targetName(target), `\`${input.path}\``),
+        words('Copy {0} into sandbox {1} at {2}.', source, targetName(target), codeSpan(input.path)),
         reachWords(target),
       ],
     };
