@@ -18,12 +18,13 @@ export async function askToWiden(
   /** wider: more than the user granted for the sandbox; unconfirmed: within it, but VS Code did not ask. */
   why: 'wider' | 'unconfirmed' = 'wider',
 ): Promise<WideningAnswer> {
-  const forSandbox = vscode.l10n.t('Allow for This Sandbox');
+  // One-off sandboxes close at the end of their call: what is allowed for them holds for every later one, in this window.
+  const oneOff = target.sandboxId === RUN_TARGET;
+  const forSandbox = oneOff
+    ? vscode.l10n.t('Allow for All One-Off Sandboxes')
+    : vscode.l10n.t('Allow for This Sandbox');
   const once = vscode.l10n.t('Allow Once');
-  const who =
-    target.sandboxId === RUN_TARGET
-      ? vscode.l10n.t('A one-off sandbox')
-      : vscode.l10n.t('Sandbox "{0}"', target.sandboxId);
+  const who = oneOff ? vscode.l10n.t('A one-off sandbox') : vscode.l10n.t('Sandbox "{0}"', target.sandboxId);
   const message = vscode.l10n.t(
     '{0} would {1}. Allow it? ({2})',
     who,
@@ -33,13 +34,17 @@ export async function askToWiden(
   const detail = [
     confirmationPlainText(description),
     folder ? vscode.l10n.t('Workspace folder: {0}', folder) : '',
-    why === 'wider'
+    why === 'unconfirmed'
       ? vscode.l10n.t(
-          'This is more than you have allowed for this sandbox so far, so Agent Sandbox asks even when the chat was told to allow this tool. "Allow for This Sandbox" lasts until the sandbox closes.',
-        )
-      : vscode.l10n.t(
           'VS Code did not ask about this call: when it was prepared, this window did not know the sandbox as it is now. So Agent Sandbox asks.',
-        ),
+        )
+      : oneOff
+        ? vscode.l10n.t(
+            'This is more than you have allowed for one-off sandboxes so far, so Agent Sandbox asks even when the chat was told to allow this tool. "Allow for All One-Off Sandboxes" lasts until this window closes: every later one-off sandbox gets it.',
+          )
+        : vscode.l10n.t(
+            'This is more than you have allowed for this sandbox so far, so Agent Sandbox asks even when the chat was told to allow this tool. "Allow for This Sandbox" lasts until the sandbox closes.',
+          ),
   ]
     .filter(Boolean)
     .join('\n\n');

@@ -51,7 +51,8 @@ suite('Approvals by reach, attacked', () => {
 
   test('a grant for one-off runs with the network does not cover a persistent sandbox named "run"', async () => {
     await setting('network', true);
-    const run = await invokeAllowing('Allow for This Sandbox', 'sandbox_run', {
+    // What is allowed for one-off sandboxes holds for every later one in this window, and the button says so.
+    const run = await invokeAllowing('Allow for All One-Off Sandboxes', 'sandbox_run', {
       code: 'print(6*7)',
       runtime: 'python',
     });

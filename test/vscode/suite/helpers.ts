@@ -158,7 +158,7 @@ export async function setWorkspaceAccessInUserSettings(access: 'none' | 'ro' | '
  * the dialog's message.
  */
 export async function invokeAllowing(
-  button: 'Allow Once' | 'Allow for This Sandbox' | 'Cancel',
+  button: 'Allow Once' | 'Allow for This Sandbox' | 'Allow for All One-Off Sandboxes' | 'Cancel',
   name: string,
   input: object,
 ): Promise<{ text: string; asked: string }> {
