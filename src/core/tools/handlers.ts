@@ -71,7 +71,7 @@ export const TOOL_HANDLERS: { [N in ToolName]: Handler<N> } = {
   },
 
   async sandbox_open(input, context) {
-    const opened = await context.service.open(
+    const opened = await context.service.openSession(
       {
         session: input.session,
         scope:
