@@ -68,6 +68,25 @@ export function tightenAccess(levels: SettingLevels<string>, fallback: Workspace
   return { value, ...(ignored ? { ignored } : {}) };
 }
 
+/** Which tool calls ask first: a workspace may ask for more confirmations ("always"), never fewer. */
+export function tightenConfirmation(levels: SettingLevels<string>): MergedSetting<string> {
+  const user = levels.user ?? 'reach';
+  const wanted = workspaceValues(levels);
+  if (wanted.includes('always') || user === 'always') {
+    const ignored = user === 'always' && wanted.some((value) => value !== 'always');
+    return {
+      value: 'always',
+      ...(ignored
+        ? {
+            ignored:
+              'confirmation in workspace settings asks for fewer confirmations than your user settings; it was ignored.',
+          }
+        : {}),
+    };
+  }
+  return { value: wanted.find((value) => value !== 'reach') ?? user };
+}
+
 /** A switch that loosens when on (network): on only if the user level turns it on and no workspace turns it off. */
 export function tightenSwitch(key: string, levels: SettingLevels<unknown>, fallback: boolean): MergedSetting<unknown> {
   let value: unknown = levels.user ?? fallback;

@@ -33,6 +33,12 @@ export const settingsSchema = z.object({
   defaultRuntime: runtimeSchema.default('python'),
   workspaceAccess: workspaceAccessSchema.default('none'),
   network: z.boolean().default(false),
+  confirmation: z
+    .enum(['reach', 'always'])
+    .default('reach')
+    .describe(
+      'Which tool calls ask first. reach: calls that stay inside a private sandbox run without asking; calls that can touch the workspace folder or the network ask, and a call that reaches further than you allowed for its sandbox always asks in a dialog. always: every call that runs code or changes files asks too.',
+    ),
   timeoutSeconds: z.number().positive().default(DEFAULT_TIMEOUT_SECONDS),
   limits: z
     .object({
