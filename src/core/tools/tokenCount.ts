@@ -25,15 +25,36 @@ export const CALL_CHARS = 16_000;
 
 export type CountTokens = (text: string) => PromiseLike<number>;
 
-/** An upper bound on the text's tokens, from ceil(length / CALL_CHARS) calls of the tokenizer on short runs. */
+/** At most this many repeated pieces are counted on their own (see countTokensBounded). */
+const MOST_REPEATED = 2;
+/** A repeated piece is counted on its own only when its repeats cover this many characters. */
+const REPEATED_CHARS = 4_096;
+
+/**
+ * An upper bound on the text's tokens, from a few calls of the tokenizer on short runs: pieces that
+ * repeat (a run of one character, a repeated line) are counted once each, times how often they
+ * appear; the rest in calls of at most CALL_CHARS characters.
+ */
 export async function countTokensBounded(
   text: string,
   countTokens: CountTokens,
   signal?: AbortSignal,
 ): Promise<number> {
+  const seen = new Map<string, number>();
+  for (const piece of pieces(text)) seen.set(piece, (seen.get(piece) ?? 0) + 1);
+  const repeated = [...seen]
+    .filter(([piece, times]) => times > 1 && piece.length * times >= REPEATED_CHARS)
+    .sort(([a, timesA], [b, timesB]) => b.length * timesB - a.length * timesA)
+    .slice(0, MOST_REPEATED);
+  const alone = new Set(repeated.map(([piece]) => piece));
   let total = 0;
+  for (const [piece, times] of repeated) {
+    signal?.throwIfAborted();
+    total += (await countTokens(piece)) * times;
+  }
   let call = '';
   for (const piece of pieces(text)) {
+    if (alone.has(piece)) continue;
     if (call.length + piece.length + 1 > CALL_CHARS && call) {
       signal?.throwIfAborted();
       total += await countTokens(call);
@@ -48,15 +69,14 @@ export async function countTokensBounded(
   return total;
 }
 
-/** The text in pieces of at most PIECE_CHARS characters, each ending at a space or line break when one is in its last quarter, else RUN_PIECE_CHARS long. */
+/** The text in pieces of at most PIECE_CHARS characters, each ending at its last space or line break; a run without one in pieces of RUN_PIECE_CHARS. */
 export function* pieces(text: string): Generator<string> {
   let at = 0;
   while (at < text.length) {
     let end = Math.min(at + PIECE_CHARS, text.length);
     if (end < text.length) {
-      const floor = at + Math.floor(PIECE_CHARS * 0.75);
       let found = false;
-      for (let i = end; i > floor; i--) {
+      for (let i = end; i > at + 1; i--) {
         const code = text.charCodeAt(i - 1);
         if (code === 0x20 || code === 0x0a) {
           end = i;
