@@ -23,6 +23,8 @@ export const AGENT_LOOP_SETTINGS = {
   'chat.tools.global.autoApprove': false,
 };
 
+// A pending tool confirmation is a card in a carousel above the chat input (a hidden copy sits in the
+// response); the carousel names it by the tool call's id, which survives the card being re-rendered.
 const CARD = '.chat-confirmation-widget2';
 const DIALOG = '.monaco-dialog-box';
 
@@ -79,12 +81,15 @@ async function unseen(page) {
           .filter(Boolean)
           .join('\n');
       const found = [];
+      const noted = (globalThis.agentLoopNoted ??= new Set());
       for (const card of document.querySelectorAll(CARD)) {
         const buttons = [...card.querySelectorAll('.chat-confirmation-widget-buttons .monaco-button')]
           .map((button) => button.textContent.trim())
           .filter(Boolean);
-        if (card.dataset.agentLoopSeen || buttons.length === 0) continue;
+        const key = card.closest('.chat-tool-carousel-content[id]')?.id;
+        if (!card.checkVisibility() || buttons.length === 0 || card.dataset.agentLoopSeen || noted.has(key)) continue;
         card.dataset.agentLoopSeen = '1';
+        if (key) noted.add(key);
         found.push({
           where: 'card',
           title: text(card, '.chat-confirmation-widget-title'),
@@ -112,7 +117,7 @@ async function unseen(page) {
 
 /** Clicks `label` on the last card that still has buttons: a button of its own, or an entry of its dropdown. */
 async function clickCard(page, label) {
-  const card = page.locator(`${CARD}:has(.chat-confirmation-widget-buttons .monaco-button)`).last();
+  const card = page.locator(`${CARD}:visible:has(.chat-confirmation-widget-buttons .monaco-button)`).last();
   await card.waitFor({ state: 'visible', timeout: 30_000 });
   const card_ = {
     title: (await card.locator('.chat-confirmation-widget-title').first().textContent()) ?? '',
@@ -130,9 +135,23 @@ async function clickCard(page, label) {
   } else {
     // "Allow in this Session" and the like live in the dropdown beside the primary button.
     await card.locator('.monaco-button-dropdown .monaco-dropdown-button').first().click();
-    const item = page.locator('.monaco-menu .action-item', { hasText: label }).first();
-    await item.waitFor({ state: 'visible', timeout: 10_000 });
-    await item.click();
+    const items = page.locator('.monaco-menu .action-item');
+    await items.first().waitFor({ state: 'visible', timeout: 10_000 });
+    const labels = (await items.allTextContents()).map((text) => text.trim());
+    const index = labels.indexOf(label);
+    if (index < 0) {
+      await page.keyboard.press('Escape');
+      throw new Error(
+        `no button or menu entry "${label}" on the card; buttons ${JSON.stringify(card_.buttons)}, menu ${JSON.stringify(labels)}`,
+      );
+    }
+    // A click during the menu's opening can be lost: click until the menu closes, as a person would.
+    const menu = page.locator('.monaco-menu').first();
+    for (let tries = 0; tries < 3 && (await menu.isVisible()); tries++) {
+      await items.nth(index).locator('.action-menu-item').first().click({ timeout: 5_000 });
+      await menu.waitFor({ state: 'hidden', timeout: 3_000 }).catch(() => undefined);
+    }
+    if (await menu.isVisible()) throw new Error(`the menu entry "${label}" did not take a click`);
   }
   return card_;
 }

@@ -79,8 +79,14 @@ export async function runCase(script: CaseScript, options: CaseOptions): Promise
     );
     const transcript = () => readJson<Transcript>(transcriptFile(id));
     for (const answer of options.answers ?? []) {
-      await waitFor(deadline, `the confirmation to answer with ${JSON.stringify(answer)}`, () =>
-        readSeen(id).length > answered.length ? true : undefined,
+      const next = await waitFor(deadline, `the confirmation to answer with ${JSON.stringify(answer)}`, () =>
+        readSeen(id).at(answered.length),
+      );
+      const expected = 'card' in answer ? 'card' : 'dialog';
+      assert.equal(
+        next.where,
+        expected,
+        `expected a ${expected} to answer with ${JSON.stringify(answer)}, and this appeared: ${JSON.stringify(next)}`,
       );
       const text = 'card' in answer ? await clickCard(answer.card) : await clickDialogButton(answer.dialog);
       answered.push({ answer, text });

@@ -49,7 +49,7 @@ export interface Transcript {
     readonly turn: number;
     readonly toolsOffered: readonly string[];
     readonly answered: 'calls' | 'text' | 'no such turn';
-    /** What the loop (and our tools, through it) handed the model's tokenizer before this request. */
+    /** What the loop asked the model to count before this request (not our tools' counting: Copilot's own tokenizer does that). */
     readonly tokenCounting: TokenCounting;
   }[];
   readonly results: ReceivedResult[];

@@ -2,9 +2,10 @@
 // to like any other. For the case named in the chat query (see ../agentLoop/script.ts) it answers
 // each request with the next turn of the case's script (tool calls, or the closing text), and writes
 // down every tool result the loop sends back, part by part, exactly as a model receives it.
-// Tokens are counted with a real byte-pair tokenizer (o200k_base, the vocabulary Copilot assumes for
-// a model an extension contributes): Copilot hands our tools this count as countTokens, and uses it
-// to fit its own prompt.
+// provideTokenCount answers with a real byte-pair count (o200k_base, the vocabulary Copilot assumes for
+// a model an extension contributes). Copilot counts tool results, and answers our tools'
+// countTokens, with its own o200k_base tokenizer instead (checked in Copilot Chat 0.67.0: the prompt
+// renderer takes its tokenizer from the endpoint's name for it), so that is what our tools meet here.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Tiktoken } from 'js-tiktoken/lite';
@@ -66,10 +67,7 @@ export function activate(context: vscode.ExtensionContext): void {
 
 export function deactivate(): void {}
 
-/**
- * What was handed to the tokenizer since the case's last request: Copilot counts its prompt with it,
- * and hands it to our tools as countTokens. Byte-pair merging is quadratic on one long run (#24).
- */
+/** What the loop asked this model to count since the case's last request (a note for the transcript). */
 let counted: TokenCounting = { calls: 0, longestText: 0, longestRun: 0, ms: 0 };
 
 function countTokens(text: string): number {
