@@ -12,6 +12,8 @@ const SLEEP = 'sleep 600';
 interface Api {
   engine: { get(): { docker: { getContainer(id: string): { top(): Promise<{ Processes?: string[][] }> } } } };
   service: { list(): Promise<{ id: string; name?: string }[]> };
+  /** The panel's Activity list: a call is recorded there when it ends, however it ends. */
+  activity: { recent(): { tool: string; summary: string; sandboxId?: string; ok: boolean }[] };
 }
 
 suite("Cancelling in Copilot's agent loop", function () {
@@ -71,6 +73,13 @@ suite("Cancelling in Copilot's agent loop", function () {
       'after the stop, the loop did not call the model again',
     );
     assert.equal(transcript.ended, false);
+    await waitUntil('the exec call ended (recorded in the Activity list)', 30_000, async () =>
+      api.activity
+        .recent()
+        .some((entry) => entry.tool === 'sandbox_exec' && entry.sandboxId === SESSION && entry.summary === SLEEP),
+    );
+    const ended = api.activity.recent().find((entry) => entry.summary === SLEEP)!;
+    assert.equal(ended.ok, false, 'a stopped call is not recorded as a success');
     await waitUntil(`"${SLEEP}" is gone from the sandbox`, 30_000, async () =>
       (await processes()).every((line) => !line.includes(SLEEP)),
     );
