@@ -95,6 +95,7 @@ suite("Approvals in Copilot's agent loop", function () {
   });
 
   // #15: Copilot remembers "Allow in this Session" per tool name; it must not approve a call that reaches further.
+  // Last in this window on purpose: that approval of sandbox_exec lasts until the window closes.
   test('"Allow in this Session" for a no-access exec does not approve an exec in a read-write sandbox', async () => {
     await config().update('confirmation', 'always', vscode.ConfigurationTarget.Global);
     await setWorkspaceAccessInUserSettings('rw');

@@ -38,7 +38,10 @@ export interface CaseOptions {
   readonly answers?: readonly Answer[];
   /** Called once the case's chat request runs (for a case that acts on it, e.g. cancels it). */
   readonly during?: (transcript: () => Transcript | undefined) => Promise<void>;
-  /** The case ends when the model gave its closing text (default), or when the chat's answer completes. */
+  /**
+   * The case ends when the model gave its closing text (default), or when the chat's answer completes
+   * (known only for a case without confirmations: the chat command stops waiting at the first one).
+   */
   readonly until?: 'closing-text' | 'chat-complete';
   readonly timeoutMs: number;
 }
@@ -54,6 +57,10 @@ export async function scriptedModelReady(): Promise<void> {
 
 export async function runCase(script: CaseScript, options: CaseOptions): Promise<CaseRun> {
   const { id } = script;
+  if (options.until === 'chat-complete' && options.answers?.length)
+    throw new Error(
+      `case ${id}: until "chat-complete" cannot be told apart from a pending confirmation; end it on its closing text`,
+    );
   const deadline = Date.now() + options.timeoutMs;
   for (const file of [transcriptFile(id), seenFile(id)]) fs.rmSync(file, { force: true });
   fs.writeFileSync(caseFile(id), JSON.stringify(script, null, 2));
