@@ -9,7 +9,15 @@ import { TOOLS, toolSpec, type ToolName } from '../../src/core/tools/toolList';
 const settings = parseSettings({});
 
 function target(overrides: Partial<TargetView> = {}): TargetView {
-  return { sandboxId: 'default', open: true, workspaceAccess: 'none', network: false, packages: false, ...overrides };
+  return {
+    sandboxId: 'default',
+    open: true,
+    workspaceAccess: 'none',
+    network: false,
+    packages: false,
+    folderAllowed: 'rw',
+    ...overrides,
+  };
 }
 
 /** A valid input for each tool, the kind a model sends. */
@@ -87,6 +95,11 @@ describe('approvals by reach', () => {
       'folder-publish',
     ]);
     assert.deepEqual(reachOf('sandbox_publish_file', ro), ['folder-read']);
+    // What the user's policy refuses anyway is refused by the call, not asked about.
+    const noFolder = target({ folderAllowed: 'none' });
+    assert.deepEqual(reachOf('sandbox_stage_file', noFolder, { workspace_path: 'data.csv', path: 'd.csv' }), []);
+    const readOnly = target({ folderAllowed: 'ro' });
+    assert.deepEqual(reachOf('sandbox_publish_file', readOnly, { path: 'r.pdf', save_to_workspace: 'r.pdf' }), []);
     assert.deepEqual(reachOf('sandbox_open', target({ open: false, workspaceAccess: 'rw', network: true })), [
       'folder-read',
       'folder-write',

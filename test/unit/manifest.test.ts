@@ -111,3 +111,12 @@ describe('tools as every model family takes them', () => {
       );
   });
 });
+
+describe('the README tool table', () => {
+  it('states each tool with its result budget and when it asks first, as the tool list says', async () => {
+    const { README, withToolTable } = await import('../../scripts/generateToolTable');
+    const readme = readFileSync(README, 'utf8');
+    assert.equal(withToolTable(readme), readme, 'README.md is out of date. Run: npx tsx scripts/generateToolTable.ts');
+    for (const tool of TOOLS) assert.ok(readme.includes(`| \`${tool.name}\` |`), tool.name);
+  });
+});

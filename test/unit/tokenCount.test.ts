@@ -2,6 +2,7 @@
 // tokenizer, few calls, and the count bounds the real one from above. Uses a real byte-pair tokenizer
 // (o200k_base, as Copilot's models use) for the bound.
 import assert from 'node:assert/strict';
+import { SandboxError } from '../../src/core/errors';
 import { Tiktoken } from 'js-tiktoken/lite';
 import o200k from 'js-tiktoken/ranks/o200k_base';
 import { formatExecResult } from '../../src/core/tools/format';
@@ -103,6 +104,39 @@ describe('counting tokens in bounded time', () => {
     const [first] = resultParts(text);
     assert.ok(first!.length <= PART_CHARS);
     assert.match(first!, /^failed · exit code 3 · .*output shortened to fit the context\nNext: Read stderr/);
+  });
+
+  it('counts a piece that repeats once, times its repeats: a run of one character costs a few short calls', async function () {
+    this.timeout(20_000); // the real tokenizer's own count of the runs, to compare with
+    const text = `headline · exit code 0\nstdout:\n${'x'.repeat(3_000)}\n[… marker …]\n${'x'.repeat(3_000)}`;
+    const calls: string[] = [];
+    const bound = await countTokensBounded(text, async (piece) => (calls.push(piece), realCount(piece)));
+    assert.ok(calls.length <= 3, `${calls.length} calls`);
+    const handed = calls.reduce((sum, piece) => sum + piece.length, 0);
+    assert.ok(handed < 1_000, `${handed} characters handed to the tokenizer`);
+    assert.ok(bound >= realCount(text), `${bound} is not an upper bound of ${realCount(text)}`);
+  });
+
+  it('a cancelled call stops while counting, even when the tokenizer never answers, and says it was cancelled', async () => {
+    const controller = new AbortController();
+    const counting = formatExecResult(
+      execResult('y'.repeat(200_000)),
+      { engine: 'docker' },
+      {
+        maxChars: 48_000,
+        tokenBudget: 1_000,
+        countTokens: () => {
+          setImmediate(() => controller.abort(new Error('cancelled in VS Code')));
+          return new Promise<number>(() => undefined);
+        },
+        signal: controller.signal,
+      },
+    );
+    await assert.rejects(counting, (error: unknown) => {
+      assert.ok(SandboxError.is(error, 'aborted'), String(error));
+      assert.match((error as Error).message, /^Cancelled: cancelled in VS Code\.$/);
+      return true;
+    });
   });
 
   it('splits a long result into parts of at most 8,000 characters, at line breaks, losing nothing', () => {

@@ -34,6 +34,8 @@ export interface TargetView {
   readonly network: boolean;
   /** Packages installed when the session is created (with the network on for that step). */
   readonly packages: boolean;
+  /** The most workspace access the user allows: calls that need more are refused, not asked about. */
+  readonly folderAllowed: WorkspaceAccess;
   /** The engine when known: confirmations name it correctly (no "container" for the virtual engine). */
   readonly engine?: EngineKind;
 }

@@ -44,6 +44,7 @@ function build(
       workspaceAccess: 'none',
       network: service.computeNetwork(),
       packages: false,
+      folderAllowed: service.allowedAccess(),
       engine,
     };
   if (session)
@@ -53,6 +54,7 @@ function build(
       workspaceAccess: session.workspaceAccess,
       network: session.network,
       packages: false,
+      folderAllowed: service.allowedAccess(),
       engine: session.engine ?? engine,
     };
   // Not open: a call without an open request opens the default session of its scope (a named one
@@ -62,7 +64,7 @@ function build(
     request.kind === 'open'
       ? service.plan({ ...named(id), workspaceAccess: request.workspaceAccess, network: request.network })
       : service.plan({});
-  return { sandboxId: id, open: false, ...plan, engine };
+  return { sandboxId: id, open: false, ...plan, folderAllowed: service.allowedAccess(), engine };
 }
 
 /** The session name and scope of a sandbox_id; a malformed one is the call's own error, reported when it runs. */

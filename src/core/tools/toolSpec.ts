@@ -68,6 +68,8 @@ export interface ToolSpec<S extends z.ZodType = z.ZodType, N extends string = st
   readonly schema: S;
   /** How large a result can get, for the README's tool table and `tool --list`. */
   readonly budget: string;
+  /** When a call asks first, for the README's tool table: what its reach is made of. */
+  readonly asks: string;
   /** True when a call runs code or changes files: under the "always" confirmation rule every such call asks. */
   readonly changes: boolean;
   /** The sandbox a call targets. */

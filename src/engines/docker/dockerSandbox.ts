@@ -20,7 +20,7 @@ import type {
   WriteResult,
 } from '../../core/engine/engine';
 import { encodeFileContent, resolveFiles } from '../../core/files/files';
-import { WORKSPACE_DIR, resolveWorkspacePath, workspaceRelative } from '../../core/files/paths';
+import { WORKSPACE_DIR, resolveReadablePath, resolveWorkspacePath, workspaceRelative } from '../../core/files/paths';
 import { buildExecResult } from '../../core/results/results';
 import { describeDeath, type DeathReason } from '../../core/sessions/sessionDeath';
 import type { DockerEngine } from './dockerEngine';
@@ -147,7 +147,7 @@ export class DockerSandbox implements Sandbox {
   }
 
   async readFile(path: string, options: ReadOptions = {}, signal?: AbortSignal): Promise<FileContent> {
-    const absolute = resolveWorkspacePath(path);
+    const absolute = resolveReadablePath(path);
     const maxBytes = Math.min(
       options.maxBytes ?? this.info.spec.limits.maxFileSizeBytes,
       this.info.spec.limits.maxFileSizeBytes,

@@ -35,6 +35,7 @@ export const closeTool = defineTool({
   schema: closeInputSchema,
   budget: SMALL_RESULT,
   // Closing loses the sandbox's own files, never the user's: it asks only under the "always" rule.
+  asks: 'only under `agentSandbox.confirmation: always`',
   changes: true,
   target: sessionTarget,
   reach: () => NO_REACH,

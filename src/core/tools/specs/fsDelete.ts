@@ -44,6 +44,7 @@ export const fsDeleteTool = defineTool({
   tags: ['sandbox', 'files'],
   schema: fsDeleteInputSchema,
   budget: SMALL_RESULT,
+  asks: 'when /workspace is your folder mounted read-write',
   changes: true,
   target: sessionTarget,
   reach: (_input, target) => writesFolder(target),

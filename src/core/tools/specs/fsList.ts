@@ -95,6 +95,7 @@ export const fsListTool = defineTool({
   schema: fsListInputSchema,
   budget:
     'headline first; at most the file count cap (1,000 entries), cut to the chat’s token budget with a count of what is not shown',
+  asks: 'when /workspace is your folder (ro, rw) and you have not allowed that sandbox to read it; never otherwise',
   changes: false,
   target: sessionTarget,
   reach: (_input, target) => readsFolder(target),

@@ -56,6 +56,7 @@ export const fsWriteTool = defineTool({
   tags: ['sandbox', 'files'],
   schema: fsWriteInputSchema,
   budget: `${SMALL_RESULT}: each file written with its size (the first 100)`,
+  asks: 'when /workspace is your folder mounted read-write',
   changes: true,
   target: sessionTarget,
   reach: (_input, target) => writesFolder(target),

@@ -74,6 +74,7 @@ export const openTool = defineTool({
   tags: ['sandbox'],
   schema: openInputSchema,
   budget: SMALL_RESULT,
+  asks: 'when the sandbox would see your folder (ro, rw), have the network or install packages, beyond what you allowed for it',
   changes: false,
   target: (input) => ({
     kind: 'open',

@@ -72,10 +72,17 @@ export const publishFileTool = defineTool({
   tags: ['sandbox', 'files'],
   schema: publishFileInputSchema,
   budget: SMALL_RESULT,
+  asks: 'when it saves into your folder (`save_to_workspace`, read-write access only), or reads a mounted folder',
   changes: true,
   target: sessionTarget,
+  // Saving into the folder is refused, not asked about, unless the user allows read-write access.
   reach: (input, target) =>
-    union(readsFolder(target), new Set(input.save_to_workspace !== undefined ? ['folder-publish' as const] : [])),
+    union(
+      readsFolder(target),
+      new Set(
+        input.save_to_workspace !== undefined && target.folderAllowed === 'rw' ? ['folder-publish' as const] : [],
+      ),
+    ),
   describe(input, { target }) {
     const copy = words('Copy {0} out of sandbox {1} into the file store.', `\`${input.path}\``, targetName(target));
     if (input.save_to_workspace === undefined)

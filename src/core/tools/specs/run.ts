@@ -54,6 +54,7 @@ export const runTool = defineTool({
   tags: ['sandbox', 'code-execution'],
   schema: runInputSchema,
   budget: OUTPUT_BUDGET,
+  asks: 'when one-off sandboxes have the network (the setting `agentSandbox.network`) and you have not allowed that yet',
   changes: true,
   target: () => ({ kind: 'run' }),
   // A one-off sandbox never sees the workspace; it has the network only when the user turned it on.

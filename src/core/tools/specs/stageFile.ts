@@ -72,11 +72,16 @@ export const stageFileTool = defineTool({
   tags: ['sandbox', 'files'],
   schema: stageFileInputSchema,
   budget: SMALL_RESULT,
+  asks: 'when it reads a workspace file, or /workspace is your folder mounted read-write',
   changes: true,
   target: sessionTarget,
-  // Reading a workspace file reads the user's folder, whatever the sandbox's own access.
+  // Reading a workspace file reads the user's folder, whatever the sandbox's own access (refused, not
+  // asked about, when the user allows no workspace access).
   reach: (input, target) =>
-    union(writesFolder(target), new Set(input.workspace_path !== undefined ? ['folder-read' as const] : [])),
+    union(
+      writesFolder(target),
+      new Set(input.workspace_path !== undefined && target.folderAllowed !== 'none' ? ['folder-read' as const] : []),
+    ),
   describe(input, { target }) {
     const source =
       input.key !== undefined ? `the stored file \`${input.key}\`` : `the workspace file \`${input.workspace_path}\``;
