@@ -3,24 +3,32 @@ import type { DefaultsEdit, DefaultsView, WebviewToHost } from '../src/shared/pr
 import { h } from './dom';
 import { button } from './engineView';
 
-const MEMORY = /^\d+(\.\d+)?\s*([kKmMgG]([iI]?[bB])?)?$/;
-
 interface Field {
-  key: keyof DefaultsEdit;
+  key: keyof DefaultsEdit & keyof DefaultsView;
   label: string;
   help: string;
-  kind: 'text' | 'number';
-  check: (value: string) => string | undefined;
+  /** What is wrong with the text, in words that follow "must be", or undefined when it is fine. */
+  check: (value: string, defaults: DefaultsView) => string | undefined;
 }
 
+/** A number within the bounds the host sent (the settings schema's). */
 const number =
-  (min: number, max: number, integer = false) =>
-  (value: string) => {
+  (key: keyof DefaultsView['bounds']) =>
+  (value: string, defaults: DefaultsView): string | undefined => {
+    const { minimum, exclusiveMinimum, maximum, integer } = defaults.bounds[key];
     const n = Number(value);
     if (value.trim() === '' || !Number.isFinite(n)) return 'a number';
     if (integer && !Number.isInteger(n)) return 'a whole number';
-    if (n < min || n > max) return `between ${min} and ${max}`;
-    return undefined;
+    const low = minimum !== undefined && n < minimum;
+    const high = maximum !== undefined && n > maximum;
+    const notAbove = exclusiveMinimum !== undefined && n <= exclusiveMinimum;
+    if (!low && !high && !notAbove) return undefined;
+    if (minimum !== undefined && maximum !== undefined) return `between ${minimum} and ${maximum}`;
+    if (exclusiveMinimum !== undefined && maximum !== undefined)
+      return `more than ${exclusiveMinimum} and at most ${maximum}`;
+    if (minimum !== undefined) return `at least ${minimum}`;
+    if (exclusiveMinimum !== undefined) return `more than ${exclusiveMinimum}`;
+    return `at most ${maximum}`;
   };
 
 const FIELDS: Field[] = [
@@ -28,26 +36,14 @@ const FIELDS: Field[] = [
     key: 'memory',
     label: 'Memory',
     help: 'like 512m or 1g, no swap',
-    kind: 'text',
-    check: (value) => (MEMORY.test(value.trim()) ? undefined : 'a size like 512m or 1g'),
+    check: (value, defaults) =>
+      new RegExp(defaults.sizePattern).test(value.trim()) ? undefined : 'a size like 512m or 1g',
   },
-  { key: 'cpus', label: 'CPUs', help: 'cores, 1.5 allowed', kind: 'number', check: number(0.05, 64) },
-  { key: 'pids', label: 'Processes', help: 'most at once', kind: 'number', check: number(16, 32768, true) },
-  { key: 'timeoutSeconds', label: 'Timeout (s)', help: 'per call', kind: 'number', check: number(1, 86400) },
-  {
-    key: 'maxStdoutBytes',
-    label: 'Stdout cap (bytes)',
-    help: 'kept per call',
-    kind: 'number',
-    check: number(1024, 268435456, true),
-  },
-  {
-    key: 'maxStderrBytes',
-    label: 'Stderr cap (bytes)',
-    help: 'kept per call',
-    kind: 'number',
-    check: number(1024, 268435456, true),
-  },
+  { key: 'cpus', label: 'CPUs', help: 'cores, 1.5 allowed', check: number('cpus') },
+  { key: 'pids', label: 'Processes', help: 'most at once', check: number('pids') },
+  { key: 'timeoutSeconds', label: 'Timeout (s)', help: 'per call', check: number('timeoutSeconds') },
+  { key: 'maxStdoutBytes', label: 'Stdout cap (bytes)', help: 'kept per call', check: number('maxStdoutBytes') },
+  { key: 'maxStderrBytes', label: 'Stderr cap (bytes)', help: 'kept per call', check: number('maxStderrBytes') },
 ];
 
 export function renderDefaults(
@@ -69,6 +65,7 @@ export function renderDefaults(
     onUiChange();
   });
   if (!defaults) return section;
+  const shown = defaults;
   const form = h('form', { class: 'defaults-form', novalidate: true });
   const inputs = new Map<keyof DefaultsEdit, HTMLElement>();
   for (const field of FIELDS) {
@@ -77,7 +74,7 @@ export function renderDefaults(
       'vscode-text-field',
       {
         id,
-        value: String(defaults[field.key as keyof DefaultsView]),
+        value: String(defaults[field.key]),
         'data-field': field.key,
         'aria-describedby': `${id}-help`,
         title: field.help,
@@ -136,7 +133,7 @@ export function renderDefaults(
     let valid = true;
     for (const field of FIELDS) {
       const input = inputs.get(field.key)!;
-      const problem = field.check(value(input));
+      const problem = field.check(value(input), shown);
       const error = form.querySelector(`#default-${field.key}-error`)!;
       error.textContent = problem ? `${field.label} must be ${problem}.` : '';
       input.toggleAttribute('aria-invalid', Boolean(problem));

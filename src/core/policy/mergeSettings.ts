@@ -68,6 +68,7 @@ export function mergeSettings(source: SettingSource, options: MergeOptions = {})
     images,
     defaultRuntime: source.get('defaultRuntime'),
     workspaceAccess: access,
+    workspaceAccessByFolder: value('workspaceAccessByFolder'),
     network: take(tightenSwitch('network', source.levels('network'), false)),
     timeoutSeconds: value('timeoutSeconds'),
     limits,

@@ -7,8 +7,7 @@ import * as vscode from 'vscode';
 import type { ActivityLog } from '../../core/sessions/activityLog';
 import { errorMessage } from '../../core/errors';
 import type { SandboxService } from '../../core/sessions/sandboxService';
-import type { Settings } from '../../core/spec/settings';
-import { parseSize } from '../../core/spec/units';
+import { settingsSchema, type Settings } from '../../core/spec/settings';
 import { webviewToHostSchema, type DefaultsEdit, type HostToWebview, type WebviewToHost } from '../../shared/protocol';
 import type { EngineState } from '../engineState';
 import type { AccessGrant } from '../accessGrant';
@@ -159,8 +158,21 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
   }
 
   private async saveDefaults(defaults: DefaultsEdit): Promise<void> {
-    if (parseSize(defaults.memory) === undefined)
-      throw new Error(vscode.l10n.t('Memory must be a size like 512m or 1g.'));
+    // The settings schema's own bounds, checked before anything is saved; the panel shows the first problem.
+    const checked = settingsSchema.safeParse({
+      timeoutSeconds: defaults.timeoutSeconds,
+      limits: {
+        memory: defaults.memory,
+        cpus: defaults.cpus,
+        pids: defaults.pids,
+        maxStdoutBytes: defaults.maxStdoutBytes,
+        maxStderrBytes: defaults.maxStderrBytes,
+      },
+    });
+    if (!checked.success) {
+      const issue = checked.error.issues[0]!;
+      throw new Error(vscode.l10n.t('{0}: {1}', `${SECTION}.${issue.path.join('.')}`, issue.message));
+    }
     const target =
       defaults.target === 'workspace' && vscode.workspace.workspaceFolders?.length
         ? vscode.ConfigurationTarget.Workspace
