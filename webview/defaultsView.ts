@@ -1,7 +1,7 @@
 /** Default limits, workspace access and network, editable with validation; saved to settings by the host. */
 import type { DefaultsEdit, DefaultsView, WebviewToHost } from '../src/shared/protocol';
+import { button, checkbox, controlValue, dropdown, isChecked, textField } from './controls';
 import { h } from './dom';
-import { button } from './engineView';
 
 interface Field {
   key: keyof DefaultsEdit & keyof DefaultsView;
@@ -70,8 +70,7 @@ export function renderDefaults(
   const inputs = new Map<keyof DefaultsEdit, HTMLElement>();
   for (const field of FIELDS) {
     const id = `default-${field.key}`;
-    const input = h(
-      'vscode-text-field',
+    const input = textField(
       {
         id,
         value: String(defaults[field.key]),
@@ -92,20 +91,15 @@ export function renderDefaults(
       ),
     );
   }
-  const access = h(
-    'vscode-dropdown',
+  const access = dropdown(
     { id: 'default-access', 'data-field': 'workspaceAccess', 'aria-label': 'Workspace access' },
-    ...(['none', 'ro', 'rw'] as const).map((value) =>
-      h('vscode-option', { value, selected: value === defaults.workspaceAccess }, value),
-    ),
+    (['none', 'ro', 'rw'] as const).map((value) => ({ value, selected: value === defaults.workspaceAccess })),
   );
-  const network = h('vscode-checkbox', { 'data-field': 'network', checked: defaults.network }, 'Network');
-  const target = h(
-    'vscode-dropdown',
-    { 'data-field': 'target', 'aria-label': 'Save to', disabled: !defaults.canUseWorkspace },
-    h('vscode-option', { value: 'user', selected: defaults.target === 'user' }, 'user settings'),
-    h('vscode-option', { value: 'workspace', selected: defaults.target === 'workspace' }, 'workspace settings'),
-  );
+  const network = checkbox({ 'data-field': 'network', checked: defaults.network }, 'Network');
+  const target = dropdown({ 'data-field': 'target', 'aria-label': 'Save to', disabled: !defaults.canUseWorkspace }, [
+    { value: 'user', label: 'user settings', selected: defaults.target === 'user' },
+    { value: 'workspace', label: 'workspace settings', selected: defaults.target === 'workspace' },
+  ]);
   form.append(
     h('div', { class: 'field' }, h('label', { for: 'default-access' }, 'Workspace access'), access),
     h('div', { class: 'field field-inline' }, network),
@@ -125,15 +119,11 @@ export function renderDefaults(
   });
   section.append(form);
 
-  function value(element: HTMLElement): string {
-    return String((element as unknown as { value?: string }).value ?? '');
-  }
-
   function submit(): void {
     let valid = true;
     for (const field of FIELDS) {
       const input = inputs.get(field.key)!;
-      const problem = field.check(value(input), shown);
+      const problem = field.check(controlValue(input), shown);
       const error = form.querySelector(`#default-${field.key}-error`)!;
       error.textContent = problem ? `${field.label} must be ${problem}.` : '';
       input.toggleAttribute('aria-invalid', Boolean(problem));
@@ -143,15 +133,15 @@ export function renderDefaults(
     post({
       type: 'saveDefaults',
       defaults: {
-        memory: value(inputs.get('memory')!).trim(),
-        cpus: Number(value(inputs.get('cpus')!)),
-        pids: Number(value(inputs.get('pids')!)),
-        timeoutSeconds: Number(value(inputs.get('timeoutSeconds')!)),
-        maxStdoutBytes: Number(value(inputs.get('maxStdoutBytes')!)),
-        maxStderrBytes: Number(value(inputs.get('maxStderrBytes')!)),
-        workspaceAccess: value(access) as DefaultsEdit['workspaceAccess'],
-        network: Boolean((network as unknown as { checked: boolean }).checked),
-        target: value(target) === 'workspace' ? 'workspace' : 'user',
+        memory: controlValue(inputs.get('memory')!).trim(),
+        cpus: Number(controlValue(inputs.get('cpus')!)),
+        pids: Number(controlValue(inputs.get('pids')!)),
+        timeoutSeconds: Number(controlValue(inputs.get('timeoutSeconds')!)),
+        maxStdoutBytes: Number(controlValue(inputs.get('maxStdoutBytes')!)),
+        maxStderrBytes: Number(controlValue(inputs.get('maxStderrBytes')!)),
+        workspaceAccess: controlValue(access) as DefaultsEdit['workspaceAccess'],
+        network: isChecked(network),
+        target: controlValue(target) === 'workspace' ? 'workspace' : 'user',
       },
     });
   }
