@@ -1,5 +1,6 @@
 // What several suites share: calling a tool as Copilot does, and asking the runner for a screenshot.
 import * as assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -81,7 +82,7 @@ export async function screenshot(name: string): Promise<string> {
 export async function clickDialogButton(label: string): Promise<string> {
   const dir = process.env.AGENT_SANDBOX_VSCODE_SCREENSHOTS;
   assert.ok(dir, 'the runner sets AGENT_SANDBOX_VSCODE_SCREENSHOTS');
-  const name = `dialog-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  const name = `dialog-${randomUUID()}`;
   const done = path.join(dir, `${name}.clicked`);
   fs.writeFileSync(path.join(dir, `${name}.click`), label);
   for (let waited = 0; waited < 30_000; waited += 100) {
