@@ -47,9 +47,20 @@ export function button(
   return element;
 }
 
-/** A one-line text field; `label`, when given, is shown above it and names it. */
-export function textField(attributes: Attributes & { value: string }, label?: string): HTMLElement {
-  return h('vscode-text-field', { ...attributes, class: 'control-text' }, label);
+/**
+ * A one-line text field named `label`, shown above it unless `hidden`. (The toolkit names a field by
+ * its text and overwrites an `aria-label`, so a field without a visible label gets a hidden one.)
+ */
+export function textField(
+  attributes: Attributes & { value: string },
+  label: string,
+  { hidden = false }: { hidden?: boolean } = {},
+): HTMLElement {
+  return h(
+    'vscode-text-field',
+    { ...attributes, class: 'control-text' },
+    hidden ? h('span', { class: 'visually-hidden' }, label) : label,
+  );
 }
 
 export interface Choice {

@@ -27,13 +27,11 @@ export function renderSessions(
       onUiChange();
     },
   );
-  const name = textField({
-    'aria-label': 'Name of the new session',
-    placeholder: 'name',
-    value: nextName(sessions),
-    'data-field': 'new-name',
-    size: 12,
-  });
+  const name = textField(
+    { placeholder: 'name', value: nextName(sessions), 'data-field': 'new-name', size: 12 },
+    'Name of the new session',
+    { hidden: true },
+  );
   const open = button(
     'Open Session',
     'Open a new session',

@@ -33,7 +33,6 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
   private view: vscode.WebviewView | undefined;
   private live: vscode.Disposable[] = [];
   private readonly stats = new Map<string, { dispose(): void }>();
-  private readonly sent: HostToWebview[] = [];
   private refreshTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly services: PanelServices) {}
@@ -52,11 +51,6 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
       this.view = undefined;
     });
     if (view.visible) this.startLive();
-  }
-
-  /** The messages sent to the webview, newest last (for tests and diagnostics). */
-  posted(): readonly HostToWebview[] {
-    return this.sent;
   }
 
   /** Handles one message from the webview; anything that is not a valid message is refused. */
@@ -286,8 +280,6 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
   }
 
   private post(message: HostToWebview): void {
-    this.sent.push(message);
-    if (this.sent.length > 200) this.sent.shift();
     void this.view?.webview.postMessage(message);
   }
 }

@@ -75,6 +75,61 @@ export async function screenshot(name: string): Promise<string> {
   throw new Error(`no screenshot ${name} after 10 s`);
 }
 
+export interface Seen {
+  /** The area's accessibility tree, as playwright writes it: `- button "Close build": Close`. */
+  aria: string;
+  text: string;
+}
+
+export interface LookAction {
+  /** Clicks the element with this role and accessible name first. */
+  click?: { role: string; name: string };
+  /** Picks an option in the dropdown of this name first, with the mouse. */
+  choose?: { combobox: string; option: string };
+}
+
+/**
+ * Asks the runner what the user sees in an area of the window (the Sandbox panel, the command
+ * palette, the status bar), after doing what `action` says there as a person would.
+ */
+export async function look(target: 'panel' | 'palette' | 'statusbar', action: LookAction = {}): Promise<Seen> {
+  const name = `look-${randomUUID()}`;
+  const seen = path.join(screenshotDir(), `${name}.seen`);
+  fs.writeFileSync(path.join(screenshotDir(), `${name}.look`), JSON.stringify({ target, ...action }));
+  for (let waited = 0; waited < 20_000; waited += 100) {
+    if (fs.existsSync(seen)) {
+      const answer = JSON.parse(fs.readFileSync(seen, 'utf8')) as Seen & { ok: boolean; error?: string };
+      fs.rmSync(seen, { force: true });
+      if (!answer.ok) throw new Error(`looking at the ${target}: ${answer.error}`);
+      return answer;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the runner did not look at the ${target} within 20 s`);
+}
+
+/** Looks until what the user sees matches, and returns it; fails with the last look. */
+export async function lookUntil(
+  target: 'panel' | 'palette' | 'statusbar',
+  wanted: RegExp,
+  what: string,
+  attempts = 60,
+): Promise<Seen> {
+  let last: Seen | undefined;
+  let problem: unknown;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    try {
+      last = await look(target);
+      problem = undefined;
+      if (wanted.test(last.aria)) return last;
+    } catch (error) {
+      problem = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`${what}: the ${target} never showed ${wanted}; it showed:\n${last?.aria ?? String(problem)}`);
+}
+
 /**
  * Asks the runner to click a button of the modal dialog on screen, as a person would, and returns the
  * dialog's message. Start the command first (without awaiting it), then call this.
