@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import fc from 'fast-check';
 import {
   PACKAGE_JSON,
@@ -11,7 +12,7 @@ import {
 import { mergeSettings, type SettingSource } from '../../src/core/policy/mergeSettings';
 import { parseSettings } from '../../src/core/spec/settings';
 import { settingJsonSchemas, type SettingJsonSchema } from '../../src/core/spec/settingsJsonSchema';
-import { SIZE_PATTERN, parseSize } from '../../src/core/spec/units';
+import { SIZE_PATTERN, formatSize, parseSize } from '../../src/core/spec/units';
 import { withSeed } from '../seed';
 
 const SECTION = 'agentSandbox.';
@@ -199,5 +200,36 @@ describe('settings manifest: package.json from the zod settings schema', () => {
   it('lists every setting once, with the schema of settingJsonSchemas', () => {
     assert.deepEqual(keys, [...settingJsonSchemas().keys()]);
     assert.equal(new Set(keys).size, keys.length);
+  });
+});
+
+describe("README's table of defaults", () => {
+  it('says what the settings schema gives', () => {
+    const readme = readFileSync(resolve(dirname(PACKAGE_JSON), 'README.md'), 'utf8');
+    const table = /^## Defaults\n([\s\S]*?)\n## /m.exec(readme)?.[1];
+    assert.ok(table, 'README.md has a Defaults section');
+    const rows = new Map(
+      [...table.matchAll(/^\| ([^|]+) \| ([^|]+) \|$/gm)].map((match) => [match[1]!.trim(), match[2]!.trim()]),
+    );
+    const settings = parseSettings({});
+    const { limits } = settings;
+    const count = (n: number) => n.toLocaleString('en-US');
+    const expected: Record<string, string> = {
+      'memory (no swap)': formatSize(limits.memory),
+      CPUs: String(limits.cpus),
+      processes: String(limits.pids),
+      'time per call': `${settings.timeoutSeconds} s`,
+      'stdout / stderr kept per call': `${formatSize(limits.maxStdoutBytes)} each`,
+      'file size / files per operation (file tools)': `${formatSize(limits.maxFileSizeBytes)} / ${limits.maxFiles}`,
+      'disk per writable place (`/tmp`, `$HOME`, `/workspace`, ...)': formatSize(limits.disk),
+      'files and folders per writable place': count(limits.inodes),
+      network: settings.network ? 'on' : 'off',
+      workspace: settings.workspaceAccess,
+    };
+    assert.equal(limits.maxStderrBytes, limits.maxStdoutBytes, 'the table gives one figure for both');
+    for (const [row, value] of Object.entries(expected)) {
+      assert.ok(rows.has(row), `README's Defaults table has no row "${row}"`);
+      assert.ok(rows.get(row)!.startsWith(value), `README says ${row} is "${rows.get(row)}", the schema ${value}`);
+    }
   });
 });
