@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { toolInputSchema } from '../src/core/tools/jsonSchema';
-import { TOOL_DEFINITIONS } from '../src/core/tools/definitions';
+import { TOOLS } from '../src/core/tools/toolList';
 
 export const PACKAGE_JSON = resolve(fileURLToPath(new URL('..', import.meta.url)), 'package.json');
 
@@ -26,13 +26,14 @@ export interface LanguageModelToolContribution {
 
 export { toolInputSchema };
 
-/** The `contributes.languageModelTools` entries, in TOOL_DEFINITIONS order. Pure: reads no file. */
+/** The `contributes.languageModelTools` entries, in the order of the tool list. Pure: reads no file. */
 export function languageModelToolsManifest(): LanguageModelToolContribution[] {
-  return TOOL_DEFINITIONS.map((tool) => ({
+  return TOOLS.map((tool) => ({
     name: tool.name,
     displayName: tool.displayName,
-    toolReferenceName: tool.toolReferenceName,
-    canBeReferencedInPrompt: tool.canBeReferencedInPrompt,
+    // People write the tool in a chat prompt as #sandbox_run.
+    toolReferenceName: tool.name,
+    canBeReferencedInPrompt: true,
     userDescription: tool.userDescription,
     modelDescription: tool.modelDescription,
     icon: tool.icon,
@@ -63,8 +64,7 @@ export function manifestDrift(actual: unknown, expected: readonly LanguageModelT
     );
     if (changed.length) drift.push(`${name}: ${changed.join(', ')} differ`);
   }
-  for (const name of have.keys())
-    if (!want.has(name)) drift.push(`${name}: in package.json but not among the tool definitions`);
+  for (const name of have.keys()) if (!want.has(name)) drift.push(`${name}: in package.json but not in the tool list`);
   if (!drift.length && JSON.stringify(actual) !== JSON.stringify(expected))
     drift.push('the tools are listed in a different order');
   return drift;

@@ -10,7 +10,7 @@ import type Docker from 'dockerode';
 import { FileStore } from '../../src/core/files/fileStore';
 import { SandboxService } from '../../src/core/sessions/sandboxService';
 import { parseSettings } from '../../src/core/spec/settings';
-import { runTool, type ToolCallContext } from '../../src/core/tools/runTool';
+import { runNamedTool, type ToolCallContext } from '../../src/core/tools/runTool';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { TEST_IMAGES } from '../../test/engine/harness';
 import { measureActivation } from './activation';
@@ -18,6 +18,7 @@ import { benchGroups } from './groups';
 import { measureGroup, type GroupResult } from './measure';
 import { profileCalls } from './profile';
 import { markdown, renderPng, svgChart, type BenchReport } from './report';
+import { outputShapesGroup } from './outputShapes';
 import { virtualGroup } from './virtual';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
     redact: (text) => text,
   };
   const notes: string[] = [
-    `Our arms go through runTool (the language-model tools' own path) on a long-lived DockerEngine with a warm pool of ${POOL_SIZE}; untimed between calls, the pool refills and used containers finish being removed (an agent's think time between calls is longer than the ~150 ms that takes), so arms never overlap.`,
+    `Our arms go through runNamedTool (the language-model tools' own path) on a long-lived DockerEngine with a warm pool of ${POOL_SIZE}; untimed between calls, the pool refills and used containers finish being removed (an agent's think time between calls is longer than the ~150 ms that takes), so arms never overlap.`,
     'The API one-shot is create, start, wait, logs, remove with the same limits and NetworkDisabled; `docker run --rm` has the same limits but `--network none` (the CLI has no NetworkDisabled).',
   ];
   const groups: GroupResult[] = [];
@@ -66,7 +67,7 @@ async function main(): Promise<void> {
       engine: `${info.product} ${info.version} (API ${info.apiVersion}, ${dockerInfo.Driver ?? '?'}, cgroup v${dockerInfo.CgroupVersion ?? '?'})`,
     };
     log(`Benchmark on ${machine.cpu}, ${machine.engine}; ${iterations} rounds after ${warmup} warm-up.`);
-    await runTool('sandbox_open', {}, tool);
+    await runNamedTool('sandbox_open', {}, tool);
     session = engine.docker.getContainer(service.known(undefined)!.id);
     const setup = {
       engine,
@@ -78,6 +79,7 @@ async function main(): Promise<void> {
       warmup,
     };
     const all = benchGroups(setup);
+    all.push(await outputShapesGroup(tool, iterations, warmup));
     const virtual = await virtualGroup(iterations, warmup);
     if (typeof virtual === 'string') notes.push(virtual);
     else all.push(virtual.group);
@@ -107,7 +109,7 @@ async function main(): Promise<void> {
     };
     await write(report, log);
   } finally {
-    await runTool('sandbox_close', {}, tool).catch(() => undefined);
+    await runNamedTool('sandbox_close', {}, tool).catch(() => undefined);
     await engine.dispose();
     rmSync(folder, { recursive: true, force: true });
   }

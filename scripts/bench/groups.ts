@@ -1,5 +1,5 @@
 /**
- * What is measured: each tool call through the code path the language-model tools use (runTool: input
+ * What is measured: each tool call through the code path the language-model tools use (runNamedTool: input
  * validation, the handler on SandboxService, the Docker engine with its warm pool, result formatting),
  * beside the same work done raw through dockerode and the docker CLI.
  */
@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
 import type { SandboxService } from '../../src/core/sessions/sandboxService';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
-import { runTool, type ToolCallContext } from '../../src/core/tools/runTool';
+import { runNamedTool, type ToolCallContext } from '../../src/core/tools/runTool';
 import type { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import type { Group } from './measure';
 import { ShellChannel, cliExec, cliOneShot, rawExec, rawGet, rawOneShot, rawPut, sandboxHostConfig } from './raw';
@@ -37,7 +37,7 @@ export function benchGroups(setup: BenchSetup): Group[] {
   const settle = () => engine.computeRuns.pool.settled();
   const base = { iterations: setup.iterations, warmup: setup.warmup, settle };
   const sandboxRun = async () =>
-    expect(await runTool('sandbox_run', { code: PYTHON_ONE_LINER, runtime: 'python' }, tool), '42', 'sandbox_run');
+    expect(await runNamedTool('sandbox_run', { code: PYTHON_ONE_LINER, runtime: 'python' }, tool), '42', 'sandbox_run');
   const apiOneShot = async () =>
     expect(
       await rawOneShot(engine.docker, setup.pythonImage, hostConfig, ['python3', '-c', PYTHON_ONE_LINER]),
@@ -70,7 +70,8 @@ export function benchGroups(setup: BenchSetup): Group[] {
       arms: [
         {
           name: 'sandbox_exec',
-          run: async () => expect(await runTool('sandbox_exec', { command: 'echo hi' }, tool), 'hi', 'sandbox_exec'),
+          run: async () =>
+            expect(await runNamedTool('sandbox_exec', { command: 'echo hi' }, tool), 'hi', 'sandbox_exec'),
         },
         {
           name: 'API exec',
@@ -129,7 +130,7 @@ export function benchGroups(setup: BenchSetup): Group[] {
           name: 'sandbox_fs_write',
           run: async () =>
             expect(
-              await runTool('sandbox_fs_write', { files: [{ path, content, encoding: 'base64' }] }, tool),
+              await runNamedTool('sandbox_fs_write', { files: [{ path, content, encoding: 'base64' }] }, tool),
               path,
               'sandbox_fs_write',
             ),
@@ -146,7 +147,11 @@ export function benchGroups(setup: BenchSetup): Group[] {
         {
           name: 'sandbox_fs_read',
           run: async () => {
-            const text = await runTool('sandbox_fs_read', { path, encoding: 'base64', max_bytes: data.length }, tool);
+            const text = await runNamedTool(
+              'sandbox_fs_read',
+              { path, encoding: 'base64', max_bytes: data.length },
+              tool,
+            );
             if (!text.endsWith(content.slice(-64))) throw new Error('sandbox_fs_read returned other bytes');
           },
         },
@@ -172,7 +177,7 @@ export function benchGroups(setup: BenchSetup): Group[] {
         name: 'sandbox_fs_write',
         run: async () =>
           expect(
-            await runTool(
+            await runNamedTool(
               'sandbox_fs_write',
               {
                 files: small.map((file) => ({
@@ -232,7 +237,7 @@ export function benchGroups(setup: BenchSetup): Group[] {
         name: 'time limit 1 s',
         run: async () =>
           expect(
-            await runTool('sandbox_exec', { command: 'sleep 600', timeout_seconds: 1 }, tool),
+            await runNamedTool('sandbox_exec', { command: 'sleep 600', timeout_seconds: 1 }, tool),
             'killed after 1 s',
             'sandbox_exec at its time limit',
           ),
@@ -244,7 +249,7 @@ export function benchGroups(setup: BenchSetup): Group[] {
           const timer = setTimeout(() => controller.abort(new Error('the bench cancelled')), 200);
           try {
             expect(
-              await runTool('sandbox_exec', { command: 'sleep 600' }, { ...tool, signal: controller.signal }),
+              await runNamedTool('sandbox_exec', { command: 'sleep 600' }, { ...tool, signal: controller.signal }),
               'cancel',
               'a cancelled sandbox_exec',
             );

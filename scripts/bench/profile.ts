@@ -1,5 +1,5 @@
 /** Where one call's time goes: the engine round trips it makes, with when each started and how long it took. */
-import { runTool } from '../../src/core/tools/runTool';
+import { runNamedTool } from '../../src/core/tools/runTool';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { TEST_IMAGES } from '../../test/engine/harness';
 import type { BenchSetup } from './groups';
@@ -57,12 +57,12 @@ export async function profileCalls(setup: BenchSetup): Promise<{ title: string; 
     await traced(
       engine,
       "One sandbox_run from the warm pool (every round trip below is background work: the refill, then the used container's removal)",
-      () => runTool('sandbox_run', { code: 'print(6 * 7)', runtime: 'python' }, tool),
+      () => runNamedTool('sandbox_run', { code: 'print(6 * 7)', runtime: 'python' }, tool),
     ),
   );
   await engine.computeRuns.pool.settled();
   // The program's own share: python3's start and exit, timed inside the sandbox.
-  const inside = await runTool(
+  const inside = await runNamedTool(
     'sandbox_run',
     {
       runtime: 'bash',
@@ -85,29 +85,31 @@ export async function profileCalls(setup: BenchSetup): Promise<{ title: string; 
       trusted: () => true,
     });
     const coldTool = { ...tool, service: coldService };
-    await runTool('sandbox_run', { code: 'print(1)', runtime: 'python' }, coldTool);
+    await runNamedTool('sandbox_run', { code: 'print(1)', runtime: 'python' }, coldTool);
     profiles.push(
       await traced(cold, 'One sandbox_run without a warm container (pool empty or size 0)', () =>
-        runTool('sandbox_run', { code: 'print(6 * 7)', runtime: 'python' }, coldTool),
+        runNamedTool('sandbox_run', { code: 'print(6 * 7)', runtime: 'python' }, coldTool),
       ),
     );
   } finally {
     await cold.dispose();
   }
   profiles.push(
-    await traced(engine, 'One sandbox_exec (echo hi)', () => runTool('sandbox_exec', { command: 'echo hi' }, tool)),
+    await traced(engine, 'One sandbox_exec (echo hi)', () =>
+      runNamedTool('sandbox_exec', { command: 'echo hi' }, tool),
+    ),
   );
   const content = Buffer.alloc(1024 * 1024, 7).toString('base64');
   profiles.push(
     await traced(
       engine,
       'One sandbox_fs_write of 1 MiB (one exec: the script checks the paths, tar unpacks as the sandbox user)',
-      () => runTool('sandbox_fs_write', { files: [{ path: 'profile.bin', content, encoding: 'base64' }] }, tool),
+      () => runNamedTool('sandbox_fs_write', { files: [{ path: 'profile.bin', content, encoding: 'base64' }] }, tool),
     ),
   );
   profiles.push(
     await traced(engine, 'One sandbox_fs_read of 1 MiB (one exec: realpath, stat, head as the sandbox user)', () =>
-      runTool('sandbox_fs_read', { path: 'profile.bin', encoding: 'base64', max_bytes: 1024 * 1024 }, tool),
+      runNamedTool('sandbox_fs_read', { path: 'profile.bin', encoding: 'base64', max_bytes: 1024 * 1024 }, tool),
     ),
   );
   profiles.push(

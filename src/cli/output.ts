@@ -196,11 +196,11 @@ export class Output {
   }
 
   /** The tools: name, description and input schema each. */
-  toolList(tools: { name: string; description: string; inputSchema: unknown }[]): void {
+  toolList(tools: { name: string; description: string; budget: string; inputSchema: unknown }[]): void {
     if (this.json) return this.print({ tools });
     for (const tool of tools)
       this.stdout.write(
-        `${tool.name}\n  ${tool.description.replace(/\n/g, '\n  ')}\n  input: ${JSON.stringify(tool.inputSchema)}\n\n`,
+        `${tool.name}\n  ${tool.description.replace(/\n/g, '\n  ')}\n  result: ${tool.budget}\n  input: ${JSON.stringify(tool.inputSchema)}\n\n`,
       );
   }
 

@@ -11,11 +11,10 @@ import { Redactor } from '../core/secrets/redaction';
 import { SandboxService } from '../core/sessions/sandboxService';
 import { collectSecrets } from '../core/secrets/secrets';
 import { parseSettings } from '../core/spec/settings';
-import { TOOL_DEFINITIONS } from '../core/tools/definitions';
 import { toolInputSchema } from '../core/tools/jsonSchema';
 import { resultParts } from '../core/tools/resultParts';
-import { ToolInputError, callTool } from '../core/tools/runTool';
-import { TOOL_INPUT_SCHEMAS, type ToolName } from '../core/tools/schemas';
+import { ToolInputError, callTool, parseToolInput } from '../core/tools/runTool';
+import { TOOLS, isToolName, toolSpec, type ToolName } from '../core/tools/toolList';
 import { usageError, type ParsedArgs } from './args';
 import { cliFileStore, type CommandContext } from './commands';
 
@@ -24,9 +23,10 @@ const DEFAULT_RESULT_CHARS = 48_000;
 /** `tool --list`: each tool's name, description and input schema; needs no engine. */
 export function toolList(context: CommandContext): number {
   context.output.toolList(
-    TOOL_DEFINITIONS.map((tool) => ({
+    TOOLS.map((tool) => ({
       name: tool.name,
       description: tool.modelDescription,
+      budget: tool.budget,
       inputSchema: toolInputSchema(tool.schema),
     })),
   );
@@ -43,8 +43,8 @@ export async function toolCall(
     throw usageError(
       'tool needs a tool name and its JSON input, like: agent-sandbox tool sandbox_run \'{"code":"print(1)"}\' (tool --list shows the tools).',
     );
-  if (!(name in TOOL_INPUT_SCHEMAS))
-    throw usageError(`Unknown tool "${name}". Tools: ${Object.keys(TOOL_INPUT_SCHEMAS).join(', ')}.`);
+  if (!isToolName(name))
+    throw usageError(`Unknown tool "${name}". Tools: ${TOOLS.map((tool) => tool.name).join(', ')}.`);
   if (extra.length)
     throw usageError(
       `tool takes one JSON argument; got ${extra.length + 1}. Quote the JSON as one argument, or pass - and send it on standard input.`,
@@ -99,8 +99,9 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
   });
   // The same store, and the same limit per file, as `agent-sandbox files`.
   const store = cliFileStore();
+  const spec = toolSpec(name);
   try {
-    const { text, failure } = await callTool(name, input, {
+    const { text, failure } = await callTool(spec, parseToolInput(spec, input), {
       service,
       engine: engineLabel(engine.kind, engine.capabilities),
       capabilities: engine.capabilities,

@@ -222,6 +222,26 @@ for (const contract of CONTRACT_ENGINES) {
         assert.equal(partial.truncated, true);
       });
 
+      it('reads a file part by part from an offset, also when a part starts inside a character', async () => {
+        const text = `${'é'.repeat(1500)}end`; // 3,003 bytes, two per é
+        await sandbox.writeFiles([{ path: 'parts.txt', content: text }]);
+        const parts: Buffer[] = [];
+        for (let offset = 0; offset < 3003; offset += 1001) {
+          const part = await sandbox.readFile('parts.txt', { offset, maxBytes: 1001, encoding: 'base64' });
+          assert.equal(part.offset, offset);
+          assert.equal(part.size, 3003);
+          assert.equal(part.truncated, offset + 1001 < 3003, `truncated at ${offset}`);
+          parts.push(Buffer.from(part.content, 'base64'));
+        }
+        assert.equal(Buffer.concat(parts).toString('utf8'), text);
+        // 1001 is odd: the second part starts in the middle of an é, and is still read as text.
+        const middle = await sandbox.readFile('parts.txt', { offset: 1001, maxBytes: 1001 });
+        assert.equal(middle.encoding, 'utf8');
+        const past = await sandbox.readFile('parts.txt', { offset: 5000 });
+        assert.equal(past.content, '');
+        assert.equal(past.truncated, false);
+      });
+
       it('kills a timed-out command and everything it started, and stays usable', async () => {
         const result = await sandbox.exec({ command: 'sleep 600 & sleep 601; echo never', timeoutSeconds: 1 });
         assert.equal(result.outcome, 'timeout');

@@ -10,8 +10,8 @@ import { FileStore } from '../../src/core/files/fileStore';
 import { Redactor } from '../../src/core/secrets/redaction';
 import { SandboxService } from '../../src/core/sessions/sandboxService';
 import { parseSettings } from '../../src/core/spec/settings';
-import { callTool } from '../../src/core/tools/runTool';
-import type { ToolName } from '../../src/core/tools/schemas';
+import { callNamedTool } from '../../src/core/tools/runTool';
+import type { ToolName } from '../../src/core/tools/toolList';
 import { runCliText } from '../engine/cliRunner';
 import { TEST_IMAGES, testEngine } from '../engine/harness';
 
@@ -58,7 +58,7 @@ export function toolbox(options: ToolboxOptions = {}) {
     async call(name: ToolName, input: unknown, signal?: AbortSignal): Promise<ToolAnswer> {
       if (options.via === 'cli') return callCli(name, input, folder, store, options);
       try {
-        const { text, failure } = await callTool(name, input, {
+        const { text, failure } = await callNamedTool(name, input, {
           service,
           engine: 'docker',
           signal: signal ?? new AbortController().signal,

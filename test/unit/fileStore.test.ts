@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxError } from '../../src/core/errors';
 import { FileStore, defaultFileStoreFolder, parseKey } from '../../src/core/files/fileStore';
-import { formatPublished, formatStaged } from '../../src/core/tools/format';
+import { formatPublished } from '../../src/core/tools/specs/publishFile';
+import { formatStaged } from '../../src/core/tools/specs/stageFile';
 
 const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
 

@@ -3,18 +3,13 @@ import { z } from 'zod';
 import type { ExecResult, SessionInfo } from '../../src/core/engine/engine';
 import { SandboxError } from '../../src/core/errors';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
-import {
-  formatClose,
-  formatDelete,
-  formatDuration,
-  formatError,
-  formatExecResult,
-  formatList,
-  formatRead,
-  formatSession,
-  formatWrite,
-} from '../../src/core/tools/format';
-import { execInputSchema } from '../../src/core/tools/schemas';
+import { formatDuration, formatError, formatExecResult, formatSession } from '../../src/core/tools/format';
+import { formatClose } from '../../src/core/tools/specs/close';
+import { execInputSchema } from '../../src/core/tools/specs/exec';
+import { formatDelete } from '../../src/core/tools/specs/fsDelete';
+import { formatList } from '../../src/core/tools/specs/fsList';
+import { formatRead } from '../../src/core/tools/specs/fsRead';
+import { formatWrite } from '../../src/core/tools/specs/fsWrite';
 import { MiB } from '../../src/core/spec/units';
 
 function execResult(overrides: Partial<ExecResult> = {}): ExecResult {
@@ -137,7 +132,7 @@ describe('tool result text', () => {
         assert.ok(lines.includes(expected), expected);
       assert.match(
         text,
-        /stdout:\nout line 1\n[\s\S]*\[… [\d,]+ characters \([\d,]+ lines\) of stdout cut to fit the context; redirect the full output to a file and read the part you need …\]\n[\s\S]*out line 5000\nstderr:/,
+        /stdout:\nout line 1\n[\s\S]*\[… [\d,]+ characters \([\d,]+ lines\) of stdout cut to fit the context; redirect the full output to a file and read it in parts with sandbox_fs_read \(offset, max_bytes\) …\]\n[\s\S]*out line 5000\nstderr:/,
       );
       assert.match(text, /of stderr cut to fit the context/);
       // Used well: most of the budget goes to output.
@@ -242,7 +237,7 @@ describe('tool result text', () => {
       assert.ok(many.endsWith('… and 50 more'));
     });
 
-    it('formatRead shows the content, its encoding and truncation', async () => {
+    it('formatRead shows the content, its encoding and where the next part starts', async () => {
       assert.equal(
         await formatRead({ path: '/workspace/a.txt', content: 'hi\n', encoding: 'utf8', size: 3, truncated: false }),
         '/workspace/a.txt · 3 bytes · utf8\nhi\n',
@@ -256,17 +251,19 @@ describe('tool result text', () => {
       });
       assert.match(
         cutText,
-        /^\/workspace\/big\.log · 4 MiB · utf8\nOnly the first 1 KiB of 4 MiB is shown\. .*max_bytes\.\nx{1024}$/,
+        /^\/workspace\/big\.log · 4 MiB · utf8\nShown: 1 KiB \(bytes 0 to 1,024\) of 4 MiB\. Read the next part with sandbox_fs_read offset 1024, .*\nx{1024}$/,
       );
+      const part = await formatRead({
+        path: '/workspace/big.log',
+        content: 'z'.repeat(10),
+        encoding: 'utf8',
+        size: 4 * MiB,
+        offset: 1024,
+        truncated: true,
+      });
       assert.match(
-        await formatRead({
-          path: '/workspace/p.png',
-          content: 'iVBORw0KGgo=',
-          encoding: 'base64',
-          size: 8,
-          truncated: false,
-        }),
-        /^\/workspace\/p\.png · 8 bytes · binary, base64\niVBORw0KGgo=$/,
+        part,
+        /^\/workspace\/big\.log · 4 MiB · utf8 · from byte 1,024\nShown: 10 bytes \(bytes 1,024 to 1,034\)/,
       );
       assert.match(
         await formatRead({ path: '/workspace/e', content: '', encoding: 'utf8', size: 0, truncated: false }),
@@ -274,18 +271,24 @@ describe('tool result text', () => {
       );
     });
 
-    it('formatRead keeps the head of a file within the budget and says how to read the rest', async () => {
-      const content = 'y'.repeat(200_000);
-      const text = await formatRead(
-        { path: '/workspace/one.line', content, encoding: 'utf8', size: 5 * MiB, truncated: true },
-        { maxChars: 48_000, tokenBudget: 2_000 },
-      );
-      assert.ok(text.length <= 8_000, `${text.length} characters`);
+    it('formatRead describes a binary file (type, size, hex preview) instead of returning its bytes', async () => {
+      const png = Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), Buffer.alloc(3000, 7)]);
+      const text = await formatRead({
+        path: '/workspace/p.png',
+        content: png.toString('base64'),
+        encoding: 'base64',
+        size: 5 * MiB,
+        truncated: true,
+      });
+      assert.match(text, /^\/workspace\/p\.png · 5 MiB · PNG image, not text\n/);
+      assert.match(text, /encoding "base64"/);
       assert.match(
         text,
-        /^\/workspace\/one\.line · 5 MiB · utf8\nOnly the first [\d.]+ KiB of 5 MiB is shown, to fit the context\. .*tail -c \+\d+ FILE/,
+        /\n00000000 {2}89 50 4e 47 0d 0a 1a 0a 00 00 00 0d 49 48 44 52 {2}\.PNG\.\.\.\.\.\.\.\.IHDR\n/,
       );
-      const binary = await formatRead(
+      assert.ok(text.length < 2_000, `${text.length} characters`);
+      // Asked for base64, the bytes come back (within the budget, whole groups of four).
+      const bytes = await formatRead(
         {
           path: '/workspace/b.bin',
           content: 'QUJD'.repeat(50_000),
@@ -294,9 +297,25 @@ describe('tool result text', () => {
           truncated: false,
         },
         { maxChars: 1_000 },
+        false,
       );
-      const shown = binary.split('\n').at(-1)!;
+      const shown = bytes.split('\n').at(-1)!;
       assert.ok(shown.length <= 1_000 && shown.length % 4 === 0, 'whole base64 groups');
+    });
+
+    it('formatRead keeps the head of a file within the budget and says where to read on', async () => {
+      const content = 'y'.repeat(200_000);
+      const text = await formatRead(
+        { path: '/workspace/one.line', content, encoding: 'utf8', size: 5 * MiB, truncated: true },
+        { maxChars: 48_000, tokenBudget: 2_000 },
+      );
+      assert.ok(text.length <= 8_000, `${text.length} characters`);
+      const next = /offset (\d+)/.exec(text)?.[1];
+      assert.match(
+        text,
+        /^\/workspace\/one\.line · 5 MiB · utf8\nShown: [\d.]+ KiB \(bytes 0 to [\d,]+\) of 5 MiB, cut to fit the context\./,
+      );
+      assert.equal(Number(next), text.split('\n').at(-1)!.length, 'the next offset is right after what was shown');
       assert.equal(
         await formatRead(
           { path: '/workspace/e', content: '', encoding: 'utf8', size: 0, truncated: false },
@@ -306,8 +325,8 @@ describe('tool result text', () => {
       );
     });
 
-    it('formatList gives one aligned line per entry, relative to the listed directory', () => {
-      const text = formatList(
+    it('formatList gives one aligned line per entry, relative to the listed directory', async () => {
+      const text = await formatList(
         {
           entries: [
             { path: '/workspace/src', type: 'directory', size: 4096, mtime: '2025-01-02T03:04:05.123Z' },
@@ -327,12 +346,30 @@ describe('tool result text', () => {
           'link  7 bytes  2025-01-02 03:04:07  link',
         ].join('\n'),
       );
-      assert.equal(formatList({ entries: [], truncated: false }), '/workspace is empty.');
-      const truncated = formatList(
+      assert.equal(await formatList({ entries: [], truncated: false }), '/workspace is empty.');
+      const truncated = await formatList(
         { entries: [{ path: '/workspace/data/a', type: 'file', size: 1, mtime: 'bad' }], truncated: true },
         '/workspace/data',
       );
-      assert.match(truncated, /file {2}1 bytes {2}bad {2}a\nThe listing stopped at the file count cap\./);
+      assert.match(truncated, /^\/workspace\/data: 1 entry \(the listing stopped at the file count cap\)/);
+      assert.match(truncated, /List a subdirectory or use a smaller depth/);
+    });
+
+    it('formatList keeps a long listing within the budget, headline first, and says how many are not shown', async () => {
+      const entries = Array.from({ length: 1000 }, (_, i) => ({
+        path: `/workspace/deep/${'n'.repeat(80)}-${i}.txt`,
+        type: 'file' as const,
+        size: i,
+        mtime: '2025-01-02T03:04:05Z',
+      }));
+      const text = await formatList({ entries, truncated: true }, '/workspace', {
+        maxChars: 48_000,
+        tokenBudget: 4_000,
+      });
+      assert.ok(text.length <= 16_000, `${text.length} characters`);
+      const shown = text.split('\n').filter((line) => line.startsWith('file')).length;
+      assert.ok(shown > 10 && shown < 1000, `${shown} entries shown`);
+      assert.match(text.split('\n')[1]!, new RegExp(`^Only the first ${shown} of 1,000 entries are shown`));
     });
 
     it('formatDelete and formatClose say what happened', () => {

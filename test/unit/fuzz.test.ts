@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { SandboxError } from '../../src/core/errors';
 import { resolveWorkspacePath } from '../../src/core/files/paths';
 import { analyzePrompt } from '../../src/core/prompt/analyzePrompt';
-import { TOOL_INPUT_SCHEMAS } from '../../src/core/tools/schemas';
+import { TOOLS } from '../../src/core/tools/toolList';
 import { withSeed } from '../seed';
 
 const runs = Number(process.env.FUZZ_RUNS ?? 300);
@@ -60,7 +60,7 @@ describe('fuzzing the boundaries', () => {
 
   it('every tool input schema answers any JSON without throwing', () =>
     withSeed(({ seed }) => {
-      for (const [name, schema] of Object.entries(TOOL_INPUT_SCHEMAS)) {
+      for (const { name, schema } of TOOLS) {
         fc.assert(
           fc.property(
             fc.oneof(

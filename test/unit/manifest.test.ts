@@ -7,8 +7,7 @@ import {
   updatedPackageJson,
 } from '../../scripts/generateManifest';
 import { toolInputSchema } from '../../src/core/tools/jsonSchema';
-import { TOOL_DEFINITIONS } from '../../src/core/tools/definitions';
-import { TOOL_INPUT_SCHEMAS } from '../../src/core/tools/schemas';
+import { TOOLS } from '../../src/core/tools/toolList';
 
 const NAME = /^(?!copilot_|vscode_)[\w-]+$/;
 
@@ -36,11 +35,13 @@ describe('language-model tools manifest', () => {
     );
   });
 
-  it('lists every tool once, in the order of the definitions, with a schema from schemas.ts', () => {
+  it('lists every tool once, in the order of the tool list', () => {
     const names = generated.map((tool) => tool.name);
-    assert.deepEqual(names, Object.keys(TOOL_INPUT_SCHEMAS));
+    assert.deepEqual(
+      names,
+      TOOLS.map((tool) => tool.name),
+    );
     assert.equal(new Set(names).size, names.length);
-    for (const definition of TOOL_DEFINITIONS) assert.equal(definition.schema, TOOL_INPUT_SCHEMAS[definition.name]);
   });
 
   it('uses names, reference names and tags VS Code accepts', () => {
@@ -97,16 +98,25 @@ describe('language-model tools manifest', () => {
 
 describe('tools as every model family takes them', () => {
   it('keeps every description within the 1,024 characters OpenAI-compatible endpoints accept', () => {
-    for (const tool of TOOL_DEFINITIONS)
+    for (const tool of TOOLS)
       assert.ok(tool.modelDescription.length <= 1024, `${tool.name}: ${tool.modelDescription.length} characters`);
   });
 
   it('uses plain minimum and maximum, no exclusiveMinimum or propertyNames, in every input schema', () => {
-    for (const tool of TOOL_DEFINITIONS)
+    for (const tool of TOOLS)
       assert.doesNotMatch(
         JSON.stringify(toolInputSchema(tool.schema)),
         /exclusiveMinimum|exclusiveMaximum|propertyNames/,
         tool.name,
       );
+  });
+});
+
+describe('the README tool table', () => {
+  it('states each tool with its result budget and when it asks first, as the tool list says', async () => {
+    const { README, withToolTable } = await import('../../scripts/generateToolTable');
+    const readme = readFileSync(README, 'utf8');
+    assert.equal(withToolTable(readme), readme, 'README.md is out of date. Run: npx tsx scripts/generateToolTable.ts');
+    for (const tool of TOOLS) assert.ok(readme.includes(`| \`${tool.name}\` |`), tool.name);
   });
 });

@@ -141,6 +141,8 @@ export interface WriteResult {
 export interface ReadOptions {
   /** Most bytes to return; defaults to the sandbox's file size cap. */
   maxBytes?: number;
+  /** Where to start, in bytes from the start of the file (0 by default). */
+  offset?: number;
   encoding?: FileEncoding | 'auto';
 }
 
@@ -150,6 +152,9 @@ export interface FileContent {
   encoding: FileEncoding;
   /** Size of the file in the sandbox. */
   size: number;
+  /** The byte the content starts at (0 unless an offset was asked for). */
+  offset?: number;
+  /** True when the file goes on after the content returned. */
   truncated: boolean;
 }
 

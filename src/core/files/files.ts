@@ -74,8 +74,35 @@ export function encodeFileContent(
     try {
       return { content: new TextDecoder('utf-8', { fatal: true }).decode(data), encoding: 'utf8' };
     } catch {
-      if (wanted === 'utf8') return { content: new TextDecoder('utf-8').decode(data), encoding: 'utf8' };
+      // A part of a text file may start or end inside a character: still text.
+      if (wanted === 'utf8' || isTextCutAtEdges(data))
+        return { content: new TextDecoder('utf-8').decode(data), encoding: 'utf8' };
     }
   }
   return { content: data.toString('base64'), encoding: 'base64' };
+}
+
+/** Valid UTF-8 once the pieces of a character cut at either edge (at most three bytes each) are left out. */
+function isTextCutAtEdges(data: Buffer): boolean {
+  let start = 0;
+  while (start < 3 && start < data.length && (data[start]! & 0xc0) === 0x80) start++;
+  const end = data.length - incompleteTail(data);
+  if ((start === 0 && end === data.length) || end <= start) return false;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(data.subarray(start, end));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** How many bytes at the end are the start of a character whose other bytes are missing. */
+function incompleteTail(data: Buffer): number {
+  for (let back = 1; back <= Math.min(3, data.length); back++) {
+    const byte = data[data.length - back]!;
+    if ((byte & 0xc0) === 0x80) continue;
+    const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return length > back ? back : 0;
+  }
+  return 0;
 }

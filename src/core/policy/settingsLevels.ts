@@ -29,7 +29,11 @@ export const USER_ONLY_SETTINGS = [
   'workspaceAccessByFolder',
 ] as const;
 
-/** Choices that loosen the policy when raised; a workspace may only lower them (tightenAccess, tightenSwitch). */
+/**
+ * Choices that loosen the policy when raised; a workspace may only lower them (tightenAccess,
+ * tightenSwitch). With the user-only settings they are restricted in untrusted workspaces. Not
+ * `confirmation`: a workspace may only ask for more confirmations, which an untrusted one may too.
+ */
 export const TIGHTEN_ONLY_CHOICES = ['workspaceAccess', 'network'] as const;
 
 /**
@@ -85,6 +89,25 @@ export function tightenAccess(levels: SettingLevels<string>, fallback: Workspace
       ignored = `workspaceAccess "${candidate}" in workspace settings is more than your user settings allow ("${value}"); it was ignored.`;
   }
   return { value, ...(ignored ? { ignored } : {}) };
+}
+
+/** Which tool calls ask first: a workspace may ask for more confirmations ("always"), never fewer. */
+export function tightenConfirmation(levels: SettingLevels<string>): MergedSetting<string> {
+  const user = levels.user ?? 'reach';
+  const wanted = workspaceValues(levels);
+  if (wanted.includes('always') || user === 'always') {
+    const ignored = user === 'always' && wanted.some((value) => value !== 'always');
+    return {
+      value: 'always',
+      ...(ignored
+        ? {
+            ignored:
+              'confirmation in workspace settings asks for fewer confirmations than your user settings; it was ignored.',
+          }
+        : {}),
+    };
+  }
+  return { value: wanted.find((value) => value !== 'reach') ?? user };
 }
 
 /** A switch that loosens when on (network): on only if the user level turns it on and no workspace turns it off. */

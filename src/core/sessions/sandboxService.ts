@@ -155,6 +155,27 @@ export class SandboxService {
     return this.cached(sandboxId ?? DEFAULT_SESSION)?.info;
   }
 
+  /** The sandbox a sandbox_id means, when one is open (known here, or found in the engine); opens nothing. */
+  async lookup(sandboxId: string | undefined, signal?: AbortSignal): Promise<SessionInfo | undefined> {
+    const id = sandboxId ?? DEFAULT_SESSION;
+    return this.cached(id)?.info ?? (await this.find(id, signal));
+  }
+
+  /** What opening a session with this request would give under the user's policy; opens nothing. */
+  plan(request: OpenRequest = {}): { workspaceAccess: WorkspaceAccess; network: boolean; packages: boolean } {
+    const { spec } = this.sessionSpec(request);
+    return {
+      workspaceAccess: spec.workspaceAccess,
+      network: spec.network,
+      packages: spec.pipPackages.length + spec.npmPackages.length > 0,
+    };
+  }
+
+  /** Whether sandbox_run's one-off sandboxes get the network. */
+  computeNetwork(): boolean {
+    return this.context.settings().network;
+  }
+
   /** Runs an operation on a sandbox, forgetting it when the engine says it is gone or dead. */
   async use<T>(
     sandboxId: string | undefined,

@@ -66,6 +66,7 @@ export const settingsSchema = z.object({
   workspaceAccess: workspaceAccessSchema.default('none'),
   workspaceAccessByFolder: z.record(z.string(), workspaceAccessSchema).default({}),
   network: z.boolean().default(false),
+  confirmation: z.enum(['reach', 'always']).default('reach'),
   timeoutSeconds: sandboxSpecSchema.shape.timeoutSeconds,
   limits: z
     .object({

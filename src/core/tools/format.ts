@@ -4,21 +4,10 @@
  */
 import { sandboxIdOf } from '../sessions/sessions';
 import { z } from 'zod';
-import type {
-  EngineCapabilities,
-  ExecResult,
-  FileContent,
-  FileEntry,
-  ListResult,
-  SessionInfo,
-  WriteResult,
-} from '../engine/engine';
+import type { EngineCapabilities, ExecResult, SessionInfo } from '../engine/engine';
 import { DISK_LIMIT_REACHED, placeBytes } from '../limits/diskLimit';
 import { capabilitiesLine } from '../engine/engineCapabilities';
-import { displayName, quotedName } from '../results/displayName';
 import { SandboxError } from '../errors';
-import type { StoredFile } from '../files/fileStore';
-import type { StagedFile } from '../files/staging';
 import { formatSize } from '../spec/units';
 import { fitToBudget, type TextBudget } from './fitBudget';
 
@@ -108,13 +97,13 @@ function cut(text: string, keep: number, stream: string): string {
   const lineCount = removed.split('\n').length - (removed.endsWith('\n') ? 1 : 0);
   const marker =
     `[… ${count(removed.length)} characters (${count(lineCount)} ${lineCount === 1 ? 'line' : 'lines'}) of ${stream} cut to fit the context; ` +
-    'redirect the full output to a file and read the part you need …]';
+    'redirect the full output to a file and read it in parts with sandbox_fs_read (offset, max_bytes) …]';
   const head = text.slice(0, headEnd);
   return `${head}${head && !head.endsWith('\n') ? '\n' : ''}${marker}${tailStart < text.length ? `\n${text.slice(tailStart)}` : ''}`;
 }
 
 /** Moves an index off the middle of a surrogate pair, so no character is cut in half. */
-function avoidSplitPair(text: string, index: number): number {
+export function avoidSplitPair(text: string, index: number): number {
   const code = text.charCodeAt(index);
   return index > 0 && code >= 0xdc00 && code <= 0xdfff ? index - 1 : index;
 }
@@ -148,114 +137,6 @@ function workspaceText(info: SessionInfo): string {
   }
 }
 
-const MAX_LISTED = 100;
-
-export function formatWrite(result: WriteResult): string {
-  const total = result.files.reduce((sum, file) => sum + file.bytes, 0);
-  const lines = [`Wrote ${plural(result.files.length, 'file')} (${formatSize(total)}):`];
-  for (const file of result.files.slice(0, MAX_LISTED))
-    lines.push(`${displayName(file.path)}  ${formatSize(file.bytes)}`);
-  if (result.files.length > MAX_LISTED) lines.push(`… and ${count(result.files.length - MAX_LISTED)} more`);
-  return lines.join('\n');
-}
-
-/** A file's content as read, shortened to the budget when one is given: the head is kept, later parts are read with sandbox_exec. */
-export async function formatRead(file: FileContent, budget?: TextBudget): Promise<string> {
-  if (!budget) return renderRead(file);
-  return fitToBudget((keep) => renderRead(file, keep), file.content.length, budget);
-}
-
-function renderRead(file: FileContent, keep = file.content.length): string {
-  const base64 = file.encoding === 'base64';
-  // Base64 is cut at a whole group of four characters, text never between the halves of a surrogate pair.
-  const content =
-    keep >= file.content.length
-      ? file.content
-      : file.content.slice(0, base64 ? keep - (keep % 4) : avoidSplitPair(file.content, keep));
-  const shown = base64 ? Math.floor((content.length * 3) / 4) : byteLength(content);
-  const lines = [`${displayName(file.path)} · ${formatSize(file.size)} · ${base64 ? 'binary, base64' : 'utf8'}`];
-  if (content.length < file.content.length) {
-    lines.push(
-      `Only the first ${formatSize(shown)} of ${formatSize(file.size)} is shown, to fit the context. Read the part you need with sandbox_exec (grep, sed -n, or \`tail -c +${shown + 1} FILE | head -c ${shown}\` for the next part).`,
-    );
-  } else if (file.truncated) {
-    lines.push(
-      `Only the first ${formatSize(Math.min(shown, file.size))} of ${formatSize(file.size)} is shown. Read the part you need with sandbox_exec (head, tail, sed -n, grep), or pass a larger max_bytes.`,
-    );
-  }
-  lines.push(file.content.length ? content : '(empty file)');
-  return lines.join('\n');
-}
-
-/** One line per entry: type, size, modification time (UTC) and the path relative to `dir`. */
-export function formatList(result: ListResult, dir = '/workspace'): string {
-  const base = dir.replace(/\/+$/, '') || '/';
-  if (!result.entries.length) return `${displayName(base)} is empty.`;
-  const rows = result.entries.map((entry) => [
-    TYPE_LABELS[entry.type],
-    entry.type === 'directory' ? '-' : formatSize(entry.size),
-    formatTime(entry.mtime),
-    relativePath(entry, base),
-  ]);
-  const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
-  const lines = [
-    `${displayName(base)}: ${plural(result.entries.length, 'entry', 'entries')} (type, size, modified UTC, path)`,
-  ];
-  for (const row of rows)
-    lines.push(row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell)).join('  '));
-  if (result.truncated)
-    lines.push('The listing stopped at the file count cap. List a subdirectory or use a smaller depth.');
-  return lines.join('\n');
-}
-
-const TYPE_LABELS: Record<FileEntry['type'], string> = {
-  file: 'file',
-  directory: 'dir',
-  symlink: 'link',
-  other: 'other',
-};
-
-function relativePath(entry: FileEntry, base: string): string {
-  const prefix = base === '/' ? '/' : `${base}/`;
-  const relative =
-    entry.path === base ? '.' : entry.path.startsWith(prefix) ? entry.path.slice(prefix.length) : entry.path;
-  return displayName(entry.type === 'directory' && relative !== '.' ? `${relative}/` : relative);
-}
-
-function formatTime(iso: string): string {
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toISOString().slice(0, 19).replace('T', ' ');
-}
-
-export function formatDelete(result: { path: string; deleted: boolean }): string {
-  return result.deleted
-    ? `Deleted ${displayName(result.path)}.`
-    : `Nothing to delete: ${displayName(result.path)} does not exist.`;
-}
-
-export function formatClose(sandboxId: string, closed = true): string {
-  return closed
-    ? `Closed sandbox "${sandboxId}": its processes and the files outside a mounted workspace are gone. A later call without sandbox_id opens a new default sandbox.`
-    : `No sandbox "${sandboxId}" was open; nothing to close.`;
-}
-
-export function formatStaged(staged: StagedFile, sandboxId?: string): string {
-  return [
-    `Staged ${staged.source} into ${sandboxId ? `sandbox "${sandboxId}"` : 'the sandbox'} at ${displayName(staged.path)} · ${formatSize(staged.size)} · sha256 ${staged.sha256}`,
-    'The file is in the sandbox now: use it with sandbox_exec.',
-  ].join('\n');
-}
-
-export function formatPublished(published: { file: StoredFile; path: string; savedTo?: string }): string {
-  const { file } = published;
-  const lines = [
-    `Published ${displayName(published.path)} to the file store as ${file.key} · ${quotedName(file.name)} · ${formatSize(file.size)} · sha256 ${file.sha256}`,
-    `Pass key "${file.key}" to sandbox_stage_file to place it in a sandbox.`,
-  ];
-  if (published.savedTo !== undefined) lines.push(`Saved it to the workspace at ${displayName(published.savedTo)}.`);
-  return lines.join('\n');
-}
-
 /** A failure as the model should read it: what happened, then what to do next. */
 export function formatError(error: unknown): string {
   if (SandboxError.is(error)) return error.hint ? `${error.message}\nNext: ${error.hint}` : error.message;
@@ -277,14 +158,10 @@ function trimEnd(text: string): string {
   return text.endsWith('\n') ? text.slice(0, text.endsWith('\r\n') ? -2 : -1) : text;
 }
 
-function byteLength(text: string): number {
-  return Buffer.byteLength(text, 'utf8');
-}
-
-function count(value: number): string {
+export function count(value: number): string {
   return value.toLocaleString('en-US');
 }
 
-function plural(value: number, one: string, many = `${one}s`): string {
+export function plural(value: number, one: string, many = `${one}s`): string {
   return `${count(value)} ${value === 1 ? one : many}`;
 }

@@ -1,13 +1,14 @@
 /**
- * One tool call from raw input to the text the model reads: validate with the tool's schema, run
+ * One tool call from raw input to the text the model reads: validate once with the tool's schema, run
  * its handler, keep host secrets out (before the output is shortened to the budget and once more
- * after). The VS Code tools and the hostile-input suite both go through here.
+ * after). VS Code, the CLI's `tool` command and the hostile suite all go through here.
  */
 import type { ExecResult } from '../engine/engine';
 import { SandboxError, errorMessage, type SandboxErrorReason } from '../errors';
 import { formatError } from './format';
-import { TOOL_HANDLERS, type HandlerContext } from './handlers';
-import { TOOL_INPUT_SCHEMAS, type ToolName } from './schemas';
+import type { HandlerContext } from './handlerContext';
+import { toolSpec, type AnyToolSpec, type ToolName } from './toolList';
+import type { ToolOutput } from './toolSpec';
 
 export interface ToolCallContext extends Omit<HandlerContext, 'redactResult'> {
   /** Replaces host secrets in text; identity when there are none. */
@@ -27,24 +28,23 @@ export function invalidInputMessage(
   return `Invalid input for ${name}:\n${problems.join('\n')}\nNext: fix these fields and call ${name} again.`;
 }
 
-/** Parses the input; throws a ToolInputError naming every bad field. */
-export function parseToolInput(name: ToolName, input: unknown): object {
-  const parsed = TOOL_INPUT_SCHEMAS[name].safeParse(input);
-  if (!parsed.success) throw new ToolInputError(invalidInputMessage(name, parsed.error.issues));
+/** Parses the input with the tool's schema; throws a ToolInputError naming every bad field. */
+export function parseToolInput(spec: AnyToolSpec, input: unknown): unknown {
+  const parsed = spec.schema.safeParse(input);
+  if (!parsed.success) throw new ToolInputError(invalidInputMessage(spec.name, parsed.error.issues));
   return parsed.data;
 }
 
-/** Runs a tool; the text is the answer, a thrown Error's message is what the model reads on failure. */
-export async function runTool(name: ToolName, input: unknown, context: ToolCallContext): Promise<string> {
-  const parsed = parseToolInput(name, input);
+/** Runs a tool on parsed input; a thrown Error's message is what the model reads on failure. */
+export async function runTool(spec: AnyToolSpec, parsed: unknown, context: ToolCallContext): Promise<ToolOutput> {
   const redactResult = (result: ExecResult): ExecResult => ({
     ...result,
     stdout: context.redact(result.stdout),
     stderr: context.redact(result.stderr),
   });
-  const handler = TOOL_HANDLERS[name] as (input: unknown, context: HandlerContext) => Promise<string>;
   try {
-    return context.redact(await handler(parsed, { ...context, redactResult, redactText: context.redact }));
+    const output = await spec.run(parsed, { ...context, redactResult, redactText: context.redact });
+    return { ...output, text: context.redact(output.text) };
   } catch (error) {
     throw new Error(context.redact(SandboxError.is(error) ? formatError(error) : errorMessage(error)), {
       cause: error,
@@ -64,11 +64,14 @@ const INPUT_REASONS: ReadonlySet<SandboxErrorReason> = new Set([
   'session-exists',
 ]);
 
-export interface ToolOutcome {
-  /** What the model reads. */
-  text: string;
+export interface ToolOutcome extends ToolOutput {
   /** Set when the call failed for a reason of the environment (engine down, session dead, a limit, the policy). */
   failure?: SandboxErrorReason;
+}
+
+/** A failure of the environment as a result: its first line says "failed · <reason>", then what happened and what to do. */
+export function failureText(reason: SandboxErrorReason, message: string): string {
+  return `failed · ${reason.replace(/-/g, ' ')}\n${message}`;
 }
 
 /**
@@ -77,12 +80,24 @@ export interface ToolOutcome {
  * result that says what happened and what to do, since clients append "check your input" to a
  * thrown error, which is wrong advice there.
  */
-export async function callTool(name: ToolName, input: unknown, context: ToolCallContext): Promise<ToolOutcome> {
+export async function callTool(spec: AnyToolSpec, parsed: unknown, context: ToolCallContext): Promise<ToolOutcome> {
   try {
-    return { text: await runTool(name, input, context) };
+    return await runTool(spec, parsed, context);
   } catch (error) {
     const cause = (error as Error).cause;
     if (error instanceof ToolInputError || !SandboxError.is(cause) || INPUT_REASONS.has(cause.reason)) throw error;
-    return { text: `failed · ${cause.reason.replace(/-/g, ' ')}\n${(error as Error).message}`, failure: cause.reason };
+    return { text: failureText(cause.reason, (error as Error).message), failure: cause.reason };
   }
+}
+
+/** Validates and runs a tool by its name; the text the model reads (benchmarks and tests call tools this way). */
+export async function runNamedTool(name: ToolName, input: unknown, context: ToolCallContext): Promise<string> {
+  const spec = toolSpec(name);
+  return (await runTool(spec, parseToolInput(spec, input), context)).text;
+}
+
+/** Like callTool, by the tool's name and with raw input. */
+export async function callNamedTool(name: ToolName, input: unknown, context: ToolCallContext): Promise<ToolOutcome> {
+  const spec = toolSpec(name);
+  return callTool(spec, parseToolInput(spec, input), context);
 }

@@ -152,8 +152,9 @@ export class DockerSandbox implements Sandbox {
       options.maxBytes ?? this.info.spec.limits.maxFileSizeBytes,
       this.info.spec.limits.maxFileSizeBytes,
     );
+    const offset = Math.max(0, Math.floor(options.offset ?? 0));
     const outcome = await this.fileOp(
-      ['sh', '-c', READ_SCRIPT, 'sh', absolute, String(maxBytes)],
+      ['sh', '-c', READ_SCRIPT, 'sh', absolute, String(maxBytes), String(offset)],
       undefined,
       maxBytes + 32,
       signal,
@@ -163,10 +164,10 @@ export class DockerSandbox implements Sandbox {
     const newline = bytes.indexOf(0x0a);
     const size = Number(bytes.subarray(0, newline).toString());
     const data = bytes.subarray(newline + 1);
-    const truncated = size > data.length;
+    const truncated = size > offset + data.length;
     const wanted = options.encoding ?? 'auto';
     const { content, encoding } = encodeFileContent(data, wanted);
-    return { path: absolute, content, encoding, size, truncated };
+    return { path: absolute, content, encoding, size, offset, truncated };
   }
 
   async listFiles(path: string, options: ListOptions = {}, signal?: AbortSignal): Promise<ListResult> {

@@ -28,14 +28,16 @@ export const WRITE_SCRIPT = [
   'exec tar -x -f - -C /workspace --no-same-owner',
 ].join('\n');
 
-/** Args: path, most bytes. Stdout: the size, a newline, then the content. */
+/** Args: path, most bytes, offset. Stdout: the size, a newline, then the content from the offset. */
 export const READ_SCRIPT = [
   `r=$(realpath -e -- "$1" 2>/dev/null) || exit ${FILE_EXIT.notFound}`,
   INSIDE,
   `[ -d "$r" ] && exit ${FILE_EXIT.isDirectory}`,
   `[ -f "$r" ] || exit ${FILE_EXIT.notRegular}`,
   `[ -r "$r" ] || exit ${FILE_EXIT.unreadable}`,
-  'stat -c %s -- "$r" && exec head -c "$2" -- "$r"',
+  'stat -c %s -- "$r" || exit 1',
+  '[ "$3" = 0 ] && exec head -c "$2" -- "$r"',
+  'exec tail -c "+$(($3 + 1))" -- "$r" | head -c "$2"',
 ].join('\n');
 
 /** Args: directory, depth, most entries. Stdout: NUL-terminated "type size mtime path" records. */

@@ -107,6 +107,7 @@ export async function readFile(
   path: string,
   maxBytes: number,
   wanted: 'utf8' | 'base64' | 'auto',
+  offset = 0,
 ): Promise<FileContent> {
   const real = await resolveInWorkspace(fs, path, path);
   const stat = await lstatOrUndefined(fs, real);
@@ -120,9 +121,9 @@ export async function readFile(
   if (!stat.isFile)
     throw new SandboxError('not-a-file', `${displayName(path)} is not a regular file.`, 'Read regular files only.');
   const bytes = Buffer.from(await fs.readFileBuffer(real));
-  const data = bytes.subarray(0, maxBytes);
+  const data = bytes.subarray(offset, offset + maxBytes);
   const { content, encoding } = encodeFileContent(data, wanted);
-  return { path, content, encoding, size: bytes.length, truncated: bytes.length > data.length };
+  return { path, content, encoding, size: bytes.length, offset, truncated: bytes.length > offset + data.length };
 }
 
 export async function listFiles(fs: IFileSystem, path: string, depth: number, most: number): Promise<ListResult> {

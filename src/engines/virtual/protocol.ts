@@ -53,7 +53,7 @@ export type WorkerRequest =
   /** Places files anywhere (the engine's own files, e.g. a compute-mode program); no path policy. */
   | { id: number; type: 'place'; files: FilePayload[] }
   | { id: number; type: 'write'; files: FilePayload[] }
-  | { id: number; type: 'read'; path: string; maxBytes: number; encoding: 'utf8' | 'base64' | 'auto' }
+  | { id: number; type: 'read'; path: string; maxBytes: number; offset: number; encoding: 'utf8' | 'base64' | 'auto' }
   | { id: number; type: 'list'; path: string; depth: number; most: number }
   | { id: number; type: 'delete'; path: string; recursive: boolean };
 

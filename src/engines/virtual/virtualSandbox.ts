@@ -152,7 +152,13 @@ export class VirtualSandbox implements Sandbox {
       options.maxBytes ?? this.info.spec.limits.maxFileSizeBytes,
       this.info.spec.limits.maxFileSizeBytes,
     );
-    return this.call({ type: 'read', path: absolute, maxBytes, encoding: options.encoding ?? 'auto' });
+    return this.call({
+      type: 'read',
+      path: absolute,
+      maxBytes,
+      offset: Math.max(0, Math.floor(options.offset ?? 0)),
+      encoding: options.encoding ?? 'auto',
+    });
   }
 
   async listFiles(path: string, options: ListOptions = {}): Promise<ListResult> {

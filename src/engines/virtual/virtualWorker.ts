@@ -151,7 +151,7 @@ async function handle(jb: JustBash, fs: IFileSystem, request: WorkerRequest): Pr
     case 'write':
       return writeFiles(fs, request.files, true);
     case 'read':
-      return readFile(fs, request.path, request.maxBytes, request.encoding);
+      return readFile(fs, request.path, request.maxBytes, request.encoding, request.offset);
     case 'list':
       return listFiles(fs, request.path, request.depth, request.most);
     case 'delete':

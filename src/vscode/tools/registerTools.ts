@@ -1,21 +1,26 @@
-/** Registers the language-model tools: validate, confirm, run on the sandbox service, answer in text. */
+/**
+ * Registers every language-model tool of the list in core (toolList.ts): validate once, approve by
+ * reach, run on the sandbox service, answer in parts a client shows the model.
+ */
 import * as vscode from 'vscode';
+import { engineLabel } from '../../core/engine/engineCapabilities';
+import { SandboxError } from '../../core/errors';
 import type { FileStore } from '../../core/files/fileStore';
+import { protectedPathsFor } from '../../core/policy/protectedPaths';
+import { summarizeInput, type ActivityLog } from '../../core/sessions/activityLog';
 import type { SandboxService } from '../../core/sessions/sandboxService';
 import type { Settings } from '../../core/spec/settings';
-import { TOOL_INPUT_SCHEMAS, type ToolName } from '../../core/tools/schemas';
-import { summarizeInput, type ActivityLog } from '../../core/sessions/activityLog';
-import { sandboxIdFor } from '../../core/sessions/sessions';
-import { callTool, parseToolInput } from '../../core/tools/runTool';
-import { SandboxError } from '../../core/errors';
-import { protectedPathsFor } from '../../core/policy/protectedPaths';
+import { approvalFor, ReachGrants } from '../../core/tools/approvals';
 import { formatError } from '../../core/tools/format';
 import { resultParts } from '../../core/tools/resultParts';
-import { engineLabel } from '../../core/engine/engineCapabilities';
+import { callTool, failureText, parseToolInput } from '../../core/tools/runTool';
+import { resolveTarget, viewTarget } from '../../core/tools/targetView';
+import { TOOLS, type AnyToolSpec } from '../../core/tools/toolList';
 import { abortSignalFrom } from '../cancellation';
-import type { SandboxSecrets } from '../secrets';
 import type { EngineState } from '../engineState';
-import { describeInvocation } from './confirmations';
+import type { SandboxSecrets } from '../secrets';
+import { askToWiden } from './approvals';
+import { confirmationMarkdown, text } from './callText';
 
 export interface ToolServices {
   service: SandboxService;
@@ -36,30 +41,46 @@ export interface ToolServices {
 const DEFAULT_RESULT_CHARS = 48_000;
 
 export function registerTools(services: ToolServices): vscode.Disposable[] {
-  return (Object.keys(TOOL_INPUT_SCHEMAS) as ToolName[]).map((name) =>
-    vscode.lm.registerTool(name, new SandboxTool(name, services)),
+  const grants = new ReachGrants();
+  return TOOLS.map((spec) =>
+    vscode.lm.registerTool(spec.name, new SandboxTool(spec as unknown as AnyToolSpec, services, grants)),
   );
 }
 
 class SandboxTool implements vscode.LanguageModelTool<unknown> {
   constructor(
-    private readonly name: ToolName,
+    private readonly spec: AnyToolSpec,
     private readonly services: ToolServices,
+    private readonly grants: ReachGrants,
   ) {}
 
   prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<unknown>): vscode.PreparedToolInvocation {
-    const parsed = TOOL_INPUT_SCHEMAS[this.name].safeParse(options.input);
-    if (!parsed.success) return { invocationMessage: vscode.l10n.t('Checking the input of {0}', this.name) };
+    const parsed = this.spec.schema.safeParse(options.input);
+    if (!parsed.success) return { invocationMessage: vscode.l10n.t('Checking the input of {0}', this.spec.name) };
     let settings: Settings;
     try {
       settings = this.services.settings();
     } catch {
-      return { invocationMessage: this.name };
+      return { invocationMessage: this.spec.name };
     }
-    const described = describeInvocation(this.name, parsed.data, this.services.service, settings);
-    return described.confirmation
-      ? { invocationMessage: described.invocationMessage, confirmationMessages: described.confirmation }
-      : { invocationMessage: described.invocationMessage };
+    const service = this.services.service;
+    const target = viewTarget(this.spec.target(parsed.data), service, knownEngine(this.services.engine, settings));
+    const description = this.spec.describe(parsed.data, { target, settings });
+    const approval = approvalFor(
+      this.spec,
+      this.spec.reach(parsed.data, target),
+      this.grants.granted(target, service.known(target.sandboxId)?.id),
+      settings.confirmation,
+    );
+    // A call that widens its sandbox's reach is asked about in invoke, in our own dialog; the
+    // client's confirmation, which it may remember for every later call of this tool, is only
+    // for calls within what the user already granted.
+    return approval.kind === 'client'
+      ? {
+          invocationMessage: text(description.progress),
+          confirmationMessages: { title: text(description.title), message: confirmationMarkdown(description) },
+        }
+      : { invocationMessage: text(description.progress) };
   }
 
   async invoke(
@@ -67,40 +88,44 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
     token: vscode.CancellationToken,
   ): Promise<vscode.LanguageModelToolResult> {
     const started = performance.now();
-    let input: object;
+    let input: unknown;
     try {
-      input = parseToolInput(this.name, options.input);
+      input = parseToolInput(this.spec, options.input);
     } catch (error) {
-      this.services.log.warn(`${this.name}: ${(error as Error).message.replace(/\n/g, ' ')}`);
+      this.services.log.warn(`${this.spec.name}: ${(error as Error).message.replace(/\n/g, ' ')}`);
       throw error;
     }
     const cancellation = abortSignalFrom(token);
+    const secrets = this.services.secrets;
     try {
-      // Without the caller's budget, a bound that keeps one result from flooding the model's context.
       // 48k characters at most, and within the caller's token budget when it gives one (counted in bounded time, see tokenCount.ts).
       const tokenization = options.tokenizationOptions;
       const budget = tokenization
         ? {
             maxChars: DEFAULT_RESULT_CHARS,
             tokenBudget: tokenization.tokenBudget,
-            countTokens: (text: string) => tokenization.countTokens(text, token),
+            countTokens: (value: string) => tokenization.countTokens(value, token),
             signal: cancellation.signal,
           }
         : { maxChars: DEFAULT_RESULT_CHARS, signal: cancellation.signal };
-      const secrets = this.services.secrets;
       // Decides the engine first (auto: Docker when it answers); without one the call is a result that says what to do.
       let engine;
       try {
         engine = await this.services.engine.ready();
       } catch (error) {
         this.services.engine.reportFailure(error);
-        this.services.log.error(`${this.name}: no engine: ${formatError(error).replace(/\n/g, ' ')}`);
+        this.services.log.error(`${this.spec.name}: no engine: ${formatError(error).replace(/\n/g, ' ')}`);
         this.record(input, started, false);
         const reason = SandboxError.is(error) ? error.reason : 'engine-unavailable';
-        return textResult(secrets.redact(`failed · ${reason.replace(/-/g, ' ')}\n${formatError(error)}`));
+        return textResult(secrets.redact(failureText(reason, formatError(error))));
       }
-      const { text, failure } = await this.services.track(
-        callTool(this.name, input, {
+      const declined = await this.approve(input, engine.kind, cancellation.signal);
+      if (declined) {
+        this.record(input, started, false);
+        return textResult(declined);
+      }
+      const outcome = await this.services.track(
+        callTool(this.spec, input, {
           service: this.services.service,
           engine: engineLabel(engine.kind, engine.capabilities),
           capabilities: engine.capabilities,
@@ -115,18 +140,25 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
           ),
         }),
       );
+      // A grant given for a sandbox this call opened is tied to its container now that it exists.
+      const called = this.spec.target(input);
+      if (called.kind !== 'run') {
+        const id = called.kind === 'open' ? called.sandboxId : (called.sandboxId ?? 'default');
+        this.grants.bind(id, this.services.service.known(id)?.id);
+      }
+      const { failure } = outcome;
       if (failure === 'engine-unavailable' || failure === 'engine-permission')
-        this.services.engine.reportFailure(new SandboxError(failure, firstLine(text)));
+        this.services.engine.reportFailure(new SandboxError(failure, firstLine(outcome.text)));
       else this.services.engine.reportSuccess();
       this.services.log[failure ? 'warn' : 'info'](
-        `${this.name} (${Math.round(performance.now() - started)} ms): ${firstLine(text)}`,
+        `${this.spec.name} (${Math.round(performance.now() - started)} ms): ${firstLine(outcome.text)}`,
       );
-      this.record(input, started, !failure, /\bexit code (\d+)/.exec(firstLine(text))?.[1]);
-      return textResult(text);
+      this.record(input, started, !failure, outcome.exitCode);
+      return textResult(outcome.text);
     } catch (error) {
       this.services.engine.reportFailure((error as Error).cause ?? error);
       this.services.log.error(
-        `${this.name} failed after ${Math.round(performance.now() - started)} ms: ${(error as Error).message.replace(/\n/g, ' ')}`,
+        `${this.spec.name} failed after ${Math.round(performance.now() - started)} ms: ${(error as Error).message.replace(/\n/g, ' ')}`,
       );
       this.record(input, started, false);
       throw error;
@@ -135,32 +167,45 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
     }
   }
 
+  /**
+   * Asks in our own dialog when the call reaches further than the user granted for its sandbox,
+   * whatever the client approved; returns the result text when the user declines.
+   */
+  private async approve(
+    input: unknown,
+    engine: 'docker' | 'virtual',
+    signal: AbortSignal,
+  ): Promise<string | undefined> {
+    const service = this.services.service;
+    const target = await resolveTarget(this.spec.target(input), service, engine, signal);
+    const containerId = target.open ? (await service.lookup(target.sandboxId, signal))?.id : undefined;
+    const reach = this.spec.reach(input, target);
+    const approval = approvalFor(this.spec, reach, this.grants.granted(target, containerId), 'reach');
+    if (approval.kind !== 'ask') return undefined;
+    const settings = this.services.settings();
+    const description = this.spec.describe(input, { target, settings });
+    const answer = await askToWiden(description, approval.widening, target, this.services.workspaceFolder());
+    this.services.log.info(
+      `${this.spec.name}: asked to ${approval.widening.join(', ')} for sandbox ${target.sandboxId}: ${answer}`,
+    );
+    if (answer === 'declined')
+      return failureText(
+        'permission-denied',
+        `The user did not allow this call: it would ${approval.widening.join(', ').replace(/-/g, ' ')} for sandbox ${target.sandboxId}, more than they allowed for it.\nNext: do the work without it (a sandbox without workspace access or network), or ask the user whether they want to allow it.`,
+      );
+    if (answer === 'sandbox') this.grants.grant(target.sandboxId, reach, containerId);
+    return undefined;
+  }
+
   /** One line in the panel's Activity list, redacted like everything else. */
-  private record(input: object, started: number, ok: boolean, exitCode?: string): void {
-    const fields = input as {
-      sandbox_id?: string;
-      session?: string;
-      scope?: string;
-      agent?: string;
-      workflow_run?: string;
-    };
-    const scope =
-      fields.scope === 'agent'
-        ? { kind: 'agent' as const, key: fields.agent }
-        : fields.scope === 'workflow'
-          ? { kind: 'workflow' as const, key: fields.workflow_run }
-          : undefined;
-    const sandboxId =
-      this.name === 'sandbox_run'
-        ? undefined
-        : this.name === 'sandbox_open'
-          ? sandboxIdFor(scope, fields.session ?? 'default')
-          : (fields.sandbox_id ?? 'default');
+  private record(input: unknown, started: number, ok: boolean, exitCode?: number | null): void {
+    const target = this.spec.target(input);
+    const sandboxId = target.kind === 'run' ? undefined : (target.sandboxId ?? 'default');
     this.services.activity.record({
-      tool: this.name,
-      summary: this.services.secrets.redact(summarizeInput(this.name, input as Record<string, unknown>)),
-      exitCode: exitCode === undefined ? null : Number(exitCode),
-      ok: ok && (exitCode === undefined || exitCode === '0'),
+      tool: this.spec.name,
+      summary: this.services.secrets.redact(summarizeInput(this.spec.name, input as Record<string, unknown>)),
+      exitCode: exitCode ?? null,
+      ok: ok && (exitCode === undefined || exitCode === 0),
       durationMs: Math.round(performance.now() - started),
       at: new Date().toISOString(),
       ...(sandboxId ? { sandboxId } : {}),
@@ -168,11 +213,17 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
   }
 }
 
-/** The text as the parts of a result, none longer than a client shows the model (see resultParts.ts). */
-function textResult(text: string): vscode.LanguageModelToolResult {
-  return new vscode.LanguageModelToolResult(resultParts(text).map((part) => new vscode.LanguageModelTextPart(part)));
+/** The engine calls will run on, when it is known without asking it (confirmations name it). */
+function knownEngine(engine: EngineState, settings: Settings): 'docker' | 'virtual' | undefined {
+  if (settings.engine !== 'auto') return settings.engine;
+  return engine.status.state === 'connected' ? engine.status.kind : undefined;
 }
 
-function firstLine(text: string): string {
-  return text.split('\n', 1)[0] ?? '';
+/** The text as the parts of a result, none longer than a client shows the model (see resultParts.ts). */
+function textResult(value: string): vscode.LanguageModelToolResult {
+  return new vscode.LanguageModelToolResult(resultParts(value).map((part) => new vscode.LanguageModelTextPart(part)));
+}
+
+function firstLine(value: string): string {
+  return value.split('\n', 1)[0] ?? '';
 }

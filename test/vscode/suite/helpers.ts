@@ -185,3 +185,18 @@ export async function setWorkspaceAccessInUserSettings(access: 'none' | 'ro' | '
   const current = config.inspect<Record<string, string>>('workspaceAccessByFolder')?.globalValue ?? {};
   await config.update('workspaceAccessByFolder', { ...current, [folder]: access }, vscode.ConfigurationTarget.Global);
 }
+
+/**
+ * Calls a tool whose reach is more than the user granted for its sandbox: Agent Sandbox asks in its
+ * own dialog, and the runner clicks `button` there as a person would. Returns the result's text and
+ * the dialog's message.
+ */
+export async function invokeAllowing(
+  button: 'Allow Once' | 'Allow for This Sandbox' | 'Cancel',
+  name: string,
+  input: object,
+): Promise<{ text: string; asked: string }> {
+  const running = invoke(name, input);
+  const asked = await clickDialogButton(button);
+  return { text: await running, asked };
+}

@@ -213,12 +213,15 @@ suite(`Result sizes through invokeTool with a real tokenizer (seed ${SEED})`, fu
           { tokenizationOptions: options },
         );
         const [first] = checkResult(result, calls, new RegExp(`${file.replace('.', '\\.')} · 5(\\.0)? MiB · utf8`));
-        assert.match(first!, /\nOnly the first [\d.]+ KiB of 5(\.0)? MiB is shown, to fit the context\. /);
+        assert.match(
+          first!,
+          /\nShown: [\d.]+ KiB \(bytes 0 to [\d,]+\) of 5(\.0)? MiB, cut to fit the context\. Read the next part with sandbox_fs_read offset \d+/,
+        );
       }
     });
   }
 
-  test('sandbox_fs_read: a 1 MiB binary file', async () => {
+  test('sandbox_fs_read: a 1 MiB binary file is described (type, size, hex preview), its bytes on request', async () => {
     await invokeResult('sandbox_exec', {
       sandbox_id: SESSION,
       command: `python3 -c "import random, sys; sys.stdout.buffer.write(random.Random(${SEED}).randbytes(${MiB}))" > blob.bin`,
@@ -229,7 +232,16 @@ suite(`Result sizes through invokeTool with a real tokenizer (seed ${SEED})`, fu
       { sandbox_id: SESSION, path: 'blob.bin', max_bytes: 2 * MiB },
       { tokenizationOptions: options },
     );
-    const [first] = checkResult(result, calls, /blob\.bin · 1(\.0)? MiB · binary/);
-    assert.match(first!, /\nOnly the first [\d.]+ KiB of 1(\.0)? MiB is shown, to fit the context\. /);
+    const [first] = checkResult(result, calls, /blob\.bin · 1(\.0)? MiB · binary data, not text/);
+    assert.match(first!, /\n00000000 {2}([0-9a-f]{2} ){16} /);
+    assert.ok(first!.length < 3_000, `${first!.length} characters for a preview`);
+    const counting = countingTokenization();
+    const bytes = await invokeResult(
+      'sandbox_fs_read',
+      { sandbox_id: SESSION, path: 'blob.bin', max_bytes: 2 * MiB, encoding: 'base64' },
+      { tokenizationOptions: counting.options },
+    );
+    const [head] = checkResult(bytes, counting.calls, /blob\.bin · 1(\.0)? MiB · binary, base64/);
+    assert.match(head!, /\nShown: [\d.]+ KiB \(bytes 0 to [\d,]+\) of 1(\.0)? MiB, cut to fit the context\./);
   });
 });

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { invoke, setWorkspaceAccessInUserSettings } from './helpers';
+import { invoke, invokeAllowing, setWorkspaceAccessInUserSettings } from './helpers';
 
 const EXTENSION_ID = 'agent-sandbox.agent-sandbox';
 const SESSION = 'staging-test';
@@ -51,11 +51,14 @@ suite('File staging', () => {
     fs.writeFileSync(path.join(folder(), 'stage-input.bin'), input);
     created.push('stage-input.bin', 'staging-results');
 
-    const staged = await invoke('sandbox_stage_file', {
+    // Reading the user's folder is more than this sandbox (no workspace access) was granted: Agent
+    // Sandbox asks in its own dialog, whatever VS Code was told about this tool.
+    const { text: staged, asked } = await invokeAllowing('Allow for This Sandbox', 'sandbox_stage_file', {
       sandbox_id: SESSION,
       workspace_path: 'stage-input.bin',
       path: 'in/input.bin',
     });
+    assert.match(asked, new RegExp(`Sandbox "${SESSION}" would read your workspace folder\\. Allow it\\?`));
     assert.match(
       staged,
       new RegExp(
@@ -71,12 +74,18 @@ suite('File staging', () => {
     assert.match(run, /exit code 0/);
     const expected = Buffer.from(input).reverse();
 
-    const published = await invoke('sandbox_publish_file', {
+    const publish = {
       sandbox_id: SESSION,
       path: 'out.bin',
       name: 'reversed.bin',
       save_to_workspace: 'staging-results/reversed.bin',
-    });
+    };
+    // Saving into the folder is a new reach again: declined, nothing is written and the model is told why.
+    const declined = await invokeAllowing('Cancel', 'sandbox_publish_file', publish);
+    assert.match(declined.asked, /would save a file into your workspace folder/);
+    assert.match(declined.text, /^failed · permission denied\nThe user did not allow this call/);
+    assert.equal(fs.existsSync(path.join(folder(), 'staging-results/reversed.bin')), false);
+    const { text: published } = await invokeAllowing('Allow for This Sandbox', 'sandbox_publish_file', publish);
     assert.match(published, new RegExp(`sha256 ${sha256(expected)}`));
     assert.match(published, /"reversed\.bin"/);
     assert.match(published, /Saved it to the workspace at staging-results\/reversed\.bin\./);

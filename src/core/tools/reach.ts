@@ -1,0 +1,78 @@
+/**
+ * What a tool call can touch beyond its own sandbox, classified from its input and the session it
+ * targets. Approvals are given by reach, not by tool name: a client's "allow this tool" must never
+ * approve a call that reaches further than what the user granted for that sandbox (issue 15).
+ */
+import type { EngineKind } from '../engine/engine';
+import type { WorkspaceAccess } from '../spec/spec';
+
+/** Each thing a call can touch outside the sandbox. A call with none stays inside a private sandbox. */
+export type ReachKind = 'folder-read' | 'folder-write' | 'network' | 'packages' | 'folder-publish';
+
+export const REACH_KINDS: readonly ReachKind[] = [
+  'folder-read',
+  'folder-write',
+  'network',
+  'packages',
+  'folder-publish',
+];
+
+export type Reach = ReadonlySet<ReachKind>;
+
+export const NO_REACH: Reach = new Set();
+
+/**
+ * What a call knows about the sandbox it targets, without starting anything: the session when it
+ * is open, otherwise what opening it would give under the user's policy.
+ */
+export interface TargetView {
+  /** The sandbox_id the call targets, or "run" for sandbox_run's one-off sandbox. */
+  readonly sandboxId: string;
+  /** True when the session is open (known), false when the call would open it. */
+  readonly open: boolean;
+  readonly workspaceAccess: WorkspaceAccess;
+  readonly network: boolean;
+  /** Packages installed when the session is created (with the network on for that step). */
+  readonly packages: boolean;
+  /** The most workspace access the user allows: calls that need more are refused, not asked about. */
+  readonly folderAllowed: WorkspaceAccess;
+  /** The engine when known: confirmations name it correctly (no "container" for the virtual engine). */
+  readonly engine?: EngineKind;
+}
+
+/** What a session's own configuration lets any code in it touch. */
+export function sessionReach(target: TargetView): Set<ReachKind> {
+  const reach = new Set<ReachKind>();
+  if (target.workspaceAccess === 'ro' || target.workspaceAccess === 'rw') reach.add('folder-read');
+  if (target.workspaceAccess === 'rw') reach.add('folder-write');
+  if (target.network) reach.add('network');
+  if (!target.open && target.packages) reach.add('packages');
+  return reach;
+}
+
+/** The kinds in `reach` that `granted` does not cover. */
+export function widening(reach: Reach, granted: Reach): ReachKind[] {
+  return REACH_KINDS.filter((kind) => reach.has(kind) && !granted.has(kind));
+}
+
+export function union(...reaches: Reach[]): Set<ReachKind> {
+  const all = new Set<ReachKind>();
+  for (const reach of reaches) for (const kind of reach) all.add(kind);
+  return all;
+}
+
+/** The reach in words for people, in the order of REACH_KINDS, as templates ({0} is the folder). */
+export const REACH_WORDS: Record<ReachKind, string> = {
+  'folder-read': 'read your workspace folder',
+  'folder-write': 'change files in your workspace folder',
+  network: 'use the network',
+  packages: 'install packages from the internet (the network is on for that step)',
+  'folder-publish': 'save a file into your workspace folder',
+};
+
+/** "read your workspace folder, change files in it and use the network". */
+export function reachSentence(kinds: readonly ReachKind[]): string {
+  const words = kinds.map((kind) => REACH_WORDS[kind]);
+  if (words.length <= 1) return words[0] ?? 'stay inside its own sandbox';
+  return `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`;
+}

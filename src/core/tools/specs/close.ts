@@ -1,0 +1,53 @@
+/** sandbox_close: stops a persistent sandbox and removes its container. */
+import { z } from 'zod';
+import { NO_REACH } from '../reach';
+import { defineTool, words } from '../toolSpec';
+import { SMALL_RESULT, sandboxIdField, sessionTarget, targetName } from './common';
+
+export const closeInputSchema = z
+  .object({
+    sandbox_id: sandboxIdField
+      .optional()
+      .describe(
+        'The sandbox to close: the sandbox_id returned by sandbox_open. Omit it to close the default sandbox of this workspace.',
+      ),
+  })
+  .strict();
+
+export function formatClose(sandboxId: string, closed = true): string {
+  return closed
+    ? `Closed sandbox "${sandboxId}": its processes and the files outside a mounted workspace are gone. A later call without sandbox_id opens a new default sandbox.`
+    : `No sandbox "${sandboxId}" was open; nothing to close.`;
+}
+
+export const closeTool = defineTool({
+  name: 'sandbox_close',
+  displayName: 'Close Sandbox',
+  userDescription: 'Closes a persistent sandbox and removes its container.',
+  modelDescription: [
+    'Close a persistent sandbox: stop its processes and remove its container, with every file that is not in a mounted workspace folder.',
+    'Call it when the work is done, or to start again from a clean sandbox: the next call without sandbox_id opens a new default sandbox.',
+    'Without sandbox_id it closes the default sandbox of this workspace.',
+    'Read anything you still need first. Idle sandboxes are also closed automatically after a while.',
+  ].join(' '),
+  icon: '$(close)',
+  tags: ['sandbox'],
+  schema: closeInputSchema,
+  budget: SMALL_RESULT,
+  // Closing loses the sandbox's own files, never the user's: it asks only under the "always" rule.
+  asks: 'only under `agentSandbox.confirmation: always`',
+  changes: true,
+  target: sessionTarget,
+  reach: () => NO_REACH,
+  describe(_input, { target }) {
+    return {
+      progress: words('Closing sandbox {0}', targetName(target)),
+      title: words('Close sandbox {0}?', targetName(target)),
+      details: [words('Its files, installed packages and processes are lost.')],
+    };
+  },
+  async run(input, context) {
+    const closed = await context.service.close(input.sandbox_id, context.signal);
+    return { text: [formatClose(closed.name ?? closed.id), ...closed.notices].join('\n') };
+  },
+});

@@ -1,0 +1,102 @@
+/** Schema pieces, description sentences and call descriptions that several tools share. */
+import { z } from 'zod';
+import type { TargetRequest, Words } from '../toolSpec';
+import { words } from '../toolSpec';
+import type { TargetView } from '../reach';
+import { DEFAULT_SESSION } from '../../sessions/sessions';
+
+export const sandboxIdField = z
+  .string()
+  .min(1)
+  .max(128)
+  .describe(
+    'The sandbox to use: the sandbox_id returned by sandbox_open. Omit it to use the default sandbox of this workspace, opened on first use.',
+  );
+
+export const pathField = z
+  .string()
+  .min(1)
+  .max(4096)
+  .describe('A path relative to /workspace, or an absolute path inside /workspace.');
+
+export const timeoutSecondsField = z
+  .number()
+  .min(0.1)
+  .max(3600)
+  .describe('Seconds the command may run before it is killed; defaults to the sandbox setting (120 s).');
+
+export const fileInputField = z
+  .object({
+    path: pathField,
+    content: z
+      .string()
+      .max(16 * 1024 * 1024)
+      .describe('The file content: text, or base64 when encoding is "base64".'),
+    encoding: z.enum(['utf8', 'base64']).optional().describe('utf8 (default) for text, base64 for binary content.'),
+    executable: z.boolean().optional().describe('Make the file executable (mode 755).'),
+  })
+  .strict();
+
+export const storeKeyField = z.string().min(1).max(100);
+
+export const workspacePathField = z.string().min(1).max(4096);
+
+export const SANDBOX_ID_NOTE =
+  'sandbox_id is optional: without it the default sandbox of this workspace is used, and opened on first use.';
+
+export const PATH_NOTE = 'Paths are relative to /workspace (absolute paths must stay inside /workspace).';
+
+export const NEXT_NOTE = 'When something fails, the text ends with a "Next:" line that says what to do.';
+
+/** The budget of a result whose size is fixed and small. */
+export const SMALL_RESULT = 'a few lines';
+
+/** The budget of results that carry program output or file content. */
+export const OUTPUT_BUDGET =
+  'headline first, in parts of at most 8,000 characters; output cut head-and-tail with exact counts to fit the chat’s token budget (48,000 characters at most)';
+
+export const fileMode = (executable: boolean | undefined) => (executable ? 0o755 : undefined);
+
+/** The session a tool call without its own open request targets. */
+export function sessionTarget(input: { sandbox_id?: string }): TargetRequest {
+  return { kind: 'session', sandboxId: input.sandbox_id };
+}
+
+/** The sandbox's name as people read it in a confirmation. */
+export function targetName(target: TargetView): string {
+  return target.sandboxId === 'run' ? 'a one-off sandbox' : target.sandboxId || DEFAULT_SESSION;
+}
+
+/** "Workspace: read-write at /workspace. Network: off." for a session, opened or about to be. */
+export function reachWords(target: TargetView): Words {
+  return words(
+    'Workspace: {0}. Network: {1}.{2}',
+    accessPhrase(target.workspaceAccess),
+    target.network ? 'on' : 'off',
+    target.open ? '' : ' (the sandbox opens with this call)',
+  );
+}
+
+export function accessPhrase(access: 'none' | 'ro' | 'rw'): string {
+  switch (access) {
+    case 'ro':
+      return 'read-only at /workspace';
+    case 'rw':
+      return 'read-write at /workspace (changes land in your files)';
+    default:
+      return 'not visible';
+  }
+}
+
+/** Code shown in a confirmation, cut to its first lines. */
+export function shownCode(text: string, maxLines = 40): string {
+  const lines = text.split('\n');
+  return lines.length <= maxLines
+    ? text
+    : `${lines.slice(0, maxLines).join('\n')}\n… ${lines.length - maxLines} more lines`;
+}
+
+/** An argv as a shell line, for people. */
+export function shellLine(argv: readonly string[]): string {
+  return argv.map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`)).join(' ');
+}

@@ -1,0 +1,117 @@
+/** sandbox_exec: a command in a persistent sandbox. */
+import { z } from 'zod';
+import { sandboxIdOf } from '../../sessions/sessions';
+import { formatExecResult } from '../format';
+import { sessionReach } from '../reach';
+import { defineTool, words } from '../toolSpec';
+import {
+  NEXT_NOTE,
+  OUTPUT_BUDGET,
+  SANDBOX_ID_NOTE,
+  reachWords,
+  sandboxIdField,
+  sessionTarget,
+  shellLine,
+  shownCode,
+  targetName,
+  timeoutSecondsField,
+} from './common';
+
+export const execInputSchema = z
+  .object({
+    sandbox_id: sandboxIdField.optional(),
+    command: z
+      .string()
+      .min(1)
+      .max(1024 * 1024)
+      .optional()
+      .describe(
+        'A shell command line, run with sh -c (pipes, redirections and && work). Give exactly one of command or cmd.',
+      ),
+    cmd: z
+      .array(z.string().max(128 * 1024))
+      .min(1)
+      .max(4096)
+      .optional()
+      .describe(
+        'A program and its arguments, run without a shell, like ["python3", "main.py"]. Give exactly one of command or cmd.',
+      ),
+    cwd: z.string().min(1).max(4096).optional().describe('Working directory; defaults to /workspace.'),
+    env: z.record(z.string(), z.string()).optional().describe('Extra environment variables for this command.'),
+    stdin: z
+      .string()
+      .max(16 * 1024 * 1024)
+      .optional()
+      .describe('Text passed to the command on standard input.'),
+    timeout_seconds: timeoutSecondsField.optional(),
+  })
+  .strict()
+  .refine((input) => (input.command === undefined) !== (input.cmd === undefined), {
+    message: 'give exactly one of command (a shell string) or cmd (an argv array)',
+    path: ['command'],
+  });
+
+export const execTool = defineTool({
+  name: 'sandbox_exec',
+  displayName: 'Run Command in Sandbox',
+  userDescription: 'Runs a command in a persistent sandbox whose files, packages and processes last across calls.',
+  modelDescription: [
+    'Run a command in a persistent Linux sandbox and get back its exit code, duration, stdout and stderr.',
+    'Files, packages and background processes persist until the sandbox is closed: use it for multi-step work.',
+    'Give exactly one of `command` (a shell line for sh -c) or `cmd` (a program and its arguments, no shell).',
+    'Each call is a new shell: use `cwd` and `env`, or chain with &&.',
+    `The working directory is /workspace. ${SANDBOX_ID_NOTE}`,
+    'Default limits: 120 s per call (timeout_seconds, at most 3600), stdout and stderr 1 MiB each (redirect big output to a file), 512 MiB memory, 1 CPU, 256 processes.',
+    'Only /tmp, $HOME and /workspace are writable, each up to 256 MiB and 100,000 files; past that: "disk limit reached".',
+    'Non-root; pip install --user and npm need the network the user may allow (off by default). Run servers in the background (nohup ... &).',
+    NEXT_NOTE,
+  ].join(' '),
+  icon: '$(terminal)',
+  tags: ['sandbox', 'code-execution'],
+  schema: execInputSchema,
+  budget: OUTPUT_BUDGET,
+  asks: "when its sandbox sees your folder or has the network: in a dialog of ours the first time for that sandbox, then VS Code's confirmation",
+  changes: true,
+  target: sessionTarget,
+  // Code in the sandbox can do whatever the sandbox can: read and write a mounted folder, use its network.
+  reach: (_input, target) => sessionReach(target),
+  describe(input, { target }) {
+    const details = [];
+    if (input.cwd) details.push(words('In {0}.', `\`${input.cwd}\``));
+    details.push(reachWords(target));
+    return {
+      progress: words('Running a command in sandbox {0}', targetName(target)),
+      title: words('Run a command in sandbox {0}?', targetName(target)),
+      code: { text: shownCode(input.command ?? shellLine(input.cmd ?? [])), language: 'sh' },
+      details,
+    };
+  },
+  async run(input, context) {
+    return context.service.use(
+      input.sandbox_id,
+      async (sandbox) => {
+        const result = await sandbox.exec(
+          {
+            command: input.command,
+            cmd: input.cmd,
+            cwd: input.cwd,
+            env: input.env,
+            stdin: input.stdin,
+            timeoutSeconds: input.timeout_seconds,
+          },
+          context.signal,
+        );
+        const shown = context.redactResult?.(result) ?? result;
+        return {
+          text: await formatExecResult(
+            shown,
+            { engine: context.engine, sandboxId: sandboxIdOf(sandbox.info) },
+            context.budget,
+          ),
+          exitCode: result.exitCode,
+        };
+      },
+      { signal: context.signal, onProgress: context.onProgress },
+    );
+  },
+});

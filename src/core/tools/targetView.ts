@@ -1,0 +1,78 @@
+/**
+ * The sandbox a tool call targets, as approvals see it: the open session when there is one,
+ * otherwise what opening it would give under the user's policy. `viewTarget` asks nothing of the
+ * engine (for confirmations, which must have no side effects); `resolveTarget` looks the session up
+ * in the engine too (before a call runs, where the answer must be exact).
+ */
+import type { EngineKind, SessionInfo } from '../engine/engine';
+import type { SandboxService } from '../sessions/sandboxService';
+import { DEFAULT_SESSION, parseSandboxId, sandboxIdOf } from '../sessions/sessions';
+import type { TargetView } from './reach';
+import type { TargetRequest } from './toolSpec';
+
+/** The key approvals are kept under for sandbox_run's one-off sandboxes. */
+export const RUN_TARGET = 'run';
+
+export function viewTarget(request: TargetRequest, service: SandboxService, engine?: EngineKind): TargetView {
+  return build(request, service, request.kind === 'run' ? undefined : service.known(idOf(request)), engine);
+}
+
+export async function resolveTarget(
+  request: TargetRequest,
+  service: SandboxService,
+  engine?: EngineKind,
+  signal?: AbortSignal,
+): Promise<TargetView> {
+  const session = request.kind === 'run' ? undefined : await service.lookup(idOf(request), signal);
+  return build(request, service, session, engine);
+}
+
+function idOf(request: Exclude<TargetRequest, { kind: 'run' }>): string {
+  return request.sandboxId ?? DEFAULT_SESSION;
+}
+
+function build(
+  request: TargetRequest,
+  service: SandboxService,
+  session: SessionInfo | undefined,
+  engine: EngineKind | undefined,
+): TargetView {
+  if (request.kind === 'run')
+    return {
+      sandboxId: RUN_TARGET,
+      open: false,
+      workspaceAccess: 'none',
+      network: service.computeNetwork(),
+      packages: false,
+      folderAllowed: service.allowedAccess(),
+      engine,
+    };
+  if (session)
+    return {
+      sandboxId: sandboxIdOf(session),
+      open: true,
+      workspaceAccess: session.workspaceAccess,
+      network: session.network,
+      packages: false,
+      folderAllowed: service.allowedAccess(),
+      engine: session.engine ?? engine,
+    };
+  // Not open: a call without an open request opens the default session of its scope (a named one
+  // that is not open fails); an open request asks for what it names, within the policy.
+  const id = idOf(request);
+  const plan =
+    request.kind === 'open'
+      ? service.plan({ ...named(id), workspaceAccess: request.workspaceAccess, network: request.network })
+      : service.plan({});
+  return { sandboxId: id, open: false, ...plan, folderAllowed: service.allowedAccess(), engine };
+}
+
+/** The session name and scope of a sandbox_id; a malformed one is the call's own error, reported when it runs. */
+function named(id: string): { session?: string; scope?: ReturnType<typeof parseSandboxId>['scope'] } {
+  try {
+    const { scope, name } = parseSandboxId(id);
+    return { session: name, scope };
+  } catch {
+    return {};
+  }
+}
