@@ -90,9 +90,11 @@ export interface LookAction {
 
 /**
  * Asks the runner what the user sees in an area of the window (the Sandbox panel, the command
- * palette, the status bar), after doing what `action` says there as a person would.
+ * palette, the status bar, the Problems view), after doing what `action` says there as a person would.
  */
-export async function look(target: 'panel' | 'palette' | 'statusbar', action: LookAction = {}): Promise<Seen> {
+export type LookTarget = 'panel' | 'palette' | 'statusbar' | 'problems';
+
+export async function look(target: LookTarget, action: LookAction = {}): Promise<Seen> {
   const name = `look-${randomUUID()}`;
   const seen = path.join(screenshotDir(), `${name}.seen`);
   fs.writeFileSync(path.join(screenshotDir(), `${name}.look`), JSON.stringify({ target, ...action }));
@@ -109,12 +111,7 @@ export async function look(target: 'panel' | 'palette' | 'statusbar', action: Lo
 }
 
 /** Looks until what the user sees matches, and returns it; fails with the last look. */
-export async function lookUntil(
-  target: 'panel' | 'palette' | 'statusbar',
-  wanted: RegExp,
-  what: string,
-  attempts = 60,
-): Promise<Seen> {
+export async function lookUntil(target: LookTarget, wanted: RegExp, what: string, attempts = 60): Promise<Seen> {
   let last: Seen | undefined;
   let problem: unknown;
   for (let attempt = 0; attempt < attempts; attempt++) {
