@@ -11,7 +11,8 @@ import { runCompute } from '../../src/core/sessions/compute';
 import type { Sandbox, SandboxEngine } from '../../src/core/engine/engine';
 import { SandboxError } from '../../src/core/errors';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
-import { findSession, openSession } from '../../src/core/sessions/sessions';
+import { findSession } from '../../src/core/sessions/findSession';
+import { openSession } from './namedSession';
 import { CONTRACT_ENGINES } from './harness';
 
 for (const contract of CONTRACT_ENGINES) {
@@ -287,13 +288,13 @@ for (const contract of CONTRACT_ENGINES) {
         try {
           if (!engine.capabilities.persistentSessions) {
             assert.equal(
-              await findSession(other, `contract-${contract.kind}`, folder),
+              await findSession(other, folder, `contract-${contract.kind}`),
               undefined,
               "another instance (another process) does not see this process's sessions",
             );
           }
           const finder = engine.capabilities.persistentSessions ? other : engine;
-          const found = await findSession(finder, `contract-${contract.kind}`, folder);
+          const found = await findSession(finder, folder, `contract-${contract.kind}`);
           assert.equal(found?.id, sandbox.info.id);
           assert.equal(found?.spec.timeoutSeconds, 30);
           const again = await openSession(finder, resolveSpec({ runtime: 'python' }), {

@@ -11,7 +11,7 @@ import { runCompute } from '../../src/core/sessions/compute';
 import type { ShellSession } from '../../src/core/engine/engine';
 import { SandboxError } from '../../src/core/errors';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
-import { openSession } from '../../src/core/sessions/sessions';
+import { openSession } from './namedSession';
 import { VirtualEngine } from '../../src/engines/virtual/virtualEngine';
 
 describe('the virtual engine', function () {

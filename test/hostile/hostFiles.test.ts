@@ -22,7 +22,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
-import { openSession } from '../../src/core/sessions/sessions';
+import { openSession } from '../engine/namedSession';
 import { VirtualEngine } from '../../src/engines/virtual/virtualEngine';
 import { requireEngine } from '../engine/harness';
 import { chooseSeed, seededRandom } from '../seed';

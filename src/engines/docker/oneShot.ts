@@ -16,6 +16,7 @@ import { diskLimitError, isDiskFull } from '../../core/limits/diskLimit';
 import { SandboxError } from '../../core/errors';
 import { CappedOutput } from '../../core/results/output';
 import type { Limits } from '../../core/spec/spec';
+import { withSignal } from './engineCalls';
 import { FrameDemux, TrailerScanner } from './runnerStream';
 import { buildTar, type TarEntry } from './tar';
 
@@ -265,20 +266,12 @@ export async function startWaitingContainer(
   discard: (id: string) => Promise<void>,
   signal?: AbortSignal,
 ): Promise<WaitingContainer> {
-  const container = await docker.createContainer({
-    ...createOptions,
-    abortSignal: signal,
-  } as Docker.ContainerCreateOptions);
+  const container = await docker.createContainer(withSignal(createOptions, signal));
   try {
-    await container.start({ abortSignal: signal } as object);
-    const stream = (await container.attach({
-      stream: true,
-      stdin: true,
-      stdout: true,
-      stderr: true,
-      hijack: true,
-      abortSignal: signal,
-    } as Docker.ContainerAttachOptions)) as Duplex;
+    await container.start(withSignal({}, signal));
+    const stream = (await container.attach(
+      withSignal({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true }, signal),
+    )) as Duplex;
     return new WaitingContainer(container, stream, createdAt);
   } catch (error) {
     await discard(container.id).catch(() => undefined);

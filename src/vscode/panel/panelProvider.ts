@@ -95,7 +95,9 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
         this.services.log.show(true);
         return undefined;
       case 'openSession': {
-        const opened = await track(service.open({ session: message.name, runtime: message.runtime, byUser: true }));
+        const opened = await track(
+          service.openSession({ session: message.name, runtime: message.runtime, byUser: true }),
+        );
         this.services.engine.reportSuccess();
         return opened.created
           ? vscode.l10n.t('Opened session {0}.', message.name)
