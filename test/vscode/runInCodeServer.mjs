@@ -24,6 +24,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format } from 'node:util';
+import { computeLeftovers } from './leftovers.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const OUT = path.join(ROOT, 'out/test/vscode');
@@ -375,6 +376,7 @@ function logTail(file, lines = 60) {
 
 async function cli() {
   const started = Date.now();
+  const runStarted = new Date(started).toISOString();
   const opts = parseArgs(process.argv.slice(2));
   const cache = path.resolve(process.env.AGENT_SANDBOX_VSCODE_CACHE || path.join(ROOT, '.cache/vscode-host'));
   const node24 = path.join(cache, 'node/bin/node');
@@ -624,6 +626,12 @@ async function cli() {
   } finally {
     clearTimeout(timer);
     await cleanup();
+  }
+  // The extension host is gone: what it had started for sandbox_run must be gone too.
+  const left = await computeLeftovers(runStarted).catch((error) => [`(could not ask the engine: ${error.message})`]);
+  if (left.length) {
+    console.error(`vscode tests: compute sandboxes of the stopped extension host were left behind: ${left.join(', ')}`);
+    exit = 1;
   }
   process.exit(exit);
 }

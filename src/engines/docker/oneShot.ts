@@ -46,6 +46,9 @@ export function oneShotCreateOptions(
     Entrypoint: ['sh', '-c', ONE_SHOT_RUNNER, 'agent-sandbox-run'],
     Cmd: [],
     Labels: { ...base.Labels, ...labels },
+    // The engine removes it when its runner ends, also when the process that made it dies first (the
+    // runner reads its request from the attached stdin, so it exits when that process is gone).
+    HostConfig: { ...base.HostConfig, AutoRemove: true },
     OpenStdin: true,
     StdinOnce: true,
     AttachStdin: true,
@@ -205,8 +208,11 @@ export class WaitingContainer {
   }
 
   private async exitCode(): Promise<number | null> {
-    const waited = (await Promise.race([this.container.wait().catch(() => undefined), delay(5000)])) as
-      { StatusCode?: number } | undefined;
+    // The container removes itself once it stops: wait for that, which still gives the exit code.
+    const waited = (await Promise.race([
+      this.container.wait({ condition: 'removed' }).catch(() => undefined),
+      delay(5000),
+    ])) as { StatusCode?: number } | undefined;
     return typeof waited?.StatusCode === 'number' ? waited.StatusCode : null;
   }
 }
