@@ -182,6 +182,67 @@ function serveScreenshots(page, dir) {
   timer.unref();
 }
 
+/**
+ * What the user sees, on request from the suite: a test writes NAME.look with what to look at
+ * (`{"target": "panel" | "palette" | "statusbar" | "problems"}`) and, optionally, what to do there first as a
+ * person would (`"click": {"role", "name"}` or `"choose": {"combobox", "option"}`); the runner
+ * answers NAME.seen with the area's accessibility tree (roles, names, states) and its text.
+ */
+function serveLooks(page, dir) {
+  let busy = false;
+  const timer = setInterval(async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.look'))) {
+        const name = file.slice(0, -'.look'.length);
+        let answer;
+        try {
+          const request = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+          fs.rmSync(path.join(dir, file), { force: true });
+          answer = { ok: true, ...(await lookAt(page, request)) };
+        } catch (err) {
+          answer = { ok: false, error: String(err?.message ?? err) };
+        }
+        fs.writeFileSync(path.join(dir, `${name}.seen`), JSON.stringify(answer));
+      }
+    } finally {
+      busy = false;
+    }
+  }, 100);
+  page.on('close', () => clearInterval(timer));
+  timer.unref();
+}
+
+async function lookAt(page, request) {
+  let area;
+  if (request.target === 'panel') {
+    // The Sandbox panel's webview: a frame inside VS Code's webview frames, holding the panel's layout.
+    for (const frame of page.frames()) {
+      if (
+        await frame
+          .locator('#root .layout')
+          .count()
+          .catch(() => 0)
+      ) {
+        area = frame.locator('body');
+        break;
+      }
+    }
+    if (!area) throw new Error('the Sandbox panel is not on screen');
+  } else if (request.target === 'palette') area = page.locator('.quick-input-widget');
+  else if (request.target === 'statusbar') area = page.locator('.part.statusbar');
+  else if (request.target === 'problems') area = page.locator('.markers-panel');
+  else throw new Error(`nothing called ${request.target} to look at`);
+  if (request.click) await area.getByRole(request.click.role, { name: request.click.name, exact: true }).click();
+  if (request.choose) {
+    const box = area.getByRole('combobox', { name: request.choose.combobox, exact: true });
+    await box.click();
+    await box.getByRole('option', { name: request.choose.option, exact: true }).click();
+  }
+  return { aria: await area.ariaSnapshot({ timeout: 5000 }), text: await area.innerText({ timeout: 5000 }) };
+}
+
 /** Packages the extension as users get it (npm run package) into `dir`; returns the VSIX's path. */
 function packageVsix(extension, dir) {
   const out = path.join(dir, 'agent-sandbox.vsix');
@@ -526,6 +587,7 @@ async function cli() {
     });
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     serveScreenshots(page, screenshotDir);
+    serveLooks(page, screenshotDir);
     if (loopDir) serveAgentLoop(page, loopDir);
     let hostExited;
     const hostCode = new Promise((resolve) => {

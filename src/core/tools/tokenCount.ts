@@ -10,7 +10,6 @@
  * count of the original (a cut only removes merges, a line break only adds a token), so it bounds
  * the real count from above, and it costs a few calls of at most CALL_CHARS characters each.
  */
-import { abortError, throwIfAborted } from '../errors';
 
 /** Longest piece handed to the tokenizer: quadratic merging on it costs milliseconds. */
 export const PIECE_CHARS = 400;
@@ -25,26 +24,6 @@ export const RUN_PIECE_CHARS = 64;
 export const CALL_CHARS = 16_000;
 
 export type CountTokens = (text: string) => PromiseLike<number>;
-
-/** One call of the tokenizer that ends the moment the call is cancelled, even if the tokenizer does not. */
-function counted(countTokens: CountTokens, text: string, signal: AbortSignal | undefined): Promise<number> {
-  throwIfAborted(signal);
-  if (!signal) return Promise.resolve(countTokens(text));
-  return new Promise<number>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    Promise.resolve(countTokens(text)).then(
-      (tokens) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(tokens);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
 
 /** At most this many repeated pieces are counted on their own (see countTokensBounded). */
 const MOST_REPEATED = 2;
@@ -70,19 +49,22 @@ export async function countTokensBounded(
   const alone = new Set(repeated.map(([piece]) => piece));
   let total = 0;
   for (const [piece, times] of repeated) {
-    total += (await counted(countTokens, piece, signal)) * times;
+    signal?.throwIfAborted();
+    total += (await countTokens(piece)) * times;
   }
   let call = '';
   for (const piece of pieces(text)) {
     if (alone.has(piece)) continue;
     if (call.length + piece.length + 1 > CALL_CHARS && call) {
-      total += await counted(countTokens, call, signal);
+      signal?.throwIfAborted();
+      total += await countTokens(call);
       call = '';
     }
     call = call ? `${call}\n${piece}` : piece;
   }
   if (call) {
-    total += await counted(countTokens, call, signal);
+    signal?.throwIfAborted();
+    total += await countTokens(call);
   }
   return total;
 }
