@@ -137,13 +137,17 @@ function serveScreenshots(page, dir) {
     // A click on a modal dialog's button, as a person would: NAME.click holds the button's label.
     for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.click'))) {
       const name = file.slice(0, -'.click'.length);
-      const label = fs.readFileSync(path.join(dir, file), 'utf8');
+      // The label, and on a second line text the dialog's message must hold (another dialog may be closing).
+      const [label, within] = fs.readFileSync(path.join(dir, file), 'utf8').split('\n');
       fs.rmSync(path.join(dir, file), { force: true });
       try {
-        const button = page.locator('.monaco-dialog-box .monaco-button', { hasText: label }).first();
+        const box = within
+          ? page.locator('.monaco-dialog-box', { hasText: within }).first()
+          : page.locator('.monaco-dialog-box').first();
+        const button = box.locator('.monaco-button', { hasText: label }).first();
         await button.waitFor({ state: 'visible', timeout: 20_000 });
-        const message = await page
-          .locator('.monaco-dialog-box .dialog-message-container')
+        const message = await box
+          .locator('.dialog-message-container')
           .first()
           .textContent()
           .catch(() => '');

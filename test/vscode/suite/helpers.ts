@@ -131,12 +131,12 @@ export async function lookUntil(target: LookTarget, wanted: RegExp, what: string
  * Asks the runner to click a button of the modal dialog on screen, as a person would, and returns the
  * dialog's message. Start the command first (without awaiting it), then call this.
  */
-export async function clickDialogButton(label: string): Promise<string> {
+export async function clickDialogButton(label: string, within?: string): Promise<string> {
   const dir = process.env.AGENT_SANDBOX_VSCODE_SCREENSHOTS;
   assert.ok(dir, 'the runner sets AGENT_SANDBOX_VSCODE_SCREENSHOTS');
   const name = `dialog-${randomUUID()}`;
   const done = path.join(dir, `${name}.clicked`);
-  fs.writeFileSync(path.join(dir, `${name}.click`), label);
+  fs.writeFileSync(path.join(dir, `${name}.click`), within ? `${label}\n${within}` : label);
   for (let waited = 0; waited < 30_000; waited += 100) {
     if (fs.existsSync(done)) {
       const answer = fs.readFileSync(done, 'utf8');
@@ -194,6 +194,7 @@ export async function invokeAllowing(
   input: object,
 ): Promise<{ text: string; asked: string }> {
   const running = invoke(name, input);
-  const asked = await clickDialogButton(button);
+  // Only Agent Sandbox's own dialog, not a confirmation that may still be closing.
+  const asked = await clickDialogButton(button, 'Allow it?');
   return { text: await running, asked };
 }
