@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test tier against real parts: provisions a Docker Engine with the runtime images and a
-# VS Code host (code-server + Chromium), then runs the unit, engine (with the CLI) and vscode tiers.
+# VS Code host (code-server + Chromium), then runs the unit, engine (with the CLI), webview, vscode,
+# agent-loop and hostile tiers.
 # The engine is required: its tests fail, never skip, when it does not answer.
 # Stops the engine afterwards if this run started it.
 set -euo pipefail
@@ -65,6 +66,10 @@ node test/vscode/runInCodeServer.mjs --vsix out/agent-sandbox.vsix
 log "vscode tier, untrusted workspace"
 node test/vscode/runInCodeServer.mjs --vsix out/agent-sandbox.vsix --untrusted
 echo "screenshots of the workbench: out/screenshots/" >&2
+
+log "agent-loop tier (our tools inside Copilot Chat's own agent loop, driven by a scripted model)"
+node test/vscode/runInCodeServer.mjs --vsix out/agent-sandbox.vsix --agent-loop
+echo "what the model received, case by case: out/agent-loop/" >&2
 
 log "hostile tier (attacks, bad input, faults, short soak) against the engine"
 # Only a run that started the engine may stop it mid-test (the engine-restart fault case).

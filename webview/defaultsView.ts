@@ -1,26 +1,34 @@
 /** Default limits, workspace access and network, editable with validation; saved to settings by the host. */
 import type { DefaultsEdit, DefaultsView, WebviewToHost } from '../src/shared/protocol';
+import { button, checkbox, controlValue, dropdown, isChecked, textField } from './controls';
 import { h } from './dom';
-import { button } from './engineView';
-
-const MEMORY = /^\d+(\.\d+)?\s*([kKmMgG]([iI]?[bB])?)?$/;
 
 interface Field {
-  key: keyof DefaultsEdit;
+  key: keyof DefaultsEdit & keyof DefaultsView;
   label: string;
   help: string;
-  kind: 'text' | 'number';
-  check: (value: string) => string | undefined;
+  /** What is wrong with the text, in words that follow "must be", or undefined when it is fine. */
+  check: (value: string, defaults: DefaultsView) => string | undefined;
 }
 
+/** A number within the bounds the host sent (the settings schema's). */
 const number =
-  (min: number, max: number, integer = false) =>
-  (value: string) => {
+  (key: keyof DefaultsView['bounds']) =>
+  (value: string, defaults: DefaultsView): string | undefined => {
+    const { minimum, exclusiveMinimum, maximum, integer } = defaults.bounds[key];
     const n = Number(value);
     if (value.trim() === '' || !Number.isFinite(n)) return 'a number';
     if (integer && !Number.isInteger(n)) return 'a whole number';
-    if (n < min || n > max) return `between ${min} and ${max}`;
-    return undefined;
+    const low = minimum !== undefined && n < minimum;
+    const high = maximum !== undefined && n > maximum;
+    const notAbove = exclusiveMinimum !== undefined && n <= exclusiveMinimum;
+    if (!low && !high && !notAbove) return undefined;
+    if (minimum !== undefined && maximum !== undefined) return `between ${minimum} and ${maximum}`;
+    if (exclusiveMinimum !== undefined && maximum !== undefined)
+      return `more than ${exclusiveMinimum} and at most ${maximum}`;
+    if (minimum !== undefined) return `at least ${minimum}`;
+    if (exclusiveMinimum !== undefined) return `more than ${exclusiveMinimum}`;
+    return `at most ${maximum}`;
   };
 
 const FIELDS: Field[] = [
@@ -28,26 +36,14 @@ const FIELDS: Field[] = [
     key: 'memory',
     label: 'Memory',
     help: 'like 512m or 1g, no swap',
-    kind: 'text',
-    check: (value) => (MEMORY.test(value.trim()) ? undefined : 'a size like 512m or 1g'),
+    check: (value, defaults) =>
+      new RegExp(defaults.sizePattern).test(value.trim()) ? undefined : 'a size like 512m or 1g',
   },
-  { key: 'cpus', label: 'CPUs', help: 'cores, 1.5 allowed', kind: 'number', check: number(0.05, 64) },
-  { key: 'pids', label: 'Processes', help: 'most at once', kind: 'number', check: number(16, 32768, true) },
-  { key: 'timeoutSeconds', label: 'Timeout (s)', help: 'per call', kind: 'number', check: number(1, 86400) },
-  {
-    key: 'maxStdoutBytes',
-    label: 'Stdout cap (bytes)',
-    help: 'kept per call',
-    kind: 'number',
-    check: number(1024, 268435456, true),
-  },
-  {
-    key: 'maxStderrBytes',
-    label: 'Stderr cap (bytes)',
-    help: 'kept per call',
-    kind: 'number',
-    check: number(1024, 268435456, true),
-  },
+  { key: 'cpus', label: 'CPUs', help: 'cores, 1.5 allowed', check: number('cpus') },
+  { key: 'pids', label: 'Processes', help: 'most at once', check: number('pids') },
+  { key: 'timeoutSeconds', label: 'Timeout (s)', help: 'per call', check: number('timeoutSeconds') },
+  { key: 'maxStdoutBytes', label: 'Stdout cap (bytes)', help: 'kept per call', check: number('maxStdoutBytes') },
+  { key: 'maxStderrBytes', label: 'Stderr cap (bytes)', help: 'kept per call', check: number('maxStderrBytes') },
 ];
 
 export function renderDefaults(
@@ -69,15 +65,15 @@ export function renderDefaults(
     onUiChange();
   });
   if (!defaults) return section;
+  const shown = defaults;
   const form = h('form', { class: 'defaults-form', novalidate: true });
   const inputs = new Map<keyof DefaultsEdit, HTMLElement>();
   for (const field of FIELDS) {
     const id = `default-${field.key}`;
-    const input = h(
-      'vscode-text-field',
+    const input = textField(
       {
         id,
-        value: String(defaults[field.key as keyof DefaultsView]),
+        value: String(defaults[field.key]),
         'data-field': field.key,
         'aria-describedby': `${id}-help`,
         title: field.help,
@@ -95,20 +91,15 @@ export function renderDefaults(
       ),
     );
   }
-  const access = h(
-    'vscode-dropdown',
+  const access = dropdown(
     { id: 'default-access', 'data-field': 'workspaceAccess', 'aria-label': 'Workspace access' },
-    ...(['none', 'ro', 'rw'] as const).map((value) =>
-      h('vscode-option', { value, selected: value === defaults.workspaceAccess }, value),
-    ),
+    (['none', 'ro', 'rw'] as const).map((value) => ({ value, selected: value === defaults.workspaceAccess })),
   );
-  const network = h('vscode-checkbox', { 'data-field': 'network', checked: defaults.network }, 'Network');
-  const target = h(
-    'vscode-dropdown',
-    { 'data-field': 'target', 'aria-label': 'Save to', disabled: !defaults.canUseWorkspace },
-    h('vscode-option', { value: 'user', selected: defaults.target === 'user' }, 'user settings'),
-    h('vscode-option', { value: 'workspace', selected: defaults.target === 'workspace' }, 'workspace settings'),
-  );
+  const network = checkbox({ 'data-field': 'network', checked: defaults.network }, 'Network');
+  const target = dropdown({ 'data-field': 'target', 'aria-label': 'Save to', disabled: !defaults.canUseWorkspace }, [
+    { value: 'user', label: 'user settings', selected: defaults.target === 'user' },
+    { value: 'workspace', label: 'workspace settings', selected: defaults.target === 'workspace' },
+  ]);
   form.append(
     h('div', { class: 'field' }, h('label', { for: 'default-access' }, 'Workspace access'), access),
     h('div', { class: 'field field-inline' }, network),
@@ -128,15 +119,11 @@ export function renderDefaults(
   });
   section.append(form);
 
-  function value(element: HTMLElement): string {
-    return String((element as unknown as { value?: string }).value ?? '');
-  }
-
   function submit(): void {
     let valid = true;
     for (const field of FIELDS) {
       const input = inputs.get(field.key)!;
-      const problem = field.check(value(input));
+      const problem = field.check(controlValue(input), shown);
       const error = form.querySelector(`#default-${field.key}-error`)!;
       error.textContent = problem ? `${field.label} must be ${problem}.` : '';
       input.toggleAttribute('aria-invalid', Boolean(problem));
@@ -146,15 +133,15 @@ export function renderDefaults(
     post({
       type: 'saveDefaults',
       defaults: {
-        memory: value(inputs.get('memory')!).trim(),
-        cpus: Number(value(inputs.get('cpus')!)),
-        pids: Number(value(inputs.get('pids')!)),
-        timeoutSeconds: Number(value(inputs.get('timeoutSeconds')!)),
-        maxStdoutBytes: Number(value(inputs.get('maxStdoutBytes')!)),
-        maxStderrBytes: Number(value(inputs.get('maxStderrBytes')!)),
-        workspaceAccess: value(access) as DefaultsEdit['workspaceAccess'],
-        network: Boolean((network as unknown as { checked: boolean }).checked),
-        target: value(target) === 'workspace' ? 'workspace' : 'user',
+        memory: controlValue(inputs.get('memory')!).trim(),
+        cpus: Number(controlValue(inputs.get('cpus')!)),
+        pids: Number(controlValue(inputs.get('pids')!)),
+        timeoutSeconds: Number(controlValue(inputs.get('timeoutSeconds')!)),
+        maxStdoutBytes: Number(controlValue(inputs.get('maxStdoutBytes')!)),
+        maxStderrBytes: Number(controlValue(inputs.get('maxStderrBytes')!)),
+        workspaceAccess: controlValue(access) as DefaultsEdit['workspaceAccess'],
+        network: isChecked(network),
+        target: controlValue(target) === 'workspace' ? 'workspace' : 'user',
       },
     });
   }

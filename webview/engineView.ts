@@ -1,5 +1,6 @@
 /** The engine section: which engine, where, and when it cannot be reached, what is wrong and the fix. */
 import type { EngineView } from '../src/shared/protocol';
+import { button } from './controls';
 import { h } from './dom';
 
 export function renderEngine(
@@ -50,16 +51,4 @@ export function renderEngine(
     );
   }
   return section;
-}
-
-export function button(
-  text: string,
-  label: string,
-  onClick: () => void,
-  action: string,
-  appearance: 'primary' | 'secondary' = 'secondary',
-): HTMLElement {
-  const element = h('vscode-button', { appearance, 'aria-label': label, title: label, 'data-action': action }, text);
-  element.addEventListener('click', onClick);
-  return element;
 }

@@ -2,15 +2,6 @@
  * The Sandbox panel's browser code. The host sends a full state once, then events; each section
  * re-renders on its own event, and live stats update their card in place so focus is never lost.
  */
-import {
-  provideVSCodeDesignSystem,
-  vsCodeButton,
-  vsCodeCheckbox,
-  vsCodeDropdown,
-  vsCodeOption,
-  vsCodeTag,
-  vsCodeTextField,
-} from '@vscode/webview-ui-toolkit';
 import type {
   ActivityView,
   DefaultsView,
@@ -21,6 +12,7 @@ import type {
   WebviewToHost,
 } from '../src/shared/protocol';
 import { renderActivity } from './activityView';
+import { registerControls } from './controls';
 import { h } from './dom';
 import { renderDefaults } from './defaultsView';
 import { renderEngine } from './engineView';
@@ -34,14 +26,7 @@ interface VsCodeApi {
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
-provideVSCodeDesignSystem().register(
-  vsCodeButton(),
-  vsCodeCheckbox(),
-  vsCodeDropdown(),
-  vsCodeOption(),
-  vsCodeTag(),
-  vsCodeTextField(),
-);
+registerControls();
 
 const vscode = acquireVsCodeApi();
 const ACTIVITY_SHOWN = 50;

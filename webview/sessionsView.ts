@@ -1,7 +1,7 @@
 /** One card per session: what it is, what it costs, what it can touch, and what can be done with it. */
 import type { SessionView, StatsView, WebviewToHost } from '../src/shared/protocol';
+import { button, controlValue, dropdown, tag, textField } from './controls';
 import { h } from './dom';
-import { button } from './engineView';
 import { formatAge, formatBytes } from './format';
 
 const RUNTIMES = ['python', 'node', 'bash', 'linux'] as const;
@@ -19,29 +19,26 @@ export function renderSessions(
   onUiChange: () => void,
 ): HTMLElement {
   const section = h('section', { class: 'sessions', 'aria-labelledby': 'sessions-title' });
-  const runtime = h(
-    'vscode-dropdown',
+  const runtime = dropdown(
     { 'aria-label': 'Runtime of the new session', 'data-field': 'new-runtime' },
-    ...RUNTIMES.map((name) => h('vscode-option', { value: name, selected: name === ui.newRuntime }, name)),
+    RUNTIMES.map((value) => ({ value, selected: value === ui.newRuntime })),
+    (value) => {
+      ui.newRuntime = value as SessionsUi['newRuntime'];
+      onUiChange();
+    },
   );
-  runtime.addEventListener('change', (event) => {
-    ui.newRuntime = (event.target as HTMLSelectElement).value as SessionsUi['newRuntime'];
-    onUiChange();
-  });
-  const name = h('vscode-text-field', {
-    'aria-label': 'Name of the new session',
-    placeholder: 'name',
-    value: nextName(sessions),
-    'data-field': 'new-name',
-    size: 12,
-  });
+  const name = textField(
+    { placeholder: 'name', value: nextName(sessions), 'data-field': 'new-name', size: 12 },
+    'Name of the new session',
+    { hidden: true },
+  );
   const open = button(
     'Open Session',
     'Open a new session',
     () =>
       post({
         type: 'openSession',
-        name: ((name as unknown as { value: string }).value || nextName(sessions)).trim(),
+        name: (controlValue(name) || nextName(sessions)).trim(),
         runtime: ui.newRuntime,
       }),
     'open-session',
@@ -87,7 +84,7 @@ function renderCard(
       'div',
       { class: 'card-head' },
       h('strong', { class: 'session-name', title: session.sandboxId }, session.sandboxId),
-      session.scope !== 'workspace' ? h('vscode-tag', {}, session.scope) : null,
+      session.scope !== 'workspace' ? tag(session.scope) : null,
       h('span', { class: 'runtime' }, session.runtime),
       h('span', { class: `pill pill-${session.state}`, role: 'status' }, session.state),
     ),
@@ -129,17 +126,14 @@ function renderCard(
     );
   }
   const id = session.sandboxId;
-  const access = h(
-    'vscode-dropdown',
+  const access = dropdown(
     { 'aria-label': `Workspace access of ${id}`, 'data-action': 'set-access', disabled: dead },
-    ...(['none', 'ro', 'rw'] as const).map((value) =>
-      h('vscode-option', { value, selected: value === session.workspaceAccess }, value),
-    ),
+    (['none', 'ro', 'rw'] as const).map((value) => ({ value, selected: value === session.workspaceAccess })),
+    (value) => {
+      if (value !== session.workspaceAccess)
+        post({ type: 'setAccess', sandboxId: id, access: value as SessionView['workspaceAccess'] });
+    },
   );
-  access.addEventListener('change', (event) => {
-    const value = (event.target as HTMLSelectElement).value as SessionView['workspaceAccess'];
-    if (value !== session.workspaceAccess) post({ type: 'setAccess', sandboxId: id, access: value });
-  });
   card.append(
     h(
       'div',

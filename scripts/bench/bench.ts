@@ -18,6 +18,7 @@ import { benchGroups } from './groups';
 import { measureGroup, type GroupResult } from './measure';
 import { profileCalls } from './profile';
 import { markdown, renderPng, svgChart, type BenchReport } from './report';
+import { outputShapesGroup } from './outputShapes';
 import { virtualGroup } from './virtual';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -78,6 +79,7 @@ async function main(): Promise<void> {
       warmup,
     };
     const all = benchGroups(setup);
+    all.push(await outputShapesGroup(tool, iterations, warmup));
     const virtual = await virtualGroup(iterations, warmup);
     if (typeof virtual === 'string') notes.push(virtual);
     else all.push(virtual.group);

@@ -225,6 +225,45 @@ export function benchGroups(setup: BenchSetup): Group[] {
     warmup: 1,
     settle,
   });
+
+  // How soon a call ends once its time limit passes or its caller cancels (the tests check that it
+  // ends, and what it says; how long it takes is measured here). A sample includes the limit itself.
+  groups.push({
+    id: 'stops',
+    title: 'sandbox_exec sleep 600 stopped: at a 1 s time limit, and cancelled after 200 ms',
+    unit: 'wall, including the 1 s limit or the 200 ms before the cancel',
+    arms: [
+      {
+        name: 'time limit 1 s',
+        run: async () =>
+          expect(
+            await runNamedTool('sandbox_exec', { command: 'sleep 600', timeout_seconds: 1 }, tool),
+            'killed after 1 s',
+            'sandbox_exec at its time limit',
+          ),
+      },
+      {
+        name: 'cancelled after 200 ms',
+        run: async () => {
+          const controller = new AbortController();
+          const timer = setTimeout(() => controller.abort(new Error('the bench cancelled')), 200);
+          try {
+            expect(
+              await runNamedTool('sandbox_exec', { command: 'sleep 600' }, { ...tool, signal: controller.signal }),
+              'cancel',
+              'a cancelled sandbox_exec',
+            );
+          } finally {
+            clearTimeout(timer);
+          }
+        },
+      },
+    ],
+    comparisons: [],
+    iterations: Math.max(3, Math.ceil(setup.iterations / 4)),
+    warmup: 1,
+    settle,
+  });
   return groups;
 }
 

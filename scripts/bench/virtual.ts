@@ -33,10 +33,20 @@ export async function virtualGroup(
   return {
     group: {
       id: 'virtual',
-      title: 'virtual engine: compute one-liners',
+      title: 'virtual engine: compute one-liners, and a loop at its time limit',
       arms: [
         { name: 'virtual: bash echo hi', run: () => check('bash', 'echo hi', 'hi') },
         { name: 'virtual: Python one-liner', run: () => check('python', 'print(6 * 7)', '42') },
+        {
+          // How soon a runaway loop is stopped once its limit passes (the tests check that it is).
+          name: 'virtual: bash loop stopped at a 1 s time limit',
+          run: async () => {
+            const result = await runCompute(engine, resolveSpec({ runtime: 'bash', timeoutSeconds: 1 }), {
+              code: 'while true; do :; done',
+            });
+            if (result.outcome !== 'timeout') throw new Error(`the loop ended with ${result.outcome}`);
+          },
+        },
       ],
       comparisons: [],
       iterations: Math.max(5, Math.ceil(iterations / 2)),

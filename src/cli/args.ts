@@ -17,7 +17,9 @@ Commands:
          with the network on for the install only.
   exec   [--session NAME] [--timeout SECONDS] [-i] -- COMMAND [ARGS...]
          Run a command in a session. -i passes this process's standard input.
-  ls     List the sessions of this folder (--all-folders for every folder).
+  ls     List the sessions of this folder (--all-folders for every folder), each by the id
+         --session takes: its name, or agent:KEY/NAME and workflow:RUN/NAME outside the
+         workspace scope (sessions an agent or a workflow opened in VS Code).
   close  (--session NAME | --all)
          Close a session, or every session of this folder.
   engine Show which engine answers and where.

@@ -4,7 +4,6 @@ import { realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { runCompute } from '../core/sessions/compute';
 import type { ExecResult, SandboxEngine, SessionInfo } from '../core/engine/engine';
-import { SandboxError } from '../core/errors';
 import { parseEngineChoice, probeEngine, selectEngine, type EngineChoice } from '../core/engine/engineSelection';
 import { folderKeeperLauncher } from '../core/sessions/folderKeeper';
 import { FileStore, defaultFileStoreFolder } from '../core/files/fileStore';
@@ -12,10 +11,11 @@ import { WorkspaceLeases, defaultStateDir } from '../core/sessions/leases';
 import { removeOrphans } from '../core/sessions/orphans';
 import { PROTECTED_PATHS } from '../core/policy/protectedPaths';
 import { resolveSpec } from '../core/spec/resolveSpec';
-import { DEFAULT_SESSION, openSession, requireSession } from '../core/sessions/sessions';
+import { DEFAULT_SESSION, parseSandboxId, sandboxIdOf } from '../core/sessions/sessions';
 import { DockerEngine } from '../engines/docker/dockerEngine';
 import { VirtualEngine } from '../engines/virtual/virtualEngine';
 import { runtimeFlag, specFromFlags, usageError, type ParsedArgs } from './args';
+import { cliSandboxService, cliSettings } from './cliService';
 import type { Output } from './output';
 import { parseSize } from '../core/spec/units';
 
@@ -137,20 +137,23 @@ export async function runCommand(engine: SandboxEngine, context: CommandContext)
   return exitCodeFor(result);
 }
 
+/** The session the flags name: --session NAME, or a scoped one as ls shows it (agent:KEY/NAME); the default one without. */
+function sessionFlag(args: ParsedArgs): string {
+  return args.values.session ?? DEFAULT_SESSION;
+}
+
 export async function openCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
   const { args, output, signal } = context;
   if (args.positionals.length) throw usageError(`open takes no arguments (got "${args.positionals.join(' ')}").`);
-  const spec = resolveSpec({ mode: 'code' }, specFromFlags(args.values));
-  const name = args.values.session ?? DEFAULT_SESSION;
-  const { sandbox, created } = await openSession(engine, spec, {
-    name,
-    client: 'cli',
-    workspaceFolder: workspaceFolder(args),
-    protectedPaths: protectedPathsFlag(args),
-    signal,
-    onProgress: (progress) => output.progress(progress.message),
-  });
-  output.session(sandbox.info, created);
+  const layer = specFromFlags(args.values);
+  const folder = workspaceFolder(args);
+  const { scope, name } = parseSandboxId(sessionFlag(args));
+  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder));
+  const { sandbox, created, notices } = await service.openSession(
+    { session: name, scope, layer, byUser: true },
+    { signal, onProgress: (progress) => output.progress(progress.message) },
+  );
+  output.session(sandbox.info, created, notices);
   return 0;
 }
 
@@ -158,7 +161,9 @@ export async function execCommand(engine: SandboxEngine, context: CommandContext
   const { args, output, signal } = context;
   if (args.positionals.length === 0)
     throw usageError('exec needs a command after --, like: agent-sandbox exec -- python3 -c "print(42)"');
-  const sandbox = await requireSession(engine, args.values.session ?? DEFAULT_SESSION, workspaceFolder(args), signal);
+  const folder = workspaceFolder(args);
+  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder));
+  const sandbox = await service.requireSession(sessionFlag(args), { signal });
   const timeout = args.values.timeout !== undefined ? Number(args.values.timeout) : undefined;
   if (timeout !== undefined && !(timeout > 0))
     throw usageError(`--timeout must be a positive number of seconds, not "${args.values.timeout}".`);
@@ -168,17 +173,15 @@ export async function execCommand(engine: SandboxEngine, context: CommandContext
     { ...(cmd ? { cmd } : { command: args.positionals[0]! }), stdin, timeoutSeconds: timeout },
     signal,
   );
-  output.execResult(result, { session: sandbox.info.name, engine: engine.kind });
+  output.execResult(result, { session: sandboxIdOf(sandbox.info), engine: engine.kind });
   return exitCodeFor(result);
 }
 
 export async function lsCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
   const { args, output, signal } = context;
-  const sessions = await engine.list(
-    args.values['all-folders'] ? {} : { workspaceFolder: workspaceFolder(args) },
-    signal,
-  );
-  output.sessions(sessions);
+  const folder = workspaceFolder(args);
+  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder));
+  output.sessions(args.values['all-folders'] ? await service.listAllFolders(signal) : await service.list(signal));
   return 0;
 }
 
@@ -187,23 +190,11 @@ export async function closeCommand(engine: SandboxEngine, context: CommandContex
   const folder = workspaceFolder(args);
   if (args.values.all === (args.values.session !== undefined))
     throw usageError('close takes either --session NAME or --all.');
-  let targets: SessionInfo[];
-  if (args.values.all) {
-    targets = await engine.list({ workspaceFolder: folder }, signal);
-  } else {
-    const name = args.values.session!;
-    targets = await engine.list({ name, workspaceFolder: folder }, signal);
-    if (targets.length === 0)
-      throw new SandboxError(
-        'session-not-found',
-        `No session named "${name}" is open for ${folder}.`,
-        'List sessions with agent-sandbox ls.',
-      );
-  }
-  const closed: SessionInfo[] = [];
+  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder));
   // A closed session's notices are what its removal found (a setuid bit stripped, say).
-  for (const session of targets)
-    closed.push({ ...session, notices: (await engine.remove(session.id, signal))?.notices ?? [] });
+  const closed: SessionInfo[] = args.values.all
+    ? await service.closeAll(signal)
+    : [await service.close(args.values.session!, signal)];
   output.closed(closed);
   return 0;
 }

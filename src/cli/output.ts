@@ -5,8 +5,14 @@ import { SandboxError } from '../core/errors';
 import { quotedName as quoteName } from '../core/results/displayName';
 import type { StoredFile } from '../core/files/fileStore';
 import type { RemovedOrphan } from '../core/sessions/orphans';
+import { sandboxIdOf } from '../core/sessions/sessions';
 import type { PromptProblem } from '../core/prompt/problems';
 import { formatSize } from '../core/spec/units';
+
+/** How a session is named to the user: its sandbox_id (agent:KEY/NAME outside the workspace scope, the id --session takes), or its short container id. */
+function sessionLabel(info: SessionInfo): string {
+  return info.name ? sandboxIdOf(info) : info.id.slice(0, 12);
+}
 
 export type ToolResultPart = { type: 'text'; text: string } | { type: 'image'; mime: string; bytes: number };
 
@@ -32,10 +38,11 @@ export class Output {
     else if (result.stdoutTruncated || result.stderrTruncated) this.note(result.hint ?? 'output truncated');
   }
 
-  session(info: SessionInfo, created: boolean): void {
-    if (this.json) return this.print({ created, ...info });
+  /** An opened session; `notices` are what the policy changed about the request. */
+  session(info: SessionInfo, created: boolean, notices: readonly string[] = []): void {
+    if (this.json) return this.print({ created, ...info, notices: [...info.notices, ...notices] });
     this.stdout.write(
-      `${created ? 'Opened' : 'Reusing'} session ${info.name ?? info.id.slice(0, 12)} (${info.runtime}, ${info.image}, id ${info.id.slice(0, 12)})\n`,
+      `${created ? 'Opened' : 'Reusing'} session ${sessionLabel(info)} (${info.runtime}, ${info.image}, id ${info.id.slice(0, 12)})\n`,
     );
     const { limits } = info.spec;
     this.stdout.write(
@@ -44,7 +51,7 @@ export class Output {
     this.stdout.write(
       `  workspace: ${info.workspaceAccess}${info.workspaceFolder && info.workspaceAccess !== 'none' ? ` (${info.workspaceFolder})` : ''}, network: ${info.network ? 'on' : 'off'}\n`,
     );
-    for (const notice of info.notices) this.note(notice);
+    for (const notice of [...info.notices, ...notices]) this.note(notice);
   }
 
   sessions(sessions: SessionInfo[]): void {
@@ -54,7 +61,7 @@ export class Output {
       return;
     }
     const rows = sessions.map((s) => [
-      s.name ?? '-',
+      s.name ? sessionLabel(s) : '-',
       s.id.slice(0, 12),
       s.runtime,
       s.state,
@@ -80,9 +87,7 @@ export class Output {
         closed: sessions.map((s) => ({ id: s.id, name: s.name, ...(s.notices.length ? { notices: s.notices } : {}) })),
       });
     this.stdout.write(
-      sessions.length
-        ? `Closed ${sessions.map((s) => s.name ?? s.id.slice(0, 12)).join(', ')}.\n`
-        : 'No sessions to close.\n',
+      sessions.length ? `Closed ${sessions.map(sessionLabel).join(', ')}.\n` : 'No sessions to close.\n',
     );
     for (const session of sessions) for (const notice of session.notices) this.note(notice);
   }
@@ -99,9 +104,7 @@ export class Output {
       });
     if (removed.length === 0) this.stdout.write('No orphaned sandboxes.\n');
     for (const { session, reason } of removed)
-      this.stdout.write(
-        `Removed ${session.name ?? session.id.slice(0, 12)} (${session.workspaceFolder ?? 'no folder'}): ${reason}.\n`,
-      );
+      this.stdout.write(`Removed ${sessionLabel(session)} (${session.workspaceFolder ?? 'no folder'}): ${reason}.\n`);
   }
 
   engine(info: EngineInfo): void {

@@ -11,9 +11,8 @@ import { SandboxError } from '../core/errors';
 import { engineLabel } from '../core/engine/engineCapabilities';
 import { protectedPathsFor } from '../core/policy/protectedPaths';
 import { Redactor } from '../core/secrets/redaction';
-import { SandboxService } from '../core/sessions/sandboxService';
+import { TOOL_WORDS } from '../core/sessions/sessionWords';
 import { collectSecrets } from '../core/secrets/secrets';
-import { parseSettings } from '../core/spec/settings';
 import { admitWithin } from '../core/tools/admit';
 import { toolInputSchema } from '../core/tools/jsonSchema';
 import { policyReach, reachSentence } from '../core/tools/reach';
@@ -22,6 +21,7 @@ import { ToolInputError, callTool, parseToolInput } from '../core/tools/runTool'
 import { TOOLS, isToolName, toolSpec, type ToolName } from '../core/tools/toolList';
 import { usageError, type ParsedArgs } from './args';
 import { cliFileStore, type CommandContext } from './commands';
+import { cliSandboxService, cliSettings } from './cliService';
 
 const DEFAULT_RESULT_CHARS = 48_000;
 
@@ -76,9 +76,7 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
     if (!(parsed > 0)) throw usageError(`--${flag} must be a positive number, not "${value}".`);
     return parsed;
   };
-  const settings = parseSettings({
-    workspaceAccess: values.workspace ?? 'none',
-    network: values.network ?? false,
+  const settings = cliSettings(values, folder, {
     timeoutSeconds: number('timeout', values.timeout),
     limits: Object.fromEntries(
       Object.entries({
@@ -89,17 +87,13 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
         inodes: number('inodes', values.inodes),
       }).filter(([, value]) => value !== undefined),
     ),
-    configWritesAllowedIn: values['allow-config-writes'] ? [folder] : [],
-    images: values.image ? { [values.runtime ?? 'python']: values.image } : {},
   });
   const secrets = collectSecrets(process.env, settings.envPrefixes);
   const redactor = new Redactor(secrets);
-  const service = new SandboxService({
-    engine: () => engine,
-    settings: () => settings,
-    workspaceFolder: () => folder,
-    trusted: () => true,
-    client: 'cli',
+  // The tools speak to the model, in the tools' words, and keep at most sessions.maxSessions open, as in VS Code.
+  const service = cliSandboxService(engine, folder, settings, {
+    words: TOOL_WORDS,
+    makesRoom: true,
     injectedEnv: () => secrets,
   });
   // The same store, and the same limit per file, as `agent-sandbox files`.

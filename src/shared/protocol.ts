@@ -48,6 +48,15 @@ export const statsViewSchema = z.object({
 });
 export type StatsView = z.output<typeof statsViewSchema>;
 
+/** A number's bounds, from the settings schema, so the panel's form checks what the settings will. */
+export const numberBoundsSchema = z.object({
+  minimum: z.number().optional(),
+  exclusiveMinimum: z.number().optional(),
+  maximum: z.number().optional(),
+  integer: z.boolean(),
+});
+export type NumberBounds = z.output<typeof numberBoundsSchema>;
+
 export const defaultsViewSchema = z.object({
   memory: z.string(),
   cpus: z.number(),
@@ -60,6 +69,15 @@ export const defaultsViewSchema = z.object({
   /** Where the values come from: the workspace's settings or the user's. */
   target: z.enum(['user', 'workspace']),
   canUseWorkspace: z.boolean(),
+  bounds: z.object({
+    cpus: numberBoundsSchema,
+    pids: numberBoundsSchema,
+    timeoutSeconds: numberBoundsSchema,
+    maxStdoutBytes: numberBoundsSchema,
+    maxStderrBytes: numberBoundsSchema,
+  }),
+  /** What a size may look like (a regular expression's source), like `512m`. */
+  sizePattern: z.string(),
 });
 export type DefaultsView = z.output<typeof defaultsViewSchema>;
 
@@ -91,13 +109,14 @@ export const hostToWebviewSchema = z.discriminatedUnion('type', [
 ]);
 export type HostToWebview = z.output<typeof hostToWebviewSchema>;
 
+/** The shape only: the host checks the values against the settings schema before it saves them. */
 export const defaultsEditSchema = z.object({
-  memory: z.string().regex(/^\d+(\.\d+)?\s*([kKmMgG]([iI]?[bB])?)?$/, 'write memory like 512m or 1g'),
-  cpus: z.number().min(0.05).max(64),
-  pids: z.number().int().min(16).max(32768),
-  timeoutSeconds: z.number().min(1).max(86400),
-  maxStdoutBytes: z.number().int().min(1024),
-  maxStderrBytes: z.number().int().min(1024),
+  memory: z.string().max(64),
+  cpus: z.number(),
+  pids: z.number(),
+  timeoutSeconds: z.number(),
+  maxStdoutBytes: z.number(),
+  maxStderrBytes: z.number(),
   workspaceAccess: access,
   network: z.boolean(),
   target: z.enum(['user', 'workspace']),

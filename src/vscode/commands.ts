@@ -93,7 +93,7 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
       const runtime = request?.runtime ?? (await pickRuntime());
       if (!runtime) return undefined;
       const opened = await progress(vscode.l10n.t('Opening sandbox session {0}', session), (onProgress) =>
-        services.track(service.open({ session, runtime }, { onProgress })),
+        services.track(service.openSession({ session, runtime }, { onProgress })),
       );
       services.engine.reportSuccess();
       const info = opened.sandbox.info;
@@ -191,7 +191,7 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
             : (await pickSession(service, vscode.l10n.t('Open a terminal in which session?'), sessions))?.name;
       }
       if (!session) return undefined;
-      const { sandbox } = await services.track(service.open({ session }));
+      const { sandbox } = await services.track(service.openSession({ session }));
       services.engine.reportSuccess();
       return openSandboxTerminal(vscode.l10n.t('Sandbox: {0}', session), (dimensions) => sandbox.openShell(dimensions));
     }),
@@ -237,7 +237,7 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
             if (session.name)
               await services.track(
                 service.close(session.name).then(() =>
-                  service.open({
+                  service.openSession({
                     session: session.name,
                     runtime: session.runtime,
                     workspaceAccess: effective,

@@ -6,7 +6,8 @@ import type { Sandbox } from '../../src/core/engine/engine';
 import { SandboxError } from '../../src/core/errors';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
 import type { SessionDeath } from '../../src/core/sessions/sessionDeath';
-import { findSession, openSession } from '../../src/core/sessions/sessions';
+import { findSession } from '../../src/core/sessions/findSession';
+import { openSession } from './namedSession';
 import type { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { requireEngine, testEngine } from './harness';
 
@@ -58,7 +59,7 @@ describe('crash detection against a real engine', function () {
       await assert.rejects(doomed.exec({ command: 'echo hi' }), gone);
       await assert.rejects(doomed.readFile('x.txt'), gone);
       assert.equal(
-        await findSession(engine, 'engine-test-removed', folder),
+        await findSession(engine, folder, 'engine-test-removed'),
         undefined,
         'a new session appeared in its place',
       );

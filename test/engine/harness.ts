@@ -3,6 +3,7 @@
  * suite leaves no container of ours behind. When AGENT_SANDBOX_REQUIRE_ENGINE=1 (CI and `npm test`)
  * a missing engine fails the suite instead of skipping it.
  */
+import { readFileSync } from 'node:fs';
 import Docker from 'dockerode';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { VirtualEngine } from '../../src/engines/virtual/virtualEngine';
@@ -66,7 +67,43 @@ export async function containersOfOurs(): Promise<Docker.ContainerInfo[]> {
     all: true,
     filters: { label: [`${LABEL.managed}=1`] },
   });
-  return all.filter((container) => (container.Labels[LABEL.created] ?? '') >= RUN_STARTED);
+  return all.filter(
+    (container) => (container.Labels[LABEL.created] ?? '') >= RUN_STARTED && !ownedByAnotherRun(container),
+  );
+}
+
+/**
+ * A warm or running compute sandbox of a process that is alive and is neither this run nor started by
+ * it: another program on the same engine (a developer's VS Code, a second test run), not a leftover
+ * of ours. A container whose owner is gone is counted: cleaning those up is the product's job.
+ */
+function ownedByAnotherRun(container: Docker.ContainerInfo): boolean {
+  const pid = Number(container.Labels[LABEL.ownerPid]);
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return false;
+  for (let ancestor: number | undefined = pid, hops = 0; ancestor && ancestor > 1 && hops < 64; hops++) {
+    if (ancestor === process.pid) return false;
+    ancestor = parentOf(ancestor);
+  }
+  return true;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function parentOf(pid: number): number | undefined {
+  try {
+    // The fields after the command's name, which is in parentheses and may hold spaces.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Volumes no container uses; a sandbox that leaked one (an image's VOLUME, say) would add to them. */

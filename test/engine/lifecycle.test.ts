@@ -38,7 +38,7 @@ describe('session lifecycle against a real engine', function () {
 
   it('finds the same session and its files again after every service is rebuilt (a window reload)', async () => {
     const before = newService(folder);
-    const opened = await before.open({});
+    const opened = await before.openSession({});
     await before.use(undefined, (sandbox) => sandbox.writeFiles([{ path: 'kept.txt', content: 'still here' }]));
     // Everything is dropped: a new engine connection and a new service, as after a reload.
     const after = newService(folder);
@@ -49,8 +49,8 @@ describe('session lifecycle against a real engine', function () {
 
   it('keeps scopes apart: the same name in two scopes is two containers', async () => {
     const service = newService(folder);
-    const workspace = await service.open({ session: 'shared-name', runtime: 'bash' });
-    const agent = await service.open({
+    const workspace = await service.openSession({ session: 'shared-name', runtime: 'bash' });
+    const agent = await service.openSession({
       session: 'shared-name',
       runtime: 'bash',
       scope: { kind: 'agent', key: 'reviewer' },
@@ -69,7 +69,7 @@ describe('session lifecycle against a real engine', function () {
       settings: { sessions: { idleTimeoutMinutes: 1, maxLifetimeMinutes: 10 } },
       clock,
     });
-    const idle = await service.open({ session: 'idle', runtime: 'bash' });
+    const idle = await service.openSession({ session: 'idle', runtime: 'bash' });
     clock.now += 61_000;
     const collected = await service.collect();
     assert.ok(collected.some((entry) => entry.session.id === idle.sandbox.info.id && entry.reason === 'idle'));
@@ -78,7 +78,7 @@ describe('session lifecycle against a real engine', function () {
       false,
     );
 
-    const old = await service.open({ session: 'old', runtime: 'bash' });
+    const old = await service.openSession({ session: 'old', runtime: 'bash' });
     clock.now += 11 * 60_000;
     await service.use('old', async () => undefined); // used just now, but too old
     const expired = await service.collect();
@@ -90,9 +90,9 @@ describe('session lifecycle against a real engine', function () {
     const goneFolder = mkdtempSync(join(tmpdir(), 'agent-sandbox-gone-'));
     const liveFolder = mkdtempSync(join(tmpdir(), 'agent-sandbox-live-'));
     const deletedFolder = mkdtempSync(join(tmpdir(), 'agent-sandbox-deleted-'));
-    const gone = await newService(goneFolder).open({ runtime: 'bash' });
-    const live = await newService(liveFolder).open({ runtime: 'bash' });
-    const deleted = await newService(deletedFolder).open({ runtime: 'bash' });
+    const gone = await newService(goneFolder).openSession({ runtime: 'bash' });
+    const live = await newService(liveFolder).openSession({ runtime: 'bash' });
+    const deleted = await newService(deletedFolder).openSession({ runtime: 'bash' });
     leases.release(goneFolder, false);
     leases.renew(liveFolder);
     leases.renew(deletedFolder);
@@ -120,7 +120,7 @@ describe('session lifecycle against a real engine', function () {
 
   it('agent-sandbox gc removes the sessions of a window that is gone', async () => {
     const orphanFolder = mkdtempSync(join(tmpdir(), 'agent-sandbox-orphan-'));
-    const orphan = await newService(orphanFolder).open({ runtime: 'bash' });
+    const orphan = await newService(orphanFolder).openSession({ runtime: 'bash' });
     await new Promise((done) => setTimeout(done, 1500));
     const output = (
       await runCliText(['gc', '--grace', '1', '--folder', orphanFolder, '--json'], {

@@ -7,7 +7,7 @@ import type { ExecResult, Sandbox } from '../../src/core/engine/engine';
 import { Redactor, redactExecResult } from '../../src/core/secrets/redaction';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
 import { collectSecrets } from '../../src/core/secrets/secrets';
-import { openSession } from '../../src/core/sessions/sessions';
+import { openSession } from './namedSession';
 import { requireEngine, testEngine } from './harness';
 
 // Long enough for base64 to wrap its output at 76 columns; "/+~" give base64 its rarer characters.

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Sandbox, ShellSession } from '../../src/core/engine/engine';
 import { SandboxError } from '../../src/core/errors';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
-import { openSession } from '../../src/core/sessions/sessions';
+import { openSession } from './namedSession';
 import type { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { requireEngine, testEngine } from './harness';
 

@@ -7,7 +7,7 @@ import type { Sandbox } from '../../src/core/engine/engine';
 import { SandboxError } from '../../src/core/errors';
 import { FileStore } from '../../src/core/files/fileStore';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
-import { openSession } from '../../src/core/sessions/sessions';
+import { openSession } from './namedSession';
 import { publishFile, stageFile } from '../../src/core/files/staging';
 import type { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { requireEngine, testEngine } from './harness';

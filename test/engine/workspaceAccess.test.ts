@@ -18,7 +18,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { SandboxError } from '../../src/core/errors';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
-import { openSession } from '../../src/core/sessions/sessions';
+import { openSession } from './namedSession';
 import { TEST_IMAGES, requireEngine, testEngine } from './harness';
 
 const run = promisify(execFile);

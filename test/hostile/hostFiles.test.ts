@@ -22,16 +22,17 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
-import { openSession } from '../../src/core/sessions/sessions';
+import { openSession } from '../engine/namedSession';
 import { VirtualEngine } from '../../src/engines/virtual/virtualEngine';
 import { requireEngine } from '../engine/harness';
-import { hostSnapshot, seededRandom, snapshotDiff } from './hostSnapshot';
+import { chooseSeed, seededRandom } from '../seed';
+import { hostSnapshot, snapshotDiff } from './hostSnapshot';
 import { observe } from './report';
 import { firstLine, toolbox, type ToolAnswer, type ToolPath } from './toolbox';
 
 const AREA_NAME = 'host files';
 const RACE_TRIES = Number(process.env.AGENT_SANDBOX_RACE_TRIES ?? 200);
-const SEED = Number(process.env.AGENT_SANDBOX_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const SEED = chooseSeed();
 const SECRET = 'canary secret: the host file no sandbox may read\n';
 const STORE_MAX = 1024 * 1024;
 /** Far longer than any call takes; only a call blocked for good (a FIFO opened for reading) reaches it. */

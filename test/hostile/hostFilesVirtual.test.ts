@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Sandbox } from '../../src/core/engine/engine';
 import { SandboxError } from '../../src/core/errors';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
-import { openSession } from '../../src/core/sessions/sessions';
+import { openSession } from '../engine/namedSession';
 import { VirtualEngine } from '../../src/engines/virtual/virtualEngine';
 import { hostSnapshot, snapshotDiff } from './hostSnapshot';
 import { observe } from './report';

@@ -32,15 +32,3 @@ export function snapshotDiff(before: string, after: string): string {
     ...[...was].filter((line) => !now.has(line)).map((line) => `- ${line}`),
   ].join('\n');
 }
-
-/** A small seeded generator (mulberry32), so that a run can be repeated from its printed seed. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

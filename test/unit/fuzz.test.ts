@@ -1,11 +1,13 @@
 // Property-based tests: whatever arrives at a boundary, nothing throws unexpectedly and no path
-// outside /workspace is ever accepted. FUZZ_RUNS raises the number of cases (npm run fuzz).
+// outside /workspace is ever accepted. FUZZ_RUNS raises the number of cases (npm run fuzz); a failure
+// prints the seed, and AGENT_SANDBOX_SEED replays it.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { SandboxError } from '../../src/core/errors';
 import { resolveWorkspacePath } from '../../src/core/files/paths';
 import { analyzePrompt } from '../../src/core/prompt/analyzePrompt';
 import { TOOLS } from '../../src/core/tools/toolList';
+import { withSeed } from '../seed';
 
 const runs = Number(process.env.FUZZ_RUNS ?? 300);
 
@@ -39,49 +41,51 @@ const pathish = fc
   .map((parts) => parts.join(''));
 
 describe('fuzzing the boundaries', () => {
-  it('the path policy never accepts a path outside /workspace, and only fails with a SandboxError', () => {
-    fc.assert(
-      fc.property(fc.oneof(pathish, fc.string(), fc.string({ unit: 'binary' })), (input) => {
-        try {
-          const resolved = resolveWorkspacePath(input);
-          assert.ok(resolved === '/workspace' || resolved.startsWith('/workspace/'), resolved);
-          assert.ok(!resolved.split('/').includes('..'), resolved);
-          assert.ok(!resolved.includes('\0'));
-        } catch (error) {
-          assert.ok(SandboxError.is(error), String(error));
-        }
-      }),
-      { numRuns: runs * 3 },
-    );
-  });
-
-  it('every tool input schema answers any JSON without throwing', () => {
-    for (const { name, schema } of TOOLS) {
+  it('the path policy never accepts a path outside /workspace, and only fails with a SandboxError', () =>
+    withSeed(({ seed }) =>
       fc.assert(
-        fc.property(
-          fc.oneof(
-            fc.anything(),
-            fc.record(
-              {
-                sandbox_id: fc.anything(),
-                path: fc.anything(),
-                command: fc.anything(),
-                cmd: fc.anything(),
-                code: fc.anything(),
-                files: fc.anything(),
-              },
-              { requiredKeys: [] },
+        fc.property(fc.oneof(pathish, fc.string(), fc.string({ unit: 'binary' })), (input) => {
+          try {
+            const resolved = resolveWorkspacePath(input);
+            assert.ok(resolved === '/workspace' || resolved.startsWith('/workspace/'), resolved);
+            assert.ok(!resolved.split('/').includes('..'), resolved);
+            assert.ok(!resolved.includes('\0'));
+          } catch (error) {
+            assert.ok(SandboxError.is(error), String(error));
+          }
+        }),
+        { seed, numRuns: runs * 3 },
+      ),
+    ));
+
+  it('every tool input schema answers any JSON without throwing', () =>
+    withSeed(({ seed }) => {
+      for (const { name, schema } of TOOLS) {
+        fc.assert(
+          fc.property(
+            fc.oneof(
+              fc.anything(),
+              fc.record(
+                {
+                  sandbox_id: fc.anything(),
+                  path: fc.anything(),
+                  command: fc.anything(),
+                  cmd: fc.anything(),
+                  code: fc.anything(),
+                  files: fc.anything(),
+                },
+                { requiredKeys: [] },
+              ),
             ),
+            (input) => {
+              const result = schema.safeParse(input);
+              if (result.success) assert.equal(typeof result.data, 'object', name);
+            },
           ),
-          (input) => {
-            const result = schema.safeParse(input);
-            if (result.success) assert.equal(typeof result.data, 'object', name);
-          },
-        ),
-        { numRuns: runs },
-      );
-    }
-  });
+          { seed, numRuns: runs },
+        );
+      }
+    }));
 
   it('the .prompt analysis never throws, whatever the text', () => {
     const yamlish = fc
@@ -109,12 +113,14 @@ describe('fuzzing the boundaries', () => {
         { maxLength: 30 },
       )
       .map((parts) => parts.join(''));
-    fc.assert(
-      fc.property(fc.oneof(yamlish, fc.string(), fc.string({ unit: 'binary' })), (text) => {
-        const analysis = analyzePrompt(text);
-        assert.ok(Array.isArray(analysis.problems));
-      }),
-      { numRuns: runs },
+    return withSeed(({ seed }) =>
+      fc.assert(
+        fc.property(fc.oneof(yamlish, fc.string(), fc.string({ unit: 'binary' })), (text) => {
+          const analysis = analyzePrompt(text);
+          assert.ok(Array.isArray(analysis.problems));
+        }),
+        { seed, numRuns: runs },
+      ),
     );
   });
 });

@@ -18,6 +18,17 @@ describe('lint: the layers', function () {
     ['src/engines/virtual/example.ts', "import Docker from 'dockerode';\nexport const x = Docker;\n", true],
     ['src/cli/example.ts', "import * as vscode from 'vscode';\nexport const x = vscode;\n", true],
     ['webview/example.ts', "import { x as y } from '../src/core/spec';\nexport const x = y;\n", true],
+    [
+      'webview/example.ts',
+      "import { vsCodeButton } from '@vscode/webview-ui-toolkit';\nexport const x = vsCodeButton;\n",
+      true,
+    ],
+    [
+      'webview/controls.ts',
+      "import { vsCodeButton } from '@vscode/webview-ui-toolkit';\nexport const x = vsCodeButton;\n",
+      false,
+    ],
+    ['webview/controls.ts', "import { x as y } from '../src/core/spec';\nexport const x = y;\n", true],
     ['src/vscode/example.ts', "import * as vscode from 'vscode';\nexport const x = vscode;\n", false],
     ['src/engines/docker/example.ts', "import Docker from 'dockerode';\nexport const x = Docker;\n", false],
   ];

@@ -16,7 +16,15 @@ import {
 
 /** An engine that knows only the labels of the containers of one folder. */
 function engineWith(containers: Record<string, string>[]): Docker {
-  return { listContainers: async () => containers.map((Labels) => ({ Labels })) } as unknown as Docker;
+  return {
+    listContainers: async () =>
+      containers.map((Labels, index) => ({
+        Id: String(index).padStart(64, '0'),
+        Image: 'img',
+        State: 'running',
+        Labels,
+      })),
+  } as unknown as Docker;
 }
 
 describe('protected paths of a read-write workspace (container side)', () => {

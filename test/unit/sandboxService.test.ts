@@ -92,25 +92,25 @@ describe('sandbox service policy', () => {
 
   it('opens concurrent first calls only once', async () => {
     const { engine, service: sandboxes } = service({});
-    await Promise.all([sandboxes.sandbox(undefined), sandboxes.sandbox(undefined), sandboxes.open({})]);
+    await Promise.all([sandboxes.sandbox(undefined), sandboxes.sandbox(undefined), sandboxes.openSession({})]);
     assert.equal(engine.opened, 1);
   });
 
   it('never gives an agent more workspace access or network than the user allows', async () => {
     const { service: sandboxes } = service({ workspaceAccess: 'ro', network: false });
-    const opened = await sandboxes.open({ session: 'greedy', workspaceAccess: 'rw', network: true });
+    const opened = await sandboxes.openSession({ session: 'greedy', workspaceAccess: 'rw', network: true });
     assert.equal(opened.sandbox.info.workspaceAccess, 'ro');
     assert.equal(opened.sandbox.info.network, false);
     assert.equal(opened.notices.length, 2);
     assert.match(opened.notices[0]!, /allows at most "ro"/);
-    const modest = await sandboxes.open({ session: 'modest', workspaceAccess: 'none' });
+    const modest = await sandboxes.openSession({ session: 'modest', workspaceAccess: 'none' });
     assert.equal(modest.sandbox.info.workspaceAccess, 'none');
   });
 
   it('shares nothing of an untrusted workspace or of no folder', async () => {
     const untrusted = service({ workspaceAccess: 'rw' }, { trusted: false }).service;
     assert.equal(untrusted.allowedAccess(), 'none');
-    const opened = await untrusted.open({ workspaceAccess: 'rw' });
+    const opened = await untrusted.openSession({ workspaceAccess: 'rw' });
     assert.equal(opened.sandbox.info.workspaceAccess, 'none');
     assert.match(opened.notices[0]!, /not trusted/);
     assert.equal(service({ workspaceAccess: 'rw' }, { folder: undefined }).service.allowedAccess(), 'none');
@@ -118,7 +118,7 @@ describe('sandbox service policy', () => {
 
   it('finds sessions by name or id prefix, and says when there is none', async () => {
     const { engine, service: sandboxes } = service({});
-    const opened = await sandboxes.open({ session: 'build' });
+    const opened = await sandboxes.openSession({ session: 'build' });
     const other = new SandboxService({
       engine: () => engine,
       settings: () => parseSettings({}),
@@ -135,7 +135,7 @@ describe('sandbox service policy', () => {
 
   it('closes and restarts with the same name', async () => {
     const { engine, service: sandboxes } = service({});
-    const opened = await sandboxes.open({ session: 'x', runtime: 'node' });
+    const opened = await sandboxes.openSession({ session: 'x', runtime: 'node' });
     const restarted = await sandboxes.restart('x');
     assert.notEqual(restarted.sandbox.info.id, opened.sandbox.info.id);
     assert.equal(restarted.sandbox.info.runtime, 'node');
@@ -148,10 +148,10 @@ describe('sandbox service policy', () => {
 describe('sandbox service scopes and lifecycle', () => {
   it('never lets two scopes share a container', async () => {
     const { engine, service: sandboxes } = service({});
-    const workspace = await sandboxes.open({ session: 'x' });
-    const agentA = await sandboxes.open({ session: 'x', scope: { kind: 'agent', key: 'writer' } });
-    const agentB = await sandboxes.open({ session: 'x', scope: { kind: 'agent', key: 'reviewer' } });
-    const run = await sandboxes.open({ session: 'x', scope: { kind: 'workflow', key: 'run-1' } });
+    const workspace = await sandboxes.openSession({ session: 'x' });
+    const agentA = await sandboxes.openSession({ session: 'x', scope: { kind: 'agent', key: 'writer' } });
+    const agentB = await sandboxes.openSession({ session: 'x', scope: { kind: 'agent', key: 'reviewer' } });
+    const run = await sandboxes.openSession({ session: 'x', scope: { kind: 'workflow', key: 'run-1' } });
     assert.equal(new Set([workspace, agentA, agentB, run].map((opened) => opened.sandbox.info.id)).size, 4);
     assert.equal(engine.opened, 4);
     assert.equal((await sandboxes.sandbox('agent:writer/x')).info.id, agentA.sandbox.info.id);
@@ -161,7 +161,7 @@ describe('sandbox service scopes and lifecycle', () => {
 
   it('injects host secrets into every session', async () => {
     const { service: sandboxes } = service({});
-    assert.equal((await sandboxes.open({})).sandbox.info.spec.env.API_KEY, 'from-host');
+    assert.equal((await sandboxes.openSession({})).sandbox.info.spec.env.API_KEY, 'from-host');
   });
 
   it('closes idle and expired sessions, and only its own', async () => {
@@ -171,9 +171,9 @@ describe('sandbox service scopes and lifecycle', () => {
       { sessions: { idleTimeoutMinutes: 30, maxLifetimeMinutes: 120 } },
       { clock, logs },
     );
-    await sandboxes.open({ session: 'busy' });
-    await sandboxes.open({ session: 'quiet' });
-    await engine.open((await sandboxes.open({ session: 'busy' })).sandbox.info.spec, {
+    await sandboxes.openSession({ session: 'busy' });
+    await sandboxes.openSession({ session: 'quiet' });
+    await engine.open((await sandboxes.openSession({ session: 'busy' })).sandbox.info.spec, {
       name: 'from-cli',
       client: 'cli',
       workspaceFolder: '/ws',
@@ -194,13 +194,13 @@ describe('sandbox service scopes and lifecycle', () => {
     const clock = { now: Date.now() };
     const logs: string[] = [];
     const { engine, service: sandboxes } = service({ sessions: { maxSessions: 2 } }, { clock, logs });
-    await sandboxes.open({ session: 'a' });
+    await sandboxes.openSession({ session: 'a' });
     clock.now += 1000;
-    await sandboxes.open({ session: 'b' });
+    await sandboxes.openSession({ session: 'b' });
     clock.now += 1000;
     await sandboxes.use('a', async () => undefined);
     clock.now += 1000;
-    await sandboxes.open({ session: 'c' });
+    await sandboxes.openSession({ session: 'c' });
     assert.deepEqual(engine.sessions.map((session) => session.name).sort(), ['a', 'c']);
     assert.match(logs[0]!, /Closed session b, the least recently used, to make room: at most 2 sessions/);
   });

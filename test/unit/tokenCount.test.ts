@@ -105,6 +105,17 @@ describe('counting tokens in bounded time', () => {
     assert.match(first!, /^failed · exit code 3 · .*output shortened to fit the context\nNext: Read stderr/);
   });
 
+  it('counts a piece that repeats once, times its repeats: a run of one character costs a few short calls', async function () {
+    this.timeout(20_000); // the real tokenizer's own count of the runs, to compare with
+    const text = `headline · exit code 0\nstdout:\n${'x'.repeat(3_000)}\n[… marker …]\n${'x'.repeat(3_000)}`;
+    const calls: string[] = [];
+    const bound = await countTokensBounded(text, async (piece) => (calls.push(piece), realCount(piece)));
+    assert.ok(calls.length <= 3, `${calls.length} calls`);
+    const handed = calls.reduce((sum, piece) => sum + piece.length, 0);
+    assert.ok(handed < 1_000, `${handed} characters handed to the tokenizer`);
+    assert.ok(bound >= realCount(text), `${bound} is not an upper bound of ${realCount(text)}`);
+  });
+
   it('splits a long result into parts of at most 8,000 characters, at line breaks, losing nothing', () => {
     const text = Array.from({ length: 2000 }, (_, i) => `row ${i} ${'y'.repeat(i % 90)}`).join('\n');
     const parts = resultParts(text);

@@ -5,10 +5,13 @@
 // Prerequisites: bash scripts/provision-vscode.sh. Usage:
 //   node test/vscode/runInCodeServer.mjs [--extension DIR] [--workspace DIR] [--grep RE]
 //                                        [--timeout SECONDS] [--keep] [--untrusted] [--vsix FILE]
+//                                        [--agent-loop]
 // The extension under test is the packaged VSIX (--vsix, or packaged from --extension with
 // npm run package), installed into the host as users install it; the suite runs from the test
 // driver extension (test/vscode/driver), so VS Code shows its dialogs and tests click them.
 // --untrusted: workspace trust stays on and the folder is not trusted; runs only untrusted.test.
+// --agent-loop: runs test/vscode/agentLoop instead: our tools inside Copilot Chat's own agent loop,
+//   with a scripted model (test/vscode/scriptedModel); see agentLoopHost.mjs.
 // Env overrides: AGENT_SANDBOX_VSCODE_EXTENSION (extension folder, default: the repo),
 //   AGENT_SANDBOX_VSCODE_CACHE (default: .cache/vscode-host), AGENT_SANDBOX_VSCODE_TIMEOUT (s),
 //   AGENT_SANDBOX_VSCODE_GREP, CHROMIUM (default /usr/bin/chromium).
@@ -24,6 +27,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format } from 'node:util';
+import { AGENT_LOOP_SETTINGS, buildScriptedModel, prepareLoopDir, serveAgentLoop } from './agentLoopHost.mjs';
+import { computeLeftovers } from './leftovers.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const OUT = path.join(ROOT, 'out/test/vscode');
@@ -32,22 +37,30 @@ const SUITE_SRC = path.join(ROOT, 'test/vscode/suite');
 const OUTPUT_MARK = '\u2063[vscode-suite]';
 const PROVISION_HINT = 'run: bash scripts/provision-vscode.sh';
 const DRIVER = path.join(ROOT, 'test/vscode/driver');
+const AGENT_LOOP_SRC = path.join(ROOT, 'test/vscode/agentLoop');
 
 // ------------------------------------------------------------------ shared with runWithTestElectron.mjs
 
-/** Bundles suite/index.ts (with mocha) and each suite/*.test.ts into out/test/vscode/suite/. */
-export async function buildSuite() {
+/**
+ * Bundles suite/index.ts (with mocha) and each *.test.ts of `testsDir` (default suite/) into
+ * out/test/vscode/<name of testsDir>/.
+ */
+export async function buildSuite(testsDir = SUITE_SRC) {
   const esbuild = await import('esbuild');
   fs.rmSync(OUT, { recursive: true, force: true });
+  const outDir = path.join(OUT, path.basename(testsDir));
   const tests = fs
-    .readdirSync(SUITE_SRC)
+    .readdirSync(testsDir)
     .filter((f) => f.endsWith('.test.ts'))
     .sort();
-  if (tests.length === 0) throw new Error(`no *.test.ts in ${SUITE_SRC}`);
+  if (tests.length === 0) throw new Error(`no *.test.ts in ${testsDir}`);
   await esbuild.build({
     absWorkingDir: ROOT,
-    entryPoints: ['index.ts', ...tests].map((f) => path.join(SUITE_SRC, f)),
-    outdir: path.join(OUT, 'suite'),
+    entryPoints: [
+      { in: path.join(SUITE_SRC, 'index.ts'), out: 'index' },
+      ...tests.map((f) => ({ in: path.join(testsDir, f), out: f.replace(/\.ts$/, '') })),
+    ],
+    outdir: outDir,
     bundle: true,
     platform: 'node',
     target: 'node20',
@@ -60,7 +73,7 @@ export async function buildSuite() {
     // mocha's parallel mode (unused here) resolves its worker files at run time
     logOverride: { 'require-resolve-not-external': 'silent' },
   });
-  return path.join(OUT, 'suite/index.js');
+  return path.join(outDir, 'index.js');
 }
 
 /** A throwaway workspace folder with one small file, so tests never touch the repo. */
@@ -80,16 +93,16 @@ export function readResults(file) {
 }
 
 /** The one-line summary; exit code 0 only if the host said 0, nothing failed and something ran. */
-export function summarize(hostCode, results) {
+export function summarize(hostCode, results, tier = 'vscode') {
   if (!results) {
-    console.log('vscode: 0 passed, 1 failed');
+    console.log(`${tier}: 0 passed, 1 failed`);
     return 1;
   }
   if (results.passed === 0 && results.failed === 0) console.error('vscode tests: no test ran');
   if (hostCode !== 0 && results.failed === 0) {
     console.error(`vscode tests: the extension host exited ${hostCode} although no test failed`);
   }
-  console.log(`vscode: ${results.passed} passed, ${results.failed} failed, ${results.pending} skipped`);
+  console.log(`${tier}: ${results.passed} passed, ${results.failed} failed, ${results.pending} skipped`);
   return hostCode === 0 && results.failed === 0 && results.passed > 0 ? 0 : 1;
 }
 
@@ -133,13 +146,17 @@ function serveScreenshots(page, dir) {
     // A click on a modal dialog's button, as a person would: NAME.click holds the button's label.
     for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.click'))) {
       const name = file.slice(0, -'.click'.length);
-      const label = fs.readFileSync(path.join(dir, file), 'utf8');
+      // The label, and on a second line text the dialog's message must hold (another dialog may be closing).
+      const [label, within] = fs.readFileSync(path.join(dir, file), 'utf8').split('\n');
       fs.rmSync(path.join(dir, file), { force: true });
       try {
-        const button = page.locator('.monaco-dialog-box .monaco-button', { hasText: label }).first();
+        const box = within
+          ? page.locator('.monaco-dialog-box', { hasText: within }).first()
+          : page.locator('.monaco-dialog-box').first();
+        const button = box.locator('.monaco-button', { hasText: label }).first();
         await button.waitFor({ state: 'visible', timeout: 20_000 });
-        const message = await page
-          .locator('.monaco-dialog-box .dialog-message-container')
+        const message = await box
+          .locator('.dialog-message-container')
           .first()
           .textContent()
           .catch(() => '');
@@ -170,9 +187,9 @@ function serveScreenshots(page, dir) {
       try {
         const message = page.locator('.monaco-dialog-box .dialog-message-container').first();
         await message.waitFor({ state: 'visible', timeout: 20_000 });
-        fs.writeFileSync(path.join(dir, `${name}.seen`), `ok\n${(await message.textContent()) ?? ''}`);
+        fs.writeFileSync(path.join(dir, `${name}.shown`), `ok\n${(await message.textContent()) ?? ''}`);
       } catch (err) {
-        fs.writeFileSync(path.join(dir, `${name}.seen`), `failed: ${err?.message ?? err}`);
+        fs.writeFileSync(path.join(dir, `${name}.shown`), `failed: ${err?.message ?? err}`);
       }
     }
     for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.request'))) {
@@ -188,6 +205,67 @@ function serveScreenshots(page, dir) {
   }, 100);
   page.on('close', () => clearInterval(timer));
   timer.unref();
+}
+
+/**
+ * What the user sees, on request from the suite: a test writes NAME.look with what to look at
+ * (`{"target": "panel" | "palette" | "statusbar" | "problems"}`) and, optionally, what to do there first as a
+ * person would (`"click": {"role", "name"}` or `"choose": {"combobox", "option"}`); the runner
+ * answers NAME.seen with the area's accessibility tree (roles, names, states) and its text.
+ */
+function serveLooks(page, dir) {
+  let busy = false;
+  const timer = setInterval(async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.look'))) {
+        const name = file.slice(0, -'.look'.length);
+        let answer;
+        try {
+          const request = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+          fs.rmSync(path.join(dir, file), { force: true });
+          answer = { ok: true, ...(await lookAt(page, request)) };
+        } catch (err) {
+          answer = { ok: false, error: String(err?.message ?? err) };
+        }
+        fs.writeFileSync(path.join(dir, `${name}.seen`), JSON.stringify(answer));
+      }
+    } finally {
+      busy = false;
+    }
+  }, 100);
+  page.on('close', () => clearInterval(timer));
+  timer.unref();
+}
+
+async function lookAt(page, request) {
+  let area;
+  if (request.target === 'panel') {
+    // The Sandbox panel's webview: a frame inside VS Code's webview frames, holding the panel's layout.
+    for (const frame of page.frames()) {
+      if (
+        await frame
+          .locator('#root .layout')
+          .count()
+          .catch(() => 0)
+      ) {
+        area = frame.locator('body');
+        break;
+      }
+    }
+    if (!area) throw new Error('the Sandbox panel is not on screen');
+  } else if (request.target === 'palette') area = page.locator('.quick-input-widget');
+  else if (request.target === 'statusbar') area = page.locator('.part.statusbar');
+  else if (request.target === 'problems') area = page.locator('.markers-panel');
+  else throw new Error(`nothing called ${request.target} to look at`);
+  if (request.click) await area.getByRole(request.click.role, { name: request.click.name, exact: true }).click();
+  if (request.choose) {
+    const box = area.getByRole('combobox', { name: request.choose.combobox, exact: true });
+    await box.click();
+    await box.getByRole('option', { name: request.choose.option, exact: true }).click();
+  }
+  return { aria: await area.ariaSnapshot({ timeout: 5000 }), text: await area.innerText({ timeout: 5000 }) };
 }
 
 /** Packages the extension as users get it (npm run package) into `dir`; returns the VSIX's path. */
@@ -260,9 +338,10 @@ function parseArgs(argv) {
     extension: process.env.AGENT_SANDBOX_VSCODE_EXTENSION || ROOT,
     workspace: undefined,
     grep: process.env.AGENT_SANDBOX_VSCODE_GREP || undefined,
-    timeoutS: Number(process.env.AGENT_SANDBOX_VSCODE_TIMEOUT || 300),
+    timeoutS: Number(process.env.AGENT_SANDBOX_VSCODE_TIMEOUT) || undefined,
     keep: false,
     untrusted: false,
+    agentLoop: false,
     vsix: process.env.AGENT_SANDBOX_VSCODE_VSIX || undefined,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -278,6 +357,7 @@ function parseArgs(argv) {
     else if (a === '--timeout') opts.timeoutS = Number(value());
     else if (a === '--keep') opts.keep = true;
     else if (a === '--vsix') opts.vsix = value();
+    else if (a === '--agent-loop') opts.agentLoop = true;
     else if (a === '--untrusted')
       opts.untrusted = true; // workspace trust on, folder not trusted: runs untrusted.test only
     else if (a === '-h' || a === '--help') {
@@ -285,13 +365,16 @@ function parseArgs(argv) {
         fs
           .readFileSync(fileURLToPath(import.meta.url), 'utf8')
           .split('\n')
-          .slice(1, 15)
+          .slice(1, 18)
           .join('\n'),
       );
       process.exit(0);
     } else fail(`unknown argument ${a}`);
   }
+  // The agent-loop tier runs longer (megabytes of output through the chat): 10 minutes before the runner gives up.
+  opts.timeoutS ??= opts.agentLoop ? 600 : 300;
   if (!(opts.timeoutS > 0)) fail('--timeout must be a positive number of seconds');
+  if (opts.agentLoop && opts.untrusted) fail('--agent-loop and --untrusted are separate runs');
   opts.extension = path.resolve(opts.extension);
   if (opts.workspace) opts.workspace = path.resolve(opts.workspace);
   if (opts.vsix) opts.vsix = path.resolve(opts.vsix);
@@ -335,6 +418,7 @@ function logTail(file, lines = 60) {
 
 async function cli() {
   const started = Date.now();
+  const runStarted = new Date(started).toISOString();
   const opts = parseArgs(process.argv.slice(2));
   const cache = path.resolve(process.env.AGENT_SANDBOX_VSCODE_CACHE || path.join(ROOT, '.cache/vscode-host'));
   const node24 = path.join(cache, 'node/bin/node');
@@ -407,7 +491,8 @@ async function cli() {
   }
 
   async function run() {
-    const suiteIndex = await buildSuite();
+    const suiteIndex = await buildSuite(opts.agentLoop ? AGENT_LOOP_SRC : undefined);
+    const scriptedModel = opts.agentLoop ? await buildScriptedModel(ROOT) : undefined;
     const workspace = opts.workspace ?? makeWorkspace(path.join(tmp, 'workspace'));
     for (const d of ['user-data', 'extensions', 'xdg-config', 'xdg-data', 'xdg-cache', 'xdg-runtime']) {
       fs.mkdirSync(path.join(tmp, d), { recursive: true, mode: 0o700 });
@@ -417,6 +502,7 @@ async function cli() {
     // .vscodeignore or bundling mistake fails here. Only the test driver is a development extension.
     const vsix = opts.vsix ?? packageVsix(opts.extension, tmp);
     installVsix(node24, codeServer, vsix, tmp);
+    if (scriptedModel) installVsix(node24, codeServer, scriptedModel, tmp);
 
     const port = await freePort();
     const origin = `127.0.0.1:${port}`;
@@ -441,10 +527,12 @@ async function cli() {
     for (const stale of fs
       .readdirSync(screenshotDir)
       .filter((f) =>
-        /^(auto-accept|accepted\.log)$|\.(click|clicked|wait|seen|request|done)$|^dialog-.*\.png$/.test(f),
+        /^(auto-accept|accepted\.log)$|\.(click|clicked|wait|shown|request|done)$|^dialog-.*\.png$/.test(f),
       ))
       fs.rmSync(path.join(screenshotDir, stale), { force: true });
     env.AGENT_SANDBOX_VSCODE_SCREENSHOTS = screenshotDir;
+    const loopDir = opts.agentLoop ? prepareLoopDir(ROOT) : undefined;
+    if (loopDir) env.AGENT_SANDBOX_AGENT_LOOP_DIR = loopDir;
     // An ordinary window (see the payload below) sends telemetry unless told not to; this machine has no network for it.
     const userSettings = {
       'telemetry.telemetryLevel': 'off',
@@ -453,6 +541,7 @@ async function cli() {
       'extensions.autoUpdate': false,
       'update.mode': 'none',
     };
+    if (opts.agentLoop) Object.assign(userSettings, AGENT_LOOP_SETTINGS);
     if (opts.untrusted) {
       env.AGENT_SANDBOX_VSCODE_UNTRUSTED = '1';
       // Trust stays on, the folder stays untrusted (restricted mode), and no startup prompt waits for a click.
@@ -525,6 +614,8 @@ async function cli() {
     });
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     serveScreenshots(page, screenshotDir);
+    serveLooks(page, screenshotDir);
+    if (loopDir) serveAgentLoop(page, loopDir);
     let hostExited;
     const hostCode = new Promise((resolve) => {
       hostExited = resolve;
@@ -574,17 +665,23 @@ async function cli() {
     const results = readResults(resultsFile);
     if (!results)
       console.error(`vscode tests: the suite reported no results; code-server log (tail):\n${logTail(serverLog)}`);
-    exit = summarize(code, results);
+    exit = summarize(code, results, opts.agentLoop ? 'agent-loop' : 'vscode');
   } catch (err) {
     console.error(`vscode tests: FAILED: ${err?.message ?? err}`);
     console.error(
       `--- code-server log (tail${opts.keep ? `, kept in ${serverLog}` : '; --keep keeps the run folder'}) ---\n` +
         `${logTail(serverLog)}\n---`,
     );
-    exit = summarize(1, undefined);
+    exit = summarize(1, undefined, opts.agentLoop ? 'agent-loop' : 'vscode');
   } finally {
     clearTimeout(timer);
     await cleanup();
+  }
+  // The extension host is gone: what it had started for sandbox_run must be gone too.
+  const left = await computeLeftovers(runStarted).catch((error) => [`(could not ask the engine: ${error.message})`]);
+  if (left.length) {
+    console.error(`vscode tests: compute sandboxes of the stopped extension host were left behind: ${left.join(', ')}`);
+    exit = 1;
   }
   process.exit(exit);
 }

@@ -94,9 +94,19 @@ export async function openPanel(
     page,
     send: async (message) => {
       await page.evaluate((data) => window.postMessage(data, '*'), message);
-      await page.waitForTimeout(50);
+      await settled(page);
     },
     posted: () => page.evaluate(() => (window as unknown as { __posted: WebviewToHost[] }).__posted),
     savedState: () => page.evaluate(() => (window as unknown as { __state: unknown }).__state),
   };
+}
+
+/**
+ * Until the page has handled what was posted to it and drawn the result: a message event is a task
+ * queued before this timer's, and the controls update their shadow DOM by the next frame.
+ */
+export async function settled(page: Page): Promise<void> {
+  await page.evaluate(
+    () => new Promise<void>((resolve) => setTimeout(() => requestAnimationFrame(() => setTimeout(resolve, 0)), 0)),
+  );
 }

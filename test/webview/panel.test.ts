@@ -1,11 +1,40 @@
+// The built panel in Chromium, as a user meets it: what each message from the host shows (text, roles,
+// states, read through the accessibility tree), what each click asks of the host, and what the panel
+// shows once the host answers. The test plays the host: it posts the messages the extension posts.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { launch, openPanel, serve } from './harness';
-import { connected, noEngine, sessions, state } from './states';
+import { resolve } from 'node:path';
+import type { Browser, Locator, Page } from 'playwright-core';
+import type { SessionView } from '../../src/shared/protocol';
+import { launch, openPanel, serve, settled, type PanelPage } from './harness';
+import { connected, defaults, noEngine, sessions, state } from './states';
 
 const SHOTS = resolve(__dirname, '../../out/screenshots');
+const MiB = 1024 * 1024;
+
+const region = (page: Page, name: string | RegExp) => page.getByRole('region', { name });
+const card = (page: Page, name: string) => page.getByRole('listitem', { name });
+const toast = (page: Page) => page.locator('.toast[role="status"]');
+const visible = (locator: Locator) => locator.isVisible();
+
+/** What a dropdown shows as chosen, as the accessibility tree reads it (the text is in its shadow DOM). */
+async function shown(combobox: Locator): Promise<string> {
+  const line = (await combobox.ariaSnapshot()).split('\n')[0]!;
+  return /^- combobox "[^"]*"(?: \[[^\]]*\])*: (.*)$/.exec(line)?.[1] ?? `(nothing in ${line})`;
+}
+
+/** The last message the panel posted to the host. */
+async function lastPosted(panel: PanelPage) {
+  return (await panel.posted()).at(-1);
+}
+
+/** Picks a value in a dropdown with the mouse, as a user does. */
+async function choose(page: Page, combobox: string, option: string): Promise<void> {
+  const box = page.getByRole('combobox', { name: combobox });
+  await box.click();
+  await box.getByRole('option', { name: option, exact: true }).click();
+  await settled(page);
+}
 
 describe('the Sandbox panel in Chromium', function () {
   let browser: Browser;
@@ -21,112 +50,185 @@ describe('the Sandbox panel in Chromium', function () {
     await server?.close();
   });
 
-  it('says what is wrong with the engine and how to fix it, with a working Retry', async () => {
+  it('says what is wrong with the engine and how to fix it; Retry asks the host, and the answer shows', async () => {
     const panel = await openPanel(browser, server.url);
+    const { page } = panel;
     await panel.send(state(noEngine, []));
-    const text = await panel.page.locator('.engine').innerText();
-    assert.match(text, /not reachable/);
-    assert.match(text, /the socket does not exist/);
-    assert.match(text, /Start Docker/);
-    await panel.page.click('[data-action="retry-engine"]');
-    await panel.page.click('[data-action="show-log"]');
-    const posted = (await panel.posted()).map((message) => message.type);
-    assert.deepEqual(posted.slice(-2), ['retryEngine', 'showLog']);
-    await panel.page.screenshot({ path: join(SHOTS, 'panel-no-engine-dark.png') });
-  });
+    const engine = region(page, 'Engine');
+    assert.equal(await engine.getByRole('status').innerText(), 'not reachable');
+    const alert = engine.getByRole('alert');
+    assert.match(await alert.innerText(), /No Docker Engine answers at unix:\/\/\/var\/run\/docker\.sock/);
+    assert.match(await alert.innerText(), /the socket does not exist/);
+    assert.match(await alert.innerText(), /Start Docker/);
 
-  it('shows an empty state and opens a session', async () => {
-    const panel = await openPanel(browser, server.url);
-    await panel.send(state(connected, []));
-    assert.match(await panel.page.locator('.sessions').innerText(), /No sessions are open/);
-    assert.match(await panel.page.locator('.engine').innerText(), /Docker Engine 20\.10\.24.*connected/s);
-    await panel.page.click('[data-action="open-session"]');
-    assert.deepEqual((await panel.posted()).at(-1), { type: 'openSession', name: 'default', runtime: 'python' });
-  });
-
-  it('shows three sessions, including a dead one and a read-write one, and every action posts its message', async () => {
-    const panel = await openPanel(browser, server.url);
-    await panel.send(state(connected, sessions));
-    const cards = panel.page.locator('.card');
-    assert.equal(await cards.count(), 3);
-    const dead = panel.page.locator('[data-session="agent:analyst/default"]');
-    assert.match(await dead.innerText(), /dead/);
-    assert.match(await dead.innerText(), /ran out of memory \(limit 512 MiB\)/);
-    assert.equal(await dead.locator('[data-action="open-terminal"]').count(), 0, 'no terminal into a dead session');
-    const build = panel.page.locator('[data-session="build"]');
-    assert.equal(await build.locator('[data-badge="access"]').innerText(), 'workspace: read-write');
-    assert.equal(await build.locator('[data-badge="network"]').innerText(), 'network: on');
-    assert.match(await build.innerText(), /npm test\s*→ exit 1/);
-    assert.match(await panel.page.locator('[data-session="default"]').innerText(), /workspace: read-only/);
-
-    await build.locator('[data-action="open-terminal"]').click();
-    await build.locator('[data-action="restart-session"]').click();
-    await dead.locator('[data-action="close-session"]').click();
-    await panel.page.evaluate(() => {
-      const dropdown = document.querySelector(
-        '[data-session="default"] [data-action="set-access"]',
-      ) as HTMLSelectElement;
-      dropdown.value = 'rw';
-      dropdown.dispatchEvent(new Event('change'));
+    await engine.getByRole('button', { name: 'Retry the engine connection' }).click();
+    assert.deepEqual(await lastPosted(panel), { type: 'retryEngine' });
+    await panel.send({ type: 'engine', engine: connected });
+    await panel.send({
+      type: 'result',
+      action: 'retryEngine',
+      ok: true,
+      message: 'Connected to Docker Engine 20.10.24.',
     });
-    assert.deepEqual((await panel.posted()).slice(-4), [
-      { type: 'openTerminal', sandboxId: 'build' },
-      { type: 'restartSession', sandboxId: 'build' },
-      { type: 'closeSession', sandboxId: 'agent:analyst/default' },
-      { type: 'setAccess', sandboxId: 'default', access: 'rw' },
-    ]);
-    assert.match(await panel.page.locator('.activity').innerText(), /python3 analyze\.py data\.csv/);
+    assert.equal(await engine.getByRole('status').innerText(), 'connected');
+    assert.match(await engine.innerText(), /Docker Engine 20\.10\.24/);
+    assert.equal(await visible(engine.getByRole('alert')), false, 'the problem is gone');
+    assert.equal(await engine.getByRole('button', { name: 'Retry the engine connection' }).count(), 0);
+    assert.equal(await toast(page).innerText(), 'Connected to Docker Engine 20.10.24.');
+
+    await panel.send({ type: 'engine', engine: noEngine });
+    await engine.getByRole('button', { name: 'Show the Agent Sandbox log' }).click();
+    assert.deepEqual(await lastPosted(panel), { type: 'showLog' });
   });
 
-  it('updates live CPU and memory in place', async () => {
+  it('shows an empty state, opens a session by name, and shows it once the host has opened it', async () => {
     const panel = await openPanel(browser, server.url);
+    const { page } = panel;
+    await panel.send(state(connected, []));
+    const list = region(page, 'Sessions (0)');
+    assert.match(await list.innerText(), /No sessions are open/);
+    assert.match(await region(page, 'Engine').innerText(), /Docker Engine 20\.10\.24.*connected/s);
+    const name = page.getByRole('textbox', { name: 'Name of the new session' });
+    assert.equal(await name.inputValue(), 'default', 'the name it suggests');
+
+    await name.fill('analysis');
+    await choose(page, 'Runtime of the new session', 'bash');
+    await page.getByRole('button', { name: 'Open a new session' }).click();
+    assert.deepEqual(await lastPosted(panel), { type: 'openSession', name: 'analysis', runtime: 'bash' });
+
+    const opened: SessionView = { ...sessions[0]!, sandboxId: 'analysis', name: 'analysis', runtime: 'bash' };
+    await panel.send({ type: 'sessions', sessions: [opened] });
+    await panel.send({ type: 'result', action: 'openSession', ok: true, message: 'Opened session analysis.' });
+    assert.equal(await visible(region(page, 'Sessions (1)')), true);
+    const shown = card(page, 'Session analysis, running');
+    assert.equal(await shown.getByRole('status').innerText(), 'running');
+    assert.match(await shown.innerText(), /bash/);
+    assert.equal(await toast(page).innerText(), 'Opened session analysis.');
+    assert.equal(await visible(page.getByText('No sessions are open')), false);
+  });
+
+  it('shows each session as it is: dead with the reason, read-write with network, the last command', async () => {
+    const panel = await openPanel(browser, server.url);
+    const { page } = panel;
     await panel.send(state(connected, sessions));
-    await panel.page.focus('[data-session="build"] [data-action="restart-session"]');
+    assert.equal(await page.getByRole('listitem', { name: /^Session / }).count(), 3);
+
+    const dead = card(page, 'Session agent:analyst/default, dead');
+    assert.equal(await dead.getByRole('status').innerText(), 'dead');
+    assert.match(await dead.getByRole('alert').innerText(), /ran out of memory \(limit 512 MiB\)/);
+    assert.match(await dead.innerText(), /agent/, 'its scope');
+    assert.equal(
+      await dead.getByRole('button', { name: /Open a terminal/ }).count(),
+      0,
+      'no terminal into a dead session',
+    );
+    assert.equal(await dead.getByRole('combobox').count(), 0, 'no access change for a dead session');
+
+    const build = card(page, 'Session build, idle');
+    assert.match(await build.innerText(), /workspace: read-write/);
+    assert.match(await build.innerText(), /network: on/);
+    assert.match(await build.getByRole('paragraph').filter({ hasText: 'last:' }).innerText(), /npm test\s*→ exit 1/);
+    const running = card(page, 'Session default, running');
+    assert.match(await running.innerText(), /workspace: read-only/);
+    assert.equal(await shown(running.getByRole('combobox', { name: 'Workspace access of default' })), 'ro');
+    assert.match(await region(page, 'Activity').innerText(), /python3 analyze\.py data\.csv/);
+  });
+
+  it('asks the host for each action, and shows its answer', async () => {
+    const panel = await openPanel(browser, server.url);
+    const { page } = panel;
+    await panel.send(state(connected, sessions));
+
+    await card(page, 'Session build, idle').getByRole('button', { name: 'Open a terminal in build' }).click();
+    assert.deepEqual(await lastPosted(panel), { type: 'openTerminal', sandboxId: 'build' });
+
+    await card(page, 'Session build, idle').getByRole('button', { name: 'Restart build (its files are lost)' }).click();
+    assert.deepEqual(await lastPosted(panel), { type: 'restartSession', sandboxId: 'build' });
+    await panel.send({ type: 'result', action: 'restartSession', ok: false, message: 'Session build is busy.' });
+    assert.equal(await toast(page).innerText(), 'Session build is busy.');
+    assert.match((await toast(page).getAttribute('class')) ?? '', /toast-bad/, 'shown as a failure');
+
+    await card(page, 'Session agent:analyst/default, dead')
+      .getByRole('button', { name: 'Close agent:analyst/default' })
+      .click();
+    assert.deepEqual(await lastPosted(panel), { type: 'closeSession', sandboxId: 'agent:analyst/default' });
+    await panel.send({ type: 'sessions', sessions: sessions.slice(0, 2) });
+    await panel.send({
+      type: 'result',
+      action: 'closeSession',
+      ok: true,
+      message: 'Closed session agent:analyst/default.',
+    });
+    assert.equal(await visible(region(page, 'Sessions (2)')), true);
+    assert.equal(await card(page, 'Session agent:analyst/default, dead').count(), 0);
+    assert.equal(await toast(page).innerText(), 'Closed session agent:analyst/default.');
+    assert.match((await toast(page).getAttribute('class')) ?? '', /toast-ok/);
+
+    await choose(page, 'Workspace access of default', 'rw');
+    assert.deepEqual(await lastPosted(panel), { type: 'setAccess', sandboxId: 'default', access: 'rw' });
+    const recreated = { ...sessions[0]!, id: 'd'.repeat(64), workspaceAccess: 'rw' as const };
+    await panel.send({ type: 'sessions', sessions: [recreated, sessions[1]!] });
+    const changed = card(page, 'Session default, running');
+    assert.match(await changed.innerText(), /workspace: read-write/);
+    assert.equal(await shown(changed.getByRole('combobox', { name: 'Workspace access of default' })), 'rw');
+  });
+
+  it('updates live CPU and memory in place, without moving the focus', async () => {
+    const panel = await openPanel(browser, server.url);
+    const { page } = panel;
+    await panel.send(state(connected, sessions));
+    const restart = card(page, 'Session build, idle').getByRole('button', {
+      name: 'Restart build (its files are lost)',
+    });
+    await restart.focus();
     await panel.send({
       type: 'stats',
-      stats: {
-        id: 'a'.repeat(64),
-        cpuPercent: 37,
-        memoryBytes: 128 * 1024 * 1024,
-        memoryLimitBytes: 512 * 1024 * 1024,
-      },
+      stats: { id: 'a'.repeat(64), cpuPercent: 37, memoryBytes: 128 * MiB, memoryLimitBytes: 512 * MiB },
     });
-    const memory = panel.page.locator('[data-session="default"] [role="meter"]').nth(1);
+    const running = card(page, 'Session default, running');
+    const memory = running.getByRole('meter', { name: 'Memory: 128 MiB of 512 MiB' });
     assert.equal(await memory.getAttribute('aria-valuenow'), '25');
-    assert.match(
-      await panel.page.locator('[data-session="default"] .usage').innerText(),
-      /37% of 1 CPU[\s\S]*128 MiB of 512 MiB/,
+    assert.equal(await running.getByRole('meter', { name: 'CPU: 37% of 1 CPU' }).getAttribute('aria-valuenow'), '37');
+    assert.match(await running.innerText(), /37% of 1 CPU[\s\S]*128 MiB of 512 MiB/);
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.getAttribute('aria-label')),
+      'Restart build (its files are lost)',
+      'a stats update does not move the focus',
     );
-    const focused = await panel.page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.action);
-    assert.equal(focused, 'restart-session', 'a stats update does not move the focus');
   });
 
-  it('validates the defaults before saving them', async () => {
-    const panel = await openPanel(browser, server.url);
+  it('checks the defaults against the settings bounds before it asks the host to save them', async () => {
+    const panel = await openPanel(browser, server.url, { state: { newRuntime: 'python', defaultsOpen: true } });
+    const { page } = panel;
     await panel.send(state(connected, []));
-    await panel.page.click('[data-action="toggle-defaults"]');
-    const memory = panel.page.locator('[data-field="memory"]');
-    await memory.evaluate((element) => {
-      (element as HTMLInputElement).value = 'lots';
-    });
-    await panel.page.click('[data-action="save-defaults"]');
-    assert.match(
-      await panel.page.locator('#default-memory-error').innerText(),
-      /Memory must be a size like 512m or 1g/,
+    const memory = page.getByRole('textbox', { name: 'Memory' });
+    const cpus = page.getByRole('textbox', { name: 'CPUs' });
+    const save = page.getByRole('button', { name: 'Save the default limits to settings' });
+    assert.equal(await memory.inputValue(), '512m');
+    assert.equal(await cpus.inputValue(), '1');
+
+    await memory.fill('lots');
+    await cpus.fill('100');
+    await save.click();
+    const alerts = page.getByRole('group').getByRole('alert');
+    assert.deepEqual(
+      (await alerts.allInnerTexts()).filter(Boolean),
+      ['Memory must be a size like 512m or 1g.', 'CPUs must be between 0.05 and 64.'],
+      'the bounds of limits.cpus in the settings schema',
     );
+    assert.equal(await page.locator('[data-field="memory"]').getAttribute('aria-invalid'), '');
     assert.equal(
       (await panel.posted()).some((message) => message.type === 'saveDefaults'),
       false,
+      'nothing saved',
     );
-    await memory.evaluate((element) => {
-      (element as HTMLInputElement).value = '1g';
-    });
-    await panel.page.locator('[data-field="cpus"]').evaluate((element) => {
-      (element as HTMLInputElement).value = '2';
-    });
-    await panel.page.click('[data-action="save-defaults"]');
-    const saved = (await panel.posted()).at(-1);
-    assert.deepEqual(saved, {
+
+    await memory.fill('1g');
+    await cpus.fill('2');
+    await page.getByRole('checkbox', { name: 'Network' }).click();
+    await save.click();
+    assert.deepEqual((await alerts.allInnerTexts()).filter(Boolean), [], 'the problems are gone');
+    assert.deepEqual(await lastPosted(panel), {
       type: 'saveDefaults',
       defaults: {
         memory: '1g',
@@ -136,98 +238,75 @@ describe('the Sandbox panel in Chromium', function () {
         maxStdoutBytes: 1048576,
         maxStderrBytes: 1048576,
         workspaceAccess: 'none',
-        network: false,
+        network: true,
         target: 'user',
       },
     });
+    await panel.send({ type: 'defaults', defaults: { ...defaults, memory: '1g', cpus: 2, network: true } });
+    await panel.send({
+      type: 'result',
+      action: 'saveDefaults',
+      ok: true,
+      message: 'Saved the defaults to your user settings.',
+    });
+    assert.equal(await page.getByRole('textbox', { name: 'Memory' }).inputValue(), '1g');
+    assert.equal(await page.getByRole('checkbox', { name: 'Network' }).getAttribute('aria-checked'), 'true');
+    assert.equal(await toast(page).innerText(), 'Saved the defaults to your user settings.');
   });
 
   it('reaches every action with the keyboard alone, each with a label', async () => {
     const panel = await openPanel(browser, server.url);
+    const { page } = panel;
     await panel.send(state(connected, sessions));
     const reached = new Set<string>();
     for (let i = 0; i < 60; i++) {
-      await panel.page.keyboard.press('Tab');
-      const info = await panel.page.evaluate(() => {
+      await page.keyboard.press('Tab');
+      const info = await page.evaluate(() => {
         const element = document.activeElement as HTMLElement | null;
-        const card = element?.closest('[data-session]') as HTMLElement | null;
+        const session = element?.closest('[data-session]') as HTMLElement | null;
         return element
           ? {
-              action: element.dataset.action,
-              session: card?.dataset.session,
               label: element.getAttribute('aria-label') ?? element.textContent?.trim(),
+              session: session?.dataset.session,
             }
           : undefined;
       });
-      if (info?.action) {
-        assert.ok(info.label, `${info.action} has a label`);
-        reached.add(`${info.session ?? ''}:${info.action}`);
-      }
+      if (info?.label) reached.add(`${info.session ?? ''}:${info.label}`);
     }
     for (const expected of [
-      ':toggle-defaults',
-      'default:open-terminal',
-      'default:set-access',
-      'default:restart-session',
-      'default:close-session',
-      'build:open-terminal',
-      'agent:analyst/default:close-session',
-      ':open-session',
-    ]) {
+      ':Defaults for new sandboxes',
+      ':Open a new session',
+      'default:Open a terminal in default',
+      'default:Workspace access of default',
+      'default:Restart default (its files are lost)',
+      'default:Close default',
+      'build:Open a terminal in build',
+      'agent:analyst/default:Close agent:analyst/default',
+    ])
       assert.ok(reached.has(expected), `${expected} is reachable by Tab (reached: ${[...reached].join(', ')})`);
-    }
-    await panel.page.focus('[data-session="build"] [data-action="close-session"]');
-    await panel.page.keyboard.press('Enter');
-    assert.deepEqual((await panel.posted()).at(-1), { type: 'closeSession', sandboxId: 'build' });
+    await card(page, 'Session build, idle').getByRole('button', { name: 'Close build' }).focus();
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await lastPosted(panel), { type: 'closeSession', sandboxId: 'build' });
   });
 
   it('keeps its UI state across a reload, and only UI state', async () => {
     const panel = await openPanel(browser, server.url);
     await panel.send(state(connected, []));
-    await panel.page.evaluate(() => {
-      const dropdown = document.querySelector('[data-field="new-runtime"]') as HTMLSelectElement;
-      dropdown.value = 'bash';
-      dropdown.dispatchEvent(new Event('change'));
-    });
+    await choose(panel.page, 'Runtime of the new session', 'bash');
+    await panel.page.getByRole('group').getByText('Defaults for new sandboxes').click();
+    await settled(panel.page); // details fires its toggle event after the click
     const saved = await panel.savedState();
     assert.deepEqual(
       saved,
-      { newRuntime: 'bash', defaultsOpen: false },
+      { newRuntime: 'bash', defaultsOpen: true },
       'only UI state: no sessions, engine or defaults',
     );
+
     const again = await openPanel(browser, server.url, { state: saved });
     await again.send(state(connected, []));
-    await again.page.click('[data-action="open-session"]');
-    assert.deepEqual((await again.posted()).at(-1), { type: 'openSession', name: 'default', runtime: 'bash' });
+    assert.equal(await shown(again.page.getByRole('combobox', { name: 'Runtime of the new session' })), 'bash');
+    assert.equal(await visible(again.page.getByRole('textbox', { name: 'Memory' })), true, 'the defaults stay open');
+    await again.page.getByRole('button', { name: 'Open a new session' }).click();
+    assert.deepEqual(await lastPosted(again), { type: 'openSession', name: 'default', runtime: 'bash' });
   });
-
-  for (const theme of ['light', 'dark', 'high-contrast'] as const) {
-    it(`renders in the ${theme} theme (screenshot in out/screenshots)`, async () => {
-      const panel = await openPanel(browser, server.url, {
-        theme,
-        state: { newRuntime: 'python', defaultsOpen: true },
-      });
-      await panel.send(state(connected, sessions));
-      await panel.send({
-        type: 'stats',
-        stats: {
-          id: 'a'.repeat(64),
-          cpuPercent: 37,
-          memoryBytes: 128 * 1024 * 1024,
-          memoryLimitBytes: 512 * 1024 * 1024,
-        },
-      });
-      await panel.send({
-        type: 'stats',
-        stats: {
-          id: 'b'.repeat(64),
-          cpuPercent: 4,
-          memoryBytes: 470 * 1024 * 1024,
-          memoryLimitBytes: 512 * 1024 * 1024,
-        },
-      });
-      await panel.page.waitForTimeout(200);
-      await panel.page.screenshot({ path: join(SHOTS, `panel-${theme}.png`), fullPage: true });
-    });
-  }
 });

@@ -1,4 +1,6 @@
 /** The states the extension sends, as test fixtures. */
+import { numberBounds } from '../../src/core/spec/settingsJsonSchema';
+import { SIZE_PATTERN } from '../../src/core/spec/units';
 import type { DefaultsView, EngineView, HostToWebview, SessionView } from '../../src/shared/protocol';
 
 const now = Date.now();
@@ -31,6 +33,15 @@ export const defaults: DefaultsView = {
   network: false,
   target: 'user',
   canUseWorkspace: true,
+  // What the host sends: the settings schema's bounds (src/vscode/panel/panelViews.ts).
+  bounds: {
+    cpus: numberBounds('limits.cpus'),
+    pids: numberBounds('limits.pids'),
+    timeoutSeconds: numberBounds('timeoutSeconds'),
+    maxStdoutBytes: numberBounds('limits.maxStdoutBytes'),
+    maxStderrBytes: numberBounds('limits.maxStderrBytes'),
+  },
+  sizePattern: SIZE_PATTERN.source,
 };
 
 const base = {

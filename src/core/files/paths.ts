@@ -7,6 +7,8 @@ import { displayName, quotedName } from '../results/displayName';
 import { SandboxError } from '../errors';
 
 export const WORKSPACE_DIR = '/workspace';
+/** Where a session keeps the whole output of a command whose result was cut; sandbox_fs_read reads it too. */
+export const SAVED_OUTPUT_DIR = '/tmp/sandbox-output';
 const MAX_PATH_BYTES = 4096;
 const MAX_NAME_BYTES = 255;
 
@@ -49,4 +51,13 @@ export function resolveWorkspacePath(input: string): string {
 /** The path relative to /workspace ("" for /workspace itself). */
 export function workspaceRelative(absolute: string): string {
   return absolute === WORKSPACE_DIR ? '' : absolute.slice(WORKSPACE_DIR.length + 1);
+}
+
+/** Like resolveWorkspacePath, and also a file the session saved under SAVED_OUTPUT_DIR (for reading only). */
+export function resolveReadablePath(input: string): string {
+  if (typeof input === 'string' && input.startsWith(`${SAVED_OUTPUT_DIR}/`) && !input.includes('\0')) {
+    const resolved = posix.normalize(input);
+    if (resolved.startsWith(`${SAVED_OUTPUT_DIR}/`) && Buffer.byteLength(resolved) <= MAX_PATH_BYTES) return resolved;
+  }
+  return resolveWorkspacePath(input);
 }

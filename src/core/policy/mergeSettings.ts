@@ -69,6 +69,7 @@ export function mergeSettings(source: SettingSource, options: MergeOptions = {})
     images,
     defaultRuntime: source.get('defaultRuntime'),
     workspaceAccess: access,
+    workspaceAccessByFolder: value('workspaceAccessByFolder'),
     network: take(tightenSwitch('network', source.levels('network'), false)),
     confirmation: take(tightenConfirmation(source.levels<string>('confirmation'))),
     timeoutSeconds: value('timeoutSeconds'),

@@ -16,8 +16,31 @@ export interface SettingLevels<T = unknown> {
   workspace?: readonly (T | undefined)[];
 }
 
-/** Settings only the user may set; a value in workspace settings is ignored (and reported). */
-export const USER_ONLY_SETTINGS = ['engine', 'engineHost', 'images', 'envPrefixes', 'configWritesAllowedIn'] as const;
+/**
+ * Settings only the user may set; a value in workspace settings is ignored (and reported). VS Code's
+ * settings editor offers them in user settings only (`scope: machine`, from scripts/generateSettingsManifest.ts).
+ */
+export const USER_ONLY_SETTINGS = [
+  'engine',
+  'engineHost',
+  'images',
+  'envPrefixes',
+  'configWritesAllowedIn',
+  'workspaceAccessByFolder',
+] as const;
+
+/**
+ * Choices that loosen the policy when raised; a workspace may only lower them (tightenAccess,
+ * tightenSwitch). With the user-only settings they are restricted in untrusted workspaces. Not
+ * `confirmation`: a workspace may only ask for more confirmations, which an untrusted one may too.
+ */
+export const TIGHTEN_ONLY_CHOICES = ['workspaceAccess', 'network'] as const;
+
+/**
+ * Settings about the machine's own resources: set per machine (a remote's settings), yet a workspace may
+ * change them, since they loosen nothing.
+ */
+export const MACHINE_SETTINGS = ['pool.size'] as const;
 
 /** Numeric settings that a workspace may lower but never raise. */
 export const TIGHTEN_ONLY_NUMBERS = [

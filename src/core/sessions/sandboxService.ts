@@ -18,7 +18,9 @@ import type {
 import { SandboxError } from '../errors';
 import { protectedPathsFor } from '../policy/protectedPaths';
 import { resolveSpec } from '../spec/resolveSpec';
+import { findSession, looksLikeContainerId } from './findSession';
 import { DEFAULT_SESSION, checkSessionName, parseSandboxId, sandboxIdFor, sandboxIdOf } from './sessions';
+import { TOOL_WORDS, type SessionWords } from './sessionWords';
 import { specFromSettings, type Settings } from '../spec/settings';
 import type { Runtime, SandboxSpec, SpecLayer, WorkspaceAccess } from '../spec/spec';
 
@@ -36,6 +38,13 @@ export interface SandboxServiceContext {
   injectedEnv?(): Record<string, string>;
   /** Which program this is; its sessions are the ones the lifecycle manages. */
   client?: SessionClient;
+  /**
+   * False: never close a session to make room for a new one (the CLI's own commands, whose user
+   * closes their sessions). True when absent: at most agentSandbox.sessions.maxSessions stay open.
+   */
+  makesRoom?: boolean;
+  /** How errors say what to do next; the tools' words when absent. */
+  words?: SessionWords;
   log?(level: 'info' | 'warn', message: string): void;
   now?(): number;
 }
@@ -119,8 +128,11 @@ export class SandboxService {
     return runCompute(this.context.engine(), spec, input, { images: settings.images, ...options });
   }
 
-  /** Get-or-create a session by scope and name (the default one when no name is given). */
-  async open(request: OpenRequest = {}, options: CallOptions = {}): Promise<OpenOutcome> {
+  /**
+   * Get-or-create a session by scope and name (the default one when no name is given): the one way
+   * the CLI, the tools, the commands and the panel open a session.
+   */
+  async openSession(request: OpenRequest = {}, options: CallOptions = {}): Promise<OpenOutcome> {
     const name = checkSessionName(request.session ?? DEFAULT_SESSION);
     const id = sandboxIdFor(request.scope, name);
     this.dead.delete(id); // opening explicitly is how a dead session is replaced
@@ -132,16 +144,25 @@ export class SandboxService {
     return outcome;
   }
 
-  /** The sandbox a tool call means: by sandbox_id (see sandboxIdFor) or container id, or the default one. */
+  /** The sandbox a tool call means: by sandbox_id (see sandboxIdFor) or container id, or the default one, opened on first use. */
   async sandbox(sandboxId: string | undefined, options: CallOptions = {}): Promise<Sandbox> {
-    const died = this.dead.get(sandboxId ?? DEFAULT_SESSION);
+    if (sandboxId === undefined && !this.dead.has(DEFAULT_SESSION))
+      return (await this.openSession({}, options)).sandbox;
+    return this.requireSession(sandboxId ?? DEFAULT_SESSION, options);
+  }
+
+  /**
+   * An open session by sandbox_id (scope and name, see sandboxIdFor) or container id; a clear error
+   * when there is none in this workspace's folder, or when it died. Never opens one.
+   */
+  async requireSession(sandboxId: string, options: CallOptions = {}): Promise<Sandbox> {
+    const died = this.dead.get(sandboxId);
     if (died)
       throw new SandboxError(
         died.reason,
         died.message,
-        `${died.hint ?? ''} Close it with sandbox_close, or call sandbox_open to start a new sandbox with that name.`.trim(),
+        `${died.hint ?? ''} ${this.words().afterDeath(sandboxId)}`.trim(),
       );
-    if (sandboxId === undefined) return (await this.open({}, options)).sandbox;
     const known = this.cached(sandboxId);
     if (known) {
       options.admit?.(known.info);
@@ -150,11 +171,8 @@ export class SandboxService {
     const engine = this.context.engine();
     const found = await this.find(sandboxId, options.signal);
     if (!found) {
-      throw new SandboxError(
-        'session-not-found',
-        `No sandbox "${sandboxId}" is open in this workspace.`,
-        'Call sandbox_open to open one (it returns the sandbox_id to use), or omit sandbox_id to use the default sandbox.',
-      );
+      const { message, hint } = this.words().notOpen(sandboxId, this.folderKey());
+      throw new SandboxError('session-not-found', message, hint);
     }
     options.admit?.(found);
     const sandbox = await engine.attach(found.id, options.signal);
@@ -197,11 +215,11 @@ export class SandboxService {
     const sandbox = await this.sandbox(sandboxId, options);
     try {
       const result = await operation(sandbox);
-      if (this.closedHere.has(sandbox.info.id)) throw closedDuringCall(sandbox.info);
+      if (this.closedHere.has(sandbox.info.id)) throw this.closedDuringCall(sandbox.info);
       return result;
     } catch (error) {
       if (this.closedHere.has(sandbox.info.id) && !SandboxError.is(error, 'session-closed'))
-        throw closedDuringCall(sandbox.info);
+        throw this.closedDuringCall(sandbox.info);
       if (SandboxError.is(error, 'session-dead') || SandboxError.is(error, 'session-not-found')) {
         this.dead.set(sandboxIdOf(sandbox.info), error);
         this.forget(sandbox.info);
@@ -217,8 +235,10 @@ export class SandboxService {
     const info = this.cached(id)?.info ?? (await this.find(id, signal));
     const wasDead = this.dead.delete(id);
     if (!info && wasDead) return { ...deadPlaceholder(id) };
-    if (!info)
-      throw new SandboxError('session-not-found', `No sandbox "${id}" is open in this workspace.`, 'Nothing to close.');
+    if (!info) {
+      const { message, hint } = this.words().nothingToClose(id, this.folderKey());
+      throw new SandboxError('session-not-found', message, hint);
+    }
     this.closedHere.add(info.id);
     const notices = await this.removeContainer(info.id, signal);
     this.forget(info);
@@ -226,14 +246,17 @@ export class SandboxService {
     return { ...info, notices };
   }
 
+  /** Closes every session of this workspace in every scope; each comes back with what its removal found. */
   async closeAll(signal?: AbortSignal): Promise<SessionInfo[]> {
     const sessions = await this.list(signal);
-    await Promise.all(sessions.map((session) => this.removeContainer(session.id, signal)));
+    const closed = await Promise.all(
+      sessions.map(async (session) => ({ ...session, notices: await this.removeContainer(session.id, signal) })),
+    );
     this.sandboxes.clear();
     this.lastUsed.clear();
     this.dead.clear();
     this.events.emit('change');
-    return sessions;
+    return closed;
   }
 
   /** Closes a session and opens a fresh one with the same name and configuration; its files are lost. */
@@ -242,7 +265,7 @@ export class SandboxService {
     options: CallOptions & { workspaceAccess?: WorkspaceAccess; byUser?: boolean } = {},
   ): Promise<OpenOutcome> {
     const closed = await this.close(sandboxId, options.signal);
-    return this.open(
+    return this.openSession(
       {
         session: closed.name,
         scope: closed.scope,
@@ -258,6 +281,11 @@ export class SandboxService {
   /** Sessions of this workspace in every scope, from the engine (those opened elsewhere, e.g. by the CLI, show too). */
   async list(signal?: AbortSignal): Promise<SessionInfo[]> {
     return this.context.engine().list({ workspaceFolder: this.folderKey() }, signal);
+  }
+
+  /** Sessions of every folder the engine holds (agent-sandbox ls --all-folders). */
+  async listAllFolders(signal?: AbortSignal): Promise<SessionInfo[]> {
+    return this.context.engine().list({}, signal);
   }
 
   /**
@@ -310,7 +338,7 @@ export class SandboxService {
       return { sandbox, created: false, notices: [] };
     }
     const { spec, notices } = this.sessionSpec(request);
-    await this.makeRoom(options.signal);
+    if (this.context.makesRoom !== false) await this.makeRoom(options.signal);
     const folder = this.context.workspaceFolder();
     const settings = this.context.settings();
     const protectedPaths = protectedPathsFor(folder, settings.configWritesAllowedIn);
@@ -359,23 +387,29 @@ export class SandboxService {
     return (await this.list(signal)).filter((session) => !client || session.client === client);
   }
 
-  private async find(sandboxId: string, signal?: AbortSignal): Promise<SessionInfo | undefined> {
-    const sessions = await this.list(signal);
-    if (sandboxId.length >= 12 && /^[0-9a-f]+$/.test(sandboxId)) {
-      const byId = sessions.find((session) => session.id.startsWith(sandboxId));
-      if (byId) return byId;
-    }
-    const { scope, name } = parseSandboxId(sandboxId);
-    return sessions.find(
-      (session) =>
-        session.name === name && session.scope.kind === scope.kind && (session.scope.key ?? '') === (scope.key ?? ''),
-    );
+  private find(sandboxId: string, signal?: AbortSignal): Promise<SessionInfo | undefined> {
+    return findSession(this.context.engine(), this.folderKey(), sandboxId, signal);
   }
 
   private cached(sandboxId: string): Sandbox | undefined {
     return (
       this.sandboxes.get(sandboxId) ??
-      [...this.sandboxes.values()].find((sandbox) => sandboxId.length >= 12 && sandbox.info.id.startsWith(sandboxId))
+      [...this.sandboxes.values()].find(
+        (sandbox) => looksLikeContainerId(sandboxId) && sandbox.info.id.startsWith(sandboxId),
+      )
+    );
+  }
+
+  private words(): SessionWords {
+    return this.context.words ?? TOOL_WORDS;
+  }
+
+  private closedDuringCall(info: SessionInfo): SandboxError {
+    const sandboxId = sandboxIdOf(info);
+    return new SandboxError(
+      'session-closed',
+      `The sandbox ${sandboxId} was closed while this call ran, so the call was stopped.`,
+      this.words().afterClosedDuringCall(sandboxId),
     );
   }
 
@@ -441,14 +475,6 @@ export class SandboxService {
     this.lastUsed.delete(info.id);
     this.events.emit('change');
   }
-}
-
-function closedDuringCall(info: SessionInfo): SandboxError {
-  return new SandboxError(
-    'session-closed',
-    `The sandbox ${sandboxIdOf(info)} was closed while this call ran, so the call was stopped.`,
-    'Open a sandbox again with sandbox_open (its files are gone) and repeat the call if it is still needed.',
-  );
 }
 
 /** What close() reports for a session that had already died and disappeared. */

@@ -7,102 +7,96 @@ import { ENGINE_CHOICES } from '../engine/engineSelection';
 import { invalidSpecError } from './resolveSpec';
 import {
   DEFAULT_LIMITS,
-  DEFAULT_TIMEOUT_SECONDS,
   RUNTIMES,
   diskSchema,
+  limitsSchema,
   memorySchema,
   runtimeSchema,
+  sandboxSpecSchema,
   workspaceAccessSchema,
   type SpecLayer,
 } from './spec';
+import { SIZE_PATTERN, formatSizeSetting } from './units';
 
-export const settingsSchema = z.object({
-  engine: z
-    .enum(ENGINE_CHOICES)
-    .default('auto')
-    .describe(
-      'Which engine runs sandboxes: auto (Docker when it answers, else the virtual engine once the user agrees), docker, or virtual.',
-    ),
-  engineHost: z
+/**
+ * A size as settings hold it: text like `512m` (VS Code's settings editor checks it against the same
+ * pattern), then the spec's own schema with its bounds. The default is written the same way.
+ */
+function sizeSetting(schema: typeof memorySchema, what: string, example: string, bytes: number) {
+  return z
     .string()
-    .optional()
-    .describe(
-      'Docker Engine endpoint, like unix:///var/run/docker.sock or tcp://host:2376. Empty uses DOCKER_HOST or the default socket.',
+    .regex(SIZE_PATTERN, {
+      error: (issue) => `"${String(issue.input)}" is not a ${what} size; write it like ${example}`,
+    })
+    .pipe(schema as z.ZodType<number, string>) // the spec's schema also takes numbers; settings give text
+    .prefault(formatSizeSetting(bytes));
+}
+
+/** Text where empty means "not set" (the setting's default in VS Code is the empty string). */
+const optionalText = () =>
+  z
+    .string()
+    .trim()
+    .default('')
+    .transform((text) => text || undefined);
+
+/**
+ * Every `agentSandbox.*` setting: its type, default and bounds. package.json's
+ * `contributes.configuration` is generated from this (scripts/generateSettingsManifest.ts); the words
+ * VS Code shows for each setting are in package.nls.json as `config.<key>`. Limits take the spec's own
+ * schemas, so a setting, a tool call and a `.prompt` file share one set of bounds.
+ */
+export const settingsSchema = z.object({
+  engine: z.enum(ENGINE_CHOICES).default('auto'),
+  engineHost: optionalText(),
+  images: z
+    .object(
+      Object.fromEntries(RUNTIMES.map((runtime) => [runtime, z.string().trim().default('')])) as {
+        [K in (typeof RUNTIMES)[number]]: z.ZodDefault<z.ZodString>;
+      },
+    )
+    .prefault({})
+    .transform(
+      (images) =>
+        Object.fromEntries(Object.entries(images).filter(([, image]) => image !== '')) as Partial<
+          Record<(typeof RUNTIMES)[number], string>
+        >,
     ),
-  images: z.partialRecord(z.enum(RUNTIMES), z.string().min(1)).default({}).describe('Image per runtime.'),
   defaultRuntime: runtimeSchema.default('python'),
   workspaceAccess: workspaceAccessSchema.default('none'),
+  workspaceAccessByFolder: z.record(z.string(), workspaceAccessSchema).default({}),
   network: z.boolean().default(false),
-  confirmation: z
-    .enum(['reach', 'always'])
-    .default('reach')
-    .describe(
-      'Which tool calls ask first. reach: calls that stay inside a private sandbox run without asking; calls that can touch the workspace folder or the network ask, and a call that reaches further than you allowed for its sandbox always asks in a dialog. always: every call that runs code or changes files asks too.',
-    ),
-  timeoutSeconds: z.number().positive().default(DEFAULT_TIMEOUT_SECONDS),
+  confirmation: z.enum(['reach', 'always']).default('reach'),
+  timeoutSeconds: sandboxSpecSchema.shape.timeoutSeconds,
   limits: z
     .object({
-      memory: memorySchema.default(DEFAULT_LIMITS.memoryBytes),
-      cpus: z.number().positive().default(DEFAULT_LIMITS.cpus),
-      pids: z.number().int().positive().default(DEFAULT_LIMITS.pids),
-      maxStdoutBytes: z.number().int().positive().default(DEFAULT_LIMITS.maxStdoutBytes),
-      maxStderrBytes: z.number().int().positive().default(DEFAULT_LIMITS.maxStderrBytes),
-      maxFileSizeBytes: z.number().int().positive().default(DEFAULT_LIMITS.maxFileSizeBytes),
-      maxFiles: z.number().int().positive().default(DEFAULT_LIMITS.maxFiles),
-      maxProcessFileBytes: z.number().int().positive().default(DEFAULT_LIMITS.maxProcessFileBytes),
-      disk: diskSchema.default(DEFAULT_LIMITS.diskBytes),
-      inodes: z.number().int().positive().default(DEFAULT_LIMITS.inodes),
+      memory: sizeSetting(memorySchema, 'memory', '512m or 1g', DEFAULT_LIMITS.memoryBytes),
+      cpus: limitsSchema.shape.cpus,
+      pids: limitsSchema.shape.pids,
+      maxStdoutBytes: limitsSchema.shape.maxStdoutBytes,
+      maxStderrBytes: limitsSchema.shape.maxStderrBytes,
+      maxFileSizeBytes: limitsSchema.shape.maxFileSizeBytes,
+      maxFiles: limitsSchema.shape.maxFiles,
+      maxProcessFileBytes: limitsSchema.shape.maxProcessFileBytes,
+      disk: sizeSetting(diskSchema, 'disk', '256m or 2g', DEFAULT_LIMITS.diskBytes),
+      inodes: limitsSchema.shape.inodes,
     })
     .prefault({}),
   sessions: z
     .object({
-      idleTimeoutMinutes: z.number().min(0).default(30).describe('Close a session unused for this long; 0 never does.'),
-      maxLifetimeMinutes: z
-        .number()
-        .min(0)
-        .default(120)
-        .describe('Close a session this long after it opened; 0 never does.'),
-      maxSessions: z
-        .number()
-        .int()
-        .min(1)
-        .max(100)
-        .default(5)
-        .describe('Most live sessions per workspace; the least recently used one is closed to make room.'),
-      collectIntervalSeconds: z
-        .number()
-        .min(1)
-        .default(60)
-        .describe('How often idle, expired and orphaned sessions are looked for.'),
-      orphanGraceSeconds: z
-        .number()
-        .min(1)
-        .default(120)
-        .describe('How long a session whose window is gone waits to be adopted before it is removed.'),
-      keepOnExit: z.boolean().default(false).describe('Keep sessions when VS Code closes.'),
+      idleTimeoutMinutes: z.number().min(0).default(30),
+      maxLifetimeMinutes: z.number().min(0).default(120),
+      maxSessions: z.number().int().min(1).max(100).default(5),
+      collectIntervalSeconds: z.number().min(1).default(60),
+      orphanGraceSeconds: z.number().min(1).default(120),
+      keepOnExit: z.boolean().default(false),
     })
     .prefault({}),
-  configWritesAllowedIn: z
-    .array(z.string().min(1))
-    .default([])
-    .describe(
-      'Workspace folders (absolute paths) where a read-write sandbox may change .git, .vscode, .github and .devcontainer. Only user or machine settings count.',
-    ),
-  envPrefixes: z
-    .array(z.string().min(1))
-    .default(['AGENT_SANDBOX_ENV_', 'STN_CODE_'])
-    .describe('Host variables with these prefixes are passed into sandboxes without the prefix.'),
+  envPrefixes: z.array(z.string().min(1)).default(['AGENT_SANDBOX_ENV_', 'STN_CODE_']),
+  configWritesAllowedIn: z.array(z.string().min(1)).default([]),
   pool: z
     .object({
-      size: z
-        .number()
-        .int()
-        .min(0)
-        .max(8)
-        .default(2)
-        .describe(
-          'Containers started ahead of time per compute configuration, so that sandbox_run does not wait for one; 0 turns the pool off.',
-        ),
+      size: z.number().int().min(0).max(8).default(2),
     })
     .prefault({}),
 });

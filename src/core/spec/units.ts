@@ -20,6 +20,12 @@ const UNITS: Record<string, number> = {
   tib: 1024 * GiB,
 };
 
+/**
+ * What parseSize accepts, as a pattern for places that check text without running code (VS Code's
+ * settings editor, the panel's form): a number, then an optional unit, without surrounding spaces.
+ */
+export const SIZE_PATTERN = /^\d+(\.\d+)?(\s*([kKmMgGtT]([iI]?[bB])?|[bB]))?$/;
+
 /** Parses a size; returns undefined when the text is not a size. Units are binary, as Docker's are. */
 export function parseSize(text: string | number): number | undefined {
   if (typeof text === 'number') return Number.isFinite(text) && text >= 0 ? Math.floor(text) : undefined;
@@ -42,4 +48,17 @@ export function formatSize(bytes: number): string {
     }
   }
   return `${bytes} bytes`;
+}
+
+/** A size as people write it in settings, exact: `512m`, `1g`, `1536m`; bytes when no unit divides it. */
+export function formatSizeSetting(bytes: number): string {
+  for (const [unit, size] of [
+    ['t', 1024 * GiB],
+    ['g', GiB],
+    ['m', MiB],
+    ['k', KiB],
+  ] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size}${unit}`;
+  }
+  return String(bytes);
 }

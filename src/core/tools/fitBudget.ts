@@ -47,7 +47,7 @@ export async function fitToBudget(
     const { excess, limit } = await measure(text, budget);
     if (excess <= 0) return text;
     if (keep === 0) return text; // the headline, notes and hints are never cut
-    keep = Math.max(0, keep - Math.ceil(excess) - MARKER_ROOM - Math.ceil(limit * 0.05));
+    keep = Math.max(0, keep - Math.ceil(excess) - MARKER_ROOM - Math.ceil(limit * 0.1));
     text = render(keep);
   }
   return (await measure(text, budget)).excess <= 0 ? text : render(0);
@@ -62,9 +62,15 @@ async function measure(text: string, budget: TextBudget): Promise<{ excess: numb
     limit = budget.maxChars;
   }
   if (budget.tokenBudget !== undefined) {
-    const tokens = budget.countTokens
-      ? await countTokensBounded(text, budget.countTokens, budget.signal)
-      : Math.ceil(text.length / 4);
+    // A byte-level tokenizer never makes more tokens than the text has UTF-8 bytes: a text that
+    // small fits without counting.
+    const bytes = Buffer.byteLength(text, 'utf8');
+    const tokens =
+      bytes <= budget.tokenBudget
+        ? bytes
+        : budget.countTokens
+          ? await countTokensBounded(text, budget.countTokens, budget.signal)
+          : Math.ceil(text.length / 4);
     const charsPerToken = tokens > 0 ? text.length / tokens : 4;
     excess = Math.max(excess, (tokens - budget.tokenBudget) * charsPerToken);
     limit = Math.min(limit, budget.tokenBudget * charsPerToken);

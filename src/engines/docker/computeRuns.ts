@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type Docker from 'dockerode';
-import type { OpenOptions, ResolvedFile, Sandbox, SessionInfo } from '../../core/engine/engine';
+import type { OpenOptions, ResolvedFile, Sandbox } from '../../core/engine/engine';
 import type { SandboxSpec } from '../../core/spec/spec';
 import { installsPackages } from './containerConfig';
 import type { DockerEngine } from './dockerEngine';
@@ -14,6 +14,7 @@ import { CONTAINER_PREFIX, LABEL } from './labels';
 import { oneShotCreateOptions, startWaitingContainer, type WaitingContainer } from './oneShot';
 import { OneShotSandbox } from './oneShotSandbox';
 import { WarmPool, type PoolOptions } from './pool';
+import { sessionInfo } from './sessionInfo';
 
 export const POOL_SIZE_VARIABLE = 'AGENT_SANDBOX_POOL_SIZE';
 
@@ -90,22 +91,17 @@ export class ComputeRuns {
     }
     this.engine.deaths.markRemoving(waiting.id); // the runner exits after its run: no death to report
     this.engine.deaths.start();
-    const info: SessionInfo = {
+    const info = sessionInfo({
       id: waiting.id,
-      engine: 'docker',
-      mode: 'compute',
-      runtime: plan.spec.runtime,
       image: plan.image,
-      spec: plan.spec,
-      workspaceAccess: plan.spec.workspaceAccess,
-      workspaceFolder: plan.options.workspaceFolder,
-      scope: plan.options.scope ?? { kind: 'workspace' },
-      ...(plan.options.client ? { client: plan.options.client } : {}),
-      network: plan.spec.network,
-      createdAt: waiting.createdAt,
       state: 'running',
+      spec: plan.spec,
+      workspaceFolder: plan.options.workspaceFolder,
+      scope: plan.options.scope,
+      client: plan.options.client,
+      createdAt: waiting.createdAt,
       notices: plan.notices,
-    };
+    });
     const files: readonly ResolvedFile[] = plan.options.files ?? [];
     return new OneShotSandbox(this.engine, waiting, info, plan.user, files, (used) => this.pool.retire(used));
   }

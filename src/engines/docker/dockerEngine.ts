@@ -8,7 +8,6 @@ import type {
   RemoveOutcome,
   Sandbox,
   SandboxEngine,
-  SessionClient,
   SessionFilter,
   SessionInfo,
   SessionStats,
@@ -18,6 +17,9 @@ import { chooseImage } from '../../core/engine/images';
 import { WORKSPACE_DIR } from '../../core/files/paths';
 import { describeDeath, type SessionDeath } from '../../core/sessions/sessionDeath';
 import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec/spec';
+import { engineVersion, inspectContainer, listContainers, withSignal } from './engineCalls';
+import { readEventLines, type ContainerInspect } from './engineJson';
+import { sessionFromInspect, sessionFromSummary, sessionInfo } from './sessionInfo';
 import { connectionError, isConnectionError, resolveEndpoint, type Endpoint } from './connection';
 import { ComputeRuns, poolSizeFromEnv } from './computeRuns';
 import { containerCreateOptions, sandboxUser } from './containerConfig';
@@ -118,15 +120,9 @@ export class DockerEngine implements SandboxEngine {
   }
 
   async info(signal?: AbortSignal): Promise<EngineInfo> {
-    const version = await this.guard(
-      () =>
-        (this.docker.version as (this: Docker, options: object) => Promise<Docker.DockerVersion>).call(this.docker, {
-          abortSignal: signal,
-        }),
-      signal,
-    );
+    const version = await this.guard(() => engineVersion(this.docker, signal), signal);
     const product = version.Components?.find((component) => component.Name === 'Engine')?.Name ?? 'Engine';
-    const platform = (version as { Platform?: { Name?: string } }).Platform?.Name;
+    const platform = version.Platform?.Name;
     return {
       kind: 'docker',
       product: platform || `Docker ${product}`,
@@ -204,10 +200,7 @@ export class DockerEngine implements SandboxEngine {
     try {
       createOptions = await withSeccompFor(protectedOptions, flavor);
       if (!ComputeRuns.fits(spec, options))
-        container = await this.guard(
-          () => this.docker.createContainer({ ...createOptions, abortSignal: signal } as Docker.ContainerCreateOptions),
-          signal,
-        );
+        container = await this.guard(() => this.docker.createContainer(withSignal(createOptions, signal)), signal);
     } catch (error) {
       // Placeholders made for a container that never came to be go again at once.
       await releasePlaceholders(this.docker, protectedOptions.Labels).catch(() => undefined);
@@ -215,7 +208,7 @@ export class DockerEngine implements SandboxEngine {
     }
     if (!container) return this.computeRuns.open({ spec, image: image.image, notices, user, createOptions, options });
     try {
-      await this.guard(() => container.start({ abortSignal: signal } as object), signal);
+      await this.guard(() => container.start(withSignal({}, signal)), signal);
       // $HOME and a private /workspace are the sandbox user's tmpfs from the start; the first files go in as that user.
       await this.guard(
         () =>
@@ -249,32 +242,27 @@ export class DockerEngine implements SandboxEngine {
       throw error;
     }
     this.deaths.start();
-    const info: SessionInfo = {
+    const info = sessionInfo({
       id: container.id,
-      name: options.name,
-      engine: 'docker',
-      mode: spec.mode,
-      runtime: spec.runtime,
       image: image.image,
-      spec,
-      workspaceAccess: spec.workspaceAccess,
-      workspaceFolder: options.workspaceFolder,
-      scope: options.scope ?? { kind: 'workspace' },
-      ...(options.client ? { client: options.client } : {}),
-      network: spec.network,
-      createdAt,
       state: 'running',
+      spec,
+      name: options.name,
+      workspaceFolder: options.workspaceFolder,
+      scope: options.scope,
+      client: options.client,
+      createdAt,
       notices,
-    };
+    });
     this.watchFolder(info, container, baseline);
     return new DockerSandbox(this, container, info, `${user.uid}:${user.gid}`);
   }
 
   async attach(id: string, signal?: AbortSignal): Promise<Sandbox> {
     const container = this.docker.getContainer(id);
-    let inspected: Docker.ContainerInspectInfo;
+    let inspected: ContainerInspect;
     try {
-      inspected = await this.guard(() => container.inspect({ abortSignal: signal } as object), signal);
+      inspected = await this.guard(() => inspectContainer(container, signal), signal);
     } catch (error) {
       if ((error as { cause?: { statusCode?: number } }).cause?.statusCode === 404) {
         throw new SandboxError(
@@ -285,7 +273,7 @@ export class DockerEngine implements SandboxEngine {
       }
       throw error;
     }
-    const labels = inspected.Config.Labels ?? {};
+    const labels = inspected.Config.Labels;
     if (labels[LABEL.managed] !== '1') {
       throw new SandboxError(
         'session-not-found',
@@ -296,7 +284,7 @@ export class DockerEngine implements SandboxEngine {
     this.deaths.start();
     if (!inspected.State.Running)
       throw deadSessionError(inspected, this.deaths.explain(inspected.Id, inspected.State.FinishedAt));
-    const info = sessionFromLabels(inspected.Id, labels, 'running', inspected.Config.Image);
+    const info = sessionFromInspect(inspected);
     this.watchFolder(info, container, baselineFromLabels(labels));
     return new DockerSandbox(this, container, info, labels[LABEL.user] ?? '1000:1000');
   }
@@ -318,26 +306,11 @@ export class DockerEngine implements SandboxEngine {
     if (filter.workspaceFolder) label.push(`${LABEL.workspace}=${filter.workspaceFolder}`);
     if (filter.scope && filter.scope.kind !== 'workspace') label.push(`${LABEL.scope}=${filter.scope.kind}`);
     if (filter.scope?.key) label.push(`${LABEL.scopeKey}=${filter.scope.key}`);
-    const containers = await this.guard(
-      () =>
-        this.docker.listContainers({
-          all: true,
-          filters: { label },
-          abortSignal: signal,
-        } as Docker.ContainerListOptions),
-      signal,
-    );
+    const containers = await this.guard(() => listContainers(this.docker, label, signal), signal);
     this.deaths.start();
     return (
       containers
-        .map((container) =>
-          sessionFromLabels(
-            container.Id,
-            container.Labels,
-            container.State === 'running' ? 'running' : 'stopped',
-            container.Image,
-          ),
-        )
+        .map(sessionFromSummary)
         // The workspace scope also matches sessions made before scopes had a label.
         .filter((session) => !filter.scope || filter.scope.kind !== 'workspace' || session.scope.kind === 'workspace')
         .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
@@ -348,14 +321,13 @@ export class DockerEngine implements SandboxEngine {
     this.deaths.markRemoving(id); // our own removal is no death to report
     const container = this.docker.getContainer(id);
     // Before it goes: a read-write session's workspace is swept for setuid bits; afterwards its placeholders go.
-    const inspected = (await container.inspect({ abortSignal: signal } as object).catch(() => undefined)) as
-      Docker.ContainerInspectInfo | undefined;
+    const inspected = await inspectContainer(container, signal).catch(() => undefined);
     const notices = inspected ? await sweepBeforeRemoval(this.docker, container, inspected).catch(() => []) : [];
     await this.folderWatches.stop(id);
     this.stopRecords.forget(id);
     await this.guard(async () => {
       try {
-        await container.remove({ force: true, v: true, abortSignal: signal } as object);
+        await container.remove(withSignal({ force: true, v: true }, signal));
       } catch (error) {
         const status = (error as { statusCode?: number }).statusCode;
         if (status === 404 || status === 409) return; // already gone, or its removal is under way
@@ -382,7 +354,7 @@ export class DockerEngine implements SandboxEngine {
       events.on('end', () => resolve(body));
       events.on('error', reject);
     });
-    return text.includes('"oom"');
+    return readEventLines(text).some((event) => (event.Action ?? event.status) === 'oom');
   }
 
   /** Docker or Podman (here or remote), asked once per engine and again after a failure. */
@@ -408,55 +380,4 @@ export class DockerEngine implements SandboxEngine {
 function loadDockerode(): typeof Docker {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return require('dockerode') as typeof Docker;
-}
-
-function sessionFromLabels(
-  id: string,
-  labels: Record<string, string>,
-  state: SessionInfo['state'],
-  image: string,
-): SessionInfo {
-  const parsed = sandboxSpecSchema.safeParse(safeJson(labels[LABEL.spec]));
-  const spec = parsed.success ? parsed.data : sandboxSpecSchema.parse({ mode: 'code' });
-  const notices = safeJson(labels[LABEL.notices]);
-  return {
-    id,
-    name: labels[LABEL.session],
-    engine: 'docker',
-    mode: spec.mode,
-    runtime: spec.runtime,
-    image,
-    spec,
-    workspaceAccess: spec.workspaceAccess,
-    workspaceFolder: labels[LABEL.workspace],
-    scope: {
-      kind: (['agent', 'workflow'] as const).find((kind) => kind === labels[LABEL.scope]) ?? 'workspace',
-      ...(labels[LABEL.scopeKey] ? { key: labels[LABEL.scopeKey] } : {}),
-    },
-    ...(labels[LABEL.client] === 'vscode' || labels[LABEL.client] === 'cli'
-      ? { client: labels[LABEL.client] as SessionClient }
-      : {}),
-    network: spec.network,
-    createdAt: labels[LABEL.created] ?? '',
-    state,
-    notices: Array.isArray(notices) ? notices.map(String) : [],
-    ...(labels[LABEL.ownerPid]
-      ? {
-          owner: {
-            pid: Number(labels[LABEL.ownerPid]),
-            host: labels[LABEL.ownerHost] ?? '',
-            pooled: labels[LABEL.pool] === '1',
-          },
-        }
-      : {}),
-  };
-}
-
-function safeJson(text: string | undefined): unknown {
-  if (!text) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

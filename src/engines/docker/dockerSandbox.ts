@@ -20,10 +20,13 @@ import type {
   WriteResult,
 } from '../../core/engine/engine';
 import { encodeFileContent, resolveFiles } from '../../core/files/files';
-import { WORKSPACE_DIR, resolveWorkspacePath, workspaceRelative } from '../../core/files/paths';
+import { WORKSPACE_DIR, resolveReadablePath, resolveWorkspacePath, workspaceRelative } from '../../core/files/paths';
 import { buildExecResult } from '../../core/results/results';
 import { describeDeath, type DeathReason } from '../../core/sessions/sessionDeath';
 import type { DockerEngine } from './dockerEngine';
+import { inspectContainer } from './engineCalls';
+import type { ContainerInspect } from './engineJson';
+import { LABEL } from './labels';
 import { ALL_PROCESSES, execInContainer, killAll, startBlockedByProcessLimit, type ExecOutcome } from './exec';
 import { filesFillMemory, filledMemoryBecause } from './filesInMemory';
 import { DELETE_SCRIPT, FILE_EXIT, LIST_SCRIPT, READ_SCRIPT, WRITE_SCRIPT, fileErrorFor } from './fileScripts';
@@ -147,7 +150,7 @@ export class DockerSandbox implements Sandbox {
   }
 
   async readFile(path: string, options: ReadOptions = {}, signal?: AbortSignal): Promise<FileContent> {
-    const absolute = resolveWorkspacePath(path);
+    const absolute = resolveReadablePath(path);
     const maxBytes = Math.min(
       options.maxBytes ?? this.info.spec.limits.maxFileSizeBytes,
       this.info.spec.limits.maxFileSizeBytes,
@@ -310,7 +313,7 @@ export class DockerSandbox implements Sandbox {
    * that died holding it, and is lifted. False when the container is not paused (the 409 meant death).
    */
   private async waitWhilePaused(waited: number, signal?: AbortSignal): Promise<boolean> {
-    const inspected = await this.container.inspect().catch(() => undefined);
+    const inspected = await inspectContainer(this.container).catch(() => undefined);
     if (!inspected?.State.Paused) return false;
     if (waited >= PAUSE_OUTLIVED_MS) {
       await this.container.unpause().catch(() => undefined);
@@ -322,7 +325,7 @@ export class DockerSandbox implements Sandbox {
 
   /** Why the container is gone or stopped; never replaced silently: the caller decides to open a new session. */
   private async deathError(): Promise<SandboxError> {
-    const inspected = await this.container.inspect().catch(() => undefined);
+    const inspected = await inspectContainer(this.container).catch(() => undefined);
     const reason = await this.engine.deaths.settle(this.info.id, inspected ? 'stopped' : 'removed');
     if (inspected)
       return deadSessionError(
@@ -382,8 +385,8 @@ function parseFindRecord(record: string): FileEntry | undefined {
 }
 
 /** Why a session's container is no longer running: from the engine's events when they told (`reason`), else from its state. */
-export function deadSessionError(inspected: Docker.ContainerInspectInfo, reason?: DeathReason): SandboxError {
-  const name = inspected.Config.Labels?.['org.agent-sandbox.session'] ?? inspected.Id.slice(0, 12);
+export function deadSessionError(inspected: ContainerInspect, reason?: DeathReason): SandboxError {
+  const name = inspected.Config.Labels[LABEL.session] ?? inspected.Id.slice(0, 12);
   const state = inspected.State;
   const at = state.FinishedAt;
   let why: string;
@@ -391,7 +394,7 @@ export function deadSessionError(inspected: Docker.ContainerInspectInfo, reason?
   if (reason && reason.kind !== 'removed' && reason.kind !== 'closed') why = describeDeath(reason);
   else if (state.Status === 'paused') why = 'it is paused';
   else if (state.OOMKilled)
-    why = `it ran out of memory${inspected.HostConfig.Memory ? ` (limit ${formatSize(inspected.HostConfig.Memory)})` : ''} and the kernel killed it at ${at}`;
+    why = `it ran out of memory${inspected.HostConfig?.Memory ? ` (limit ${formatSize(inspected.HostConfig.Memory)})` : ''} and the kernel killed it at ${at}`;
   else if (state.ExitCode === 137) why = `it was killed (SIGKILL) at ${at}`;
   else if (state.ExitCode === 139) why = `it crashed with a segmentation fault (SIGSEGV) at ${at}`;
   else why = `it stopped with exit code ${state.ExitCode}${state.Error ? ` (${state.Error})` : ''} at ${at}`;

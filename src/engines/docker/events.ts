@@ -5,11 +5,13 @@
  */
 import type Docker from 'dockerode';
 import { StringDecoder } from 'node:string_decoder';
-import { z } from 'zod';
 import { signalName } from '../../core/results/results';
 import type { DeathReason, SessionDeath } from '../../core/sessions/sessionDeath';
 import type { StopRecords } from '../../core/sessions/stopRecords';
+import { withSignal } from './engineCalls';
+import { readEventLine, type EngineEvent } from './engineJson';
 import { LABEL } from './labels';
+import { specFromLabels } from './sessionInfo';
 
 const FILTERS = { type: ['container'], label: [`${LABEL.managed}=1`], event: ['die', 'oom', 'destroy', 'kill'] };
 /** An 'oom' this close before a 'die' means the main process was the one killed; otherwise it was a command run in it. */
@@ -19,17 +21,6 @@ const SHUTDOWN_WINDOW_MS = 20_000;
 const MARK_TTL_MS = 10 * 60_000;
 const MAX_CONTAINERS = 500;
 const MAX_LINE = 1024 * 1024;
-
-const eventSchema = z.object({
-  Type: z.string().optional(),
-  Action: z.string().optional(),
-  status: z.string().optional(),
-  id: z.string().optional(),
-  Actor: z.object({ ID: z.string().optional(), Attributes: z.record(z.string(), z.string()).optional() }).optional(),
-  time: z.number().optional(),
-  timeNano: z.number().optional(),
-});
-const specMemorySchema = z.object({ limits: z.object({ memoryBytes: z.number() }) });
 
 export interface DeathWatcherOptions {
   /** Reconnect delay: the first, doubled after each failure up to the most. */
@@ -172,7 +163,7 @@ export class ContainerDeathWatcher {
   private connect(): void {
     const controller = new AbortController();
     this.controller = controller;
-    const options = { filters: FILTERS, ...(this.since ? { since: this.since } : {}), abortSignal: controller.signal };
+    const options = withSignal({ filters: FILTERS, ...(this.since ? { since: this.since } : {}) }, controller.signal);
     this.docker.getEvents(options as Docker.GetEventsOptions).then(
       (stream) => this.follow(stream, controller),
       () => this.dropped(controller),
@@ -228,18 +219,12 @@ export class ContainerDeathWatcher {
 
   private line(text: string): void {
     if (!text.trim()) return;
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      return;
-    }
-    const parsed = eventSchema.safeParse(json);
-    if (parsed.success) this.handle(parsed.data);
+    const event = readEventLine(text);
+    if (event) this.handle(event);
     for (const waiter of [...this.waiters]) waiter();
   }
 
-  private handle(event: z.infer<typeof eventSchema>): void {
+  private handle(event: EngineEvent): void {
     const action = event.Action ?? event.status;
     const id = event.Actor?.ID ?? event.id;
     if (!action || !id || (event.Type && event.Type !== 'container')) return;
@@ -372,10 +357,6 @@ export class ContainerDeathWatcher {
 }
 
 function memoryLimit(attributes: Record<string, string>): { memoryBytes?: number } {
-  try {
-    const parsed = specMemorySchema.safeParse(JSON.parse(attributes[LABEL.spec] ?? ''));
-    return parsed.success ? { memoryBytes: parsed.data.limits.memoryBytes } : {};
-  } catch {
-    return {};
-  }
+  const memoryBytes = specFromLabels(attributes)?.limits.memoryBytes;
+  return memoryBytes === undefined ? {} : { memoryBytes };
 }

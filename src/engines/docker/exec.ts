@@ -10,6 +10,7 @@ import type Docker from 'dockerode';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { CappedOutput } from '../../core/results/output';
+import { inspectExec, withSignal } from './engineCalls';
 
 export const EXEC_MARKER_VAR = 'AGENT_SANDBOX_EXEC';
 
@@ -46,17 +47,21 @@ const DRAIN_AFTER_KILL_MS = 2000;
 
 export async function execInContainer(params: ExecParams): Promise<ExecOutcome> {
   const marker = randomUUID();
-  const exec = await params.container.exec({
-    Cmd: underSubreaper(params.argv),
-    AttachStdin: params.stdin !== undefined,
-    AttachStdout: true,
-    AttachStderr: true,
-    Tty: false,
-    User: params.user,
-    WorkingDir: params.cwd,
-    Env: [...params.env, `${EXEC_MARKER_VAR}=${marker}`],
-    abortSignal: params.signal,
-  } as Docker.ExecCreateOptions);
+  const exec = await params.container.exec(
+    withSignal(
+      {
+        Cmd: underSubreaper(params.argv),
+        AttachStdin: params.stdin !== undefined,
+        AttachStdout: true,
+        AttachStderr: true,
+        Tty: false,
+        User: params.user,
+        WorkingDir: params.cwd,
+        Env: [...params.env, `${EXEC_MARKER_VAR}=${marker}`],
+      },
+      params.signal,
+    ),
+  );
   const stdout = new CappedOutput(params.stdoutCap);
   const stderr = new CappedOutput(params.stderrCap);
   const startedAt = Date.now();
@@ -232,7 +237,7 @@ function stdoutOf(data: Buffer): string {
 /** The exit code; the engine may report the process as running for a moment after its output closed. */
 export async function exitCodeOf(exec: Docker.Exec): Promise<number | null> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const info = await exec.inspect();
+    const info = await inspectExec(exec);
     if (!info.Running) return info.ExitCode ?? null;
     await delay(attempt < 10 ? 5 : 20);
   }

@@ -7,6 +7,7 @@ import { displayName } from '../../core/results/displayName';
 import { diskLimitError, isDiskFull } from '../../core/limits/diskLimit';
 import { SandboxError } from '../../core/errors';
 import type { Limits } from '../../core/spec/spec';
+import { SAVED_OUTPUT_DIR } from '../../core/files/paths';
 
 /** Exit codes the scripts use for their own findings, apart from what tar, find or rm may return. */
 export const FILE_EXIT = {
@@ -20,6 +21,8 @@ export const FILE_EXIT = {
 } as const;
 
 const INSIDE = `case "$r" in /workspace|/workspace/*) ;; *) exit ${FILE_EXIT.outside};; esac`;
+/** Reads also reach the output a session saved for the model (never the user's files: it is the sandbox's own /tmp). */
+const READABLE = `case "$r" in /workspace|/workspace/*|${SAVED_OUTPUT_DIR}/*) ;; *) exit ${FILE_EXIT.outside};; esac`;
 
 /** Args: the target directories and files. Stdin: a tar whose members are relative to /workspace. */
 export const WRITE_SCRIPT = [
@@ -31,7 +34,7 @@ export const WRITE_SCRIPT = [
 /** Args: path, most bytes, offset. Stdout: the size, a newline, then the content from the offset. */
 export const READ_SCRIPT = [
   `r=$(realpath -e -- "$1" 2>/dev/null) || exit ${FILE_EXIT.notFound}`,
-  INSIDE,
+  READABLE,
   `[ -d "$r" ] && exit ${FILE_EXIT.isDirectory}`,
   `[ -f "$r" ] || exit ${FILE_EXIT.notRegular}`,
   `[ -r "$r" ] || exit ${FILE_EXIT.unreadable}`,

@@ -8,6 +8,7 @@
 import type Docker from 'dockerode';
 import { DISK_LIMIT_REACHED } from '../../core/limits/diskLimit';
 import { formatSize } from '../../core/spec/units';
+import { inspectContainer } from './engineCalls';
 import { execInContainer } from './exec';
 
 const PROBE_TIMEOUT_MS = 10_000;
@@ -28,7 +29,7 @@ export async function filesFillMemory(docker: Docker, container: Docker.Containe
     });
     return probe.exitCode === 137 || probe.unkillable;
   } catch {
-    const state = await container.inspect().then(
+    const state = await inspectContainer(container).then(
       (inspected) => inspected.State,
       () => undefined,
     );

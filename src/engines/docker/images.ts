@@ -7,6 +7,7 @@ import { SandboxError } from '../../core/errors';
 import type { ProgressCallback } from '../../core/engine/engine';
 import { RUNTIME_LABEL, type ImageChoice } from '../../core/engine/images';
 import type { Runtime } from '../../core/spec/spec';
+import { withSignal } from './engineCalls';
 
 export interface ReadyImage {
   image: string;
@@ -76,7 +77,7 @@ export class ImageResolver {
 
   private async exists(image: string, signal?: AbortSignal): Promise<boolean> {
     try {
-      await this.docker.getImage(image).inspect({ abortSignal: signal } as object);
+      await this.docker.getImage(image).inspect(withSignal({}, signal));
       return true;
     } catch (error) {
       if ((error as { statusCode?: number }).statusCode === 404) return false;
@@ -89,7 +90,7 @@ export class ImageResolver {
     if (failed && Date.now() - failed.at < PULL_FAILURE_TTL_MS) throw new Error(failed.message);
     onProgress?.({ message: `Pulling ${image}` });
     try {
-      const stream = await this.docker.pull(image, { abortSignal: signal } as object);
+      const stream = await this.docker.pull(image, withSignal({}, signal));
       await new Promise<void>((resolve, reject) => {
         const layers = new Map<string, { current: number; total: number }>();
         this.docker.modem.followProgress(
@@ -124,10 +125,9 @@ export class ImageResolver {
 
   /** The newest local image labelled for this runtime. */
   private async labelledImage(runtime: Runtime, signal?: AbortSignal): Promise<string | undefined> {
-    const images = await this.docker.listImages({
-      filters: { label: [`${RUNTIME_LABEL}=${runtime}`] },
-      abortSignal: signal,
-    } as Docker.ListImagesOptions);
+    const images = await this.docker.listImages(
+      withSignal({ filters: { label: [`${RUNTIME_LABEL}=${runtime}`] } }, signal),
+    );
     const newest = images
       .sort((a, b) => b.Created - a.Created)
       .find((image) => image.RepoTags?.some((tag) => tag !== '<none>:<none>'));

@@ -16,6 +16,7 @@ import { diskLimitError, isDiskFull } from '../../core/limits/diskLimit';
 import { SandboxError } from '../../core/errors';
 import { CappedOutput } from '../../core/results/output';
 import type { Limits } from '../../core/spec/spec';
+import { withSignal } from './engineCalls';
 import { FrameDemux, TrailerScanner } from './runnerStream';
 import { buildTar, type TarEntry } from './tar';
 
@@ -45,6 +46,9 @@ export function oneShotCreateOptions(
     Entrypoint: ['sh', '-c', ONE_SHOT_RUNNER, 'agent-sandbox-run'],
     Cmd: [],
     Labels: { ...base.Labels, ...labels },
+    // The engine removes it when its runner ends, also when the process that made it dies first (the
+    // runner reads its request from the attached stdin, so it exits when that process is gone).
+    HostConfig: { ...base.HostConfig, AutoRemove: true },
     OpenStdin: true,
     StdinOnce: true,
     AttachStdin: true,
@@ -204,8 +208,11 @@ export class WaitingContainer {
   }
 
   private async exitCode(): Promise<number | null> {
-    const waited = (await Promise.race([this.container.wait().catch(() => undefined), delay(5000)])) as
-      { StatusCode?: number } | undefined;
+    // The container removes itself once it stops: wait for that, which still gives the exit code.
+    const waited = (await Promise.race([
+      this.container.wait({ condition: 'removed' }).catch(() => undefined),
+      delay(5000),
+    ])) as { StatusCode?: number } | undefined;
     return typeof waited?.StatusCode === 'number' ? waited.StatusCode : null;
   }
 }
@@ -265,20 +272,12 @@ export async function startWaitingContainer(
   discard: (id: string) => Promise<void>,
   signal?: AbortSignal,
 ): Promise<WaitingContainer> {
-  const container = await docker.createContainer({
-    ...createOptions,
-    abortSignal: signal,
-  } as Docker.ContainerCreateOptions);
+  const container = await docker.createContainer(withSignal(createOptions, signal));
   try {
-    await container.start({ abortSignal: signal } as object);
-    const stream = (await container.attach({
-      stream: true,
-      stdin: true,
-      stdout: true,
-      stderr: true,
-      hijack: true,
-      abortSignal: signal,
-    } as Docker.ContainerAttachOptions)) as Duplex;
+    await container.start(withSignal({}, signal));
+    const stream = (await container.attach(
+      withSignal({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true }, signal),
+    )) as Duplex;
     return new WaitingContainer(container, stream, createdAt);
   } catch (error) {
     await discard(container.id).catch(() => undefined);

@@ -10,6 +10,7 @@ import { SandboxError, abortError } from '../../core/errors';
 import type { ProgressCallback } from '../../core/engine/engine';
 import type { SandboxSpec } from '../../core/spec/spec';
 import { NPM_PREFIX, SANDBOX_HOME, installsPackages } from './containerConfig';
+import { inspectContainer } from './engineCalls';
 import { execInContainer } from './exec';
 
 /** Long enough for a large wheel or a deep npm tree on a slow mirror; the caller's signal still stops it sooner. */
@@ -172,11 +173,11 @@ async function disconnectAll(params: PackageInstall): Promise<void> {
   const { docker, container } = params;
   params.onProgress?.({ message: 'Turning the network off' });
   try {
-    const networks = (await container.inspect()).NetworkSettings.Networks ?? {};
+    const networks = (await inspectContainer(container)).NetworkSettings?.Networks ?? {};
     for (const [name, network] of Object.entries(networks)) {
       await docker.getNetwork(network.NetworkID || name).disconnect({ Container: container.id, Force: true });
     }
-    const left = Object.keys((await container.inspect()).NetworkSettings.Networks ?? {});
+    const left = Object.keys((await inspectContainer(container)).NetworkSettings?.Networks ?? {});
     if (left.length) throw new Error(`still connected to ${left.join(', ')}`);
   } catch (error) {
     const message =

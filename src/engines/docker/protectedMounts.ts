@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { SandboxError } from '../../core/errors';
 import { WORKSPACE_DIR } from '../../core/files/paths';
 import { PROTECTED_PATHS } from '../../core/policy/protectedPaths';
+import { listContainers } from './engineCalls';
 import { LABEL } from './labels';
 
 export interface ProtectedEntry {
@@ -161,11 +162,7 @@ export async function releasePlaceholders(
 
 /** Placeholder names that containers of ours for this folder (any state) recorded. */
 async function claimedPlaceholders(docker: Docker, folder: string, signal?: AbortSignal): Promise<Set<string>> {
-  const containers = await docker.listContainers({
-    all: true,
-    filters: { label: [`${LABEL.managed}=1`, `${LABEL.workspace}=${folder}`] },
-    abortSignal: signal,
-  } as Docker.ContainerListOptions);
+  const containers = await listContainers(docker, [`${LABEL.managed}=1`, `${LABEL.workspace}=${folder}`], signal);
   return new Set(containers.flatMap((container) => parseNames(container.Labels[LABEL.placeholders])));
 }
 

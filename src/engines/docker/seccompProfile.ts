@@ -12,6 +12,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxError } from '../../core/errors';
 import type { WorkspaceAccess } from '../../core/spec/spec';
+import { engineVersion } from './engineCalls';
 import profile from './seccompProfile.json';
 
 const PROFILE_TEXT = JSON.stringify(profile);
@@ -22,7 +23,7 @@ export const SECCOMP_SECURITY_OPT = `seccomp=${PROFILE_TEXT}`;
 export type EngineFlavor = 'docker' | 'podman-local' | 'podman-remote';
 
 export async function engineFlavor(docker: Docker, local: boolean): Promise<EngineFlavor> {
-  const version = await docker.version();
+  const version = await engineVersion(docker);
   const podman = (version.Components ?? []).some((component) => /podman/i.test(component.Name));
   return podman ? (local ? 'podman-local' : 'podman-remote') : 'docker';
 }

@@ -9,6 +9,7 @@
  */
 import type Docker from 'dockerode';
 import { execInContainer } from './exec';
+import type { ContainerInspect } from './engineJson';
 import { LABEL } from './labels';
 
 /** Args: the session's start in seconds since the epoch. Stdout: the changed paths, relative, NUL-terminated. */
@@ -63,19 +64,20 @@ function printable(path: string): string {
 export async function sweepBeforeRemoval(
   docker: Docker,
   container: Docker.Container,
-  inspected: Docker.ContainerInspectInfo,
+  inspected: ContainerInspect,
 ): Promise<string[]> {
-  const labels = inspected.Config.Labels ?? {};
+  const labels = inspected.Config.Labels;
   if (!inspected.State.Running || !readWrite(labels[LABEL.spec])) return [];
   const notice = await sweepSetuidBits(
     docker,
     container,
     labels[LABEL.user] ?? '1000:1000',
-    new Date(labels[LABEL.created] ?? inspected.Created),
+    new Date(labels[LABEL.created] ?? inspected.Created ?? 0),
   );
   return notice ? [notice] : [];
 }
 
+/** Read leniently (not through the whole spec schema): a label that an older version wrote still gets its sweep. */
 function readWrite(spec: string | undefined): boolean {
   try {
     return (JSON.parse(spec ?? '{}') as { workspaceAccess?: string }).workspaceAccess === 'rw';

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { ShellSession } from '../../core/engine/engine';
 import { ShellOutput } from '../../core/sessions/shellOutput';
+import { inspectExec } from './engineCalls';
 import { EXEC_MARKER_VAR, exitCodeOf, killMarked } from './exec';
 
 /**
@@ -107,8 +108,7 @@ class DockerShell extends ShellOutput implements ShellSession {
       // The shell may have exited while the request was under way; resizing it is moot then.
       if (
         this.exited ||
-        !(await this.exec
-          .inspect()
+        !(await inspectExec(this.exec)
           .then((info) => info.Running)
           .catch(() => false))
       )

@@ -19,7 +19,7 @@ import { displayName } from '../../core/results/displayName';
 import { SandboxError } from '../../core/errors';
 import { resolveFiles } from '../../core/files/files';
 import { CappedOutput } from '../../core/results/output';
-import { WORKSPACE_DIR, resolveWorkspacePath } from '../../core/files/paths';
+import { WORKSPACE_DIR, resolveReadablePath, resolveWorkspacePath } from '../../core/files/paths';
 import { DISK_LIMIT_REACHED } from '../../core/limits/diskLimit';
 import { buildExecResult } from '../../core/results/results';
 import { MiB } from '../../core/spec/units';
@@ -147,7 +147,7 @@ export class VirtualSandbox implements Sandbox {
   }
 
   async readFile(path: string, options: ReadOptions = {}): Promise<FileContent> {
-    const absolute = resolveWorkspacePath(path);
+    const absolute = resolveReadablePath(path);
     const maxBytes = Math.min(
       options.maxBytes ?? this.info.spec.limits.maxFileSizeBytes,
       this.info.spec.limits.maxFileSizeBytes,

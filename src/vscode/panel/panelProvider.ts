@@ -7,8 +7,7 @@ import * as vscode from 'vscode';
 import type { ActivityLog } from '../../core/sessions/activityLog';
 import { errorMessage } from '../../core/errors';
 import type { SandboxService } from '../../core/sessions/sandboxService';
-import type { Settings } from '../../core/spec/settings';
-import { parseSize } from '../../core/spec/units';
+import { settingsSchema, type Settings } from '../../core/spec/settings';
 import { webviewToHostSchema, type DefaultsEdit, type HostToWebview, type WebviewToHost } from '../../shared/protocol';
 import type { EngineState } from '../engineState';
 import type { AccessGrant } from '../accessGrant';
@@ -34,7 +33,6 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
   private view: vscode.WebviewView | undefined;
   private live: vscode.Disposable[] = [];
   private readonly stats = new Map<string, { dispose(): void }>();
-  private readonly sent: HostToWebview[] = [];
   private refreshTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly services: PanelServices) {}
@@ -53,11 +51,6 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
       this.view = undefined;
     });
     if (view.visible) this.startLive();
-  }
-
-  /** The messages sent to the webview, newest last (for tests and diagnostics). */
-  posted(): readonly HostToWebview[] {
-    return this.sent;
   }
 
   /** Handles one message from the webview; anything that is not a valid message is refused. */
@@ -102,7 +95,9 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
         this.services.log.show(true);
         return undefined;
       case 'openSession': {
-        const opened = await track(service.open({ session: message.name, runtime: message.runtime, byUser: true }));
+        const opened = await track(
+          service.openSession({ session: message.name, runtime: message.runtime, byUser: true }),
+        );
         this.services.engine.reportSuccess();
         return opened.created
           ? vscode.l10n.t('Opened session {0}.', message.name)
@@ -159,8 +154,21 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
   }
 
   private async saveDefaults(defaults: DefaultsEdit): Promise<void> {
-    if (parseSize(defaults.memory) === undefined)
-      throw new Error(vscode.l10n.t('Memory must be a size like 512m or 1g.'));
+    // The settings schema's own bounds, checked before anything is saved; the panel shows the first problem.
+    const checked = settingsSchema.safeParse({
+      timeoutSeconds: defaults.timeoutSeconds,
+      limits: {
+        memory: defaults.memory,
+        cpus: defaults.cpus,
+        pids: defaults.pids,
+        maxStdoutBytes: defaults.maxStdoutBytes,
+        maxStderrBytes: defaults.maxStderrBytes,
+      },
+    });
+    if (!checked.success) {
+      const issue = checked.error.issues[0]!;
+      throw new Error(vscode.l10n.t('{0}: {1}', `${SECTION}.${issue.path.join('.')}`, issue.message));
+    }
     const target =
       defaults.target === 'workspace' && vscode.workspace.workspaceFolders?.length
         ? vscode.ConfigurationTarget.Workspace
@@ -274,8 +282,6 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
   }
 
   private post(message: HostToWebview): void {
-    this.sent.push(message);
-    if (this.sent.length > 200) this.sent.shift();
     void this.view?.webview.postMessage(message);
   }
 }

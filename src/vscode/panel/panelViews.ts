@@ -5,7 +5,8 @@ import type { SandboxEngine, SessionInfo } from '../../core/engine/engine';
 import type { SandboxService } from '../../core/sessions/sandboxService';
 import { sandboxIdOf } from '../../core/sessions/sessions';
 import type { Settings } from '../../core/spec/settings';
-import { formatSize } from '../../core/spec/units';
+import { numberBounds } from '../../core/spec/settingsJsonSchema';
+import { SIZE_PATTERN, formatSizeSetting } from '../../core/spec/units';
 import type { ActivityView, DefaultsView, EngineView, SessionView } from '../../shared/protocol';
 import type { EngineStatus } from '../engineState';
 import { SECTION } from '../settings';
@@ -59,9 +60,7 @@ export function defaultsView(settings: Settings): DefaultsView {
   const inspected = vscode.workspace.getConfiguration(SECTION).inspect('limits.memory');
   const canUseWorkspace = Boolean(vscode.workspace.workspaceFolders?.length);
   return {
-    memory: formatSize(settings.limits.memory)
-      .replace(/ (.)iB$/, (_, unit: string) => unit.toLowerCase())
-      .replace(' bytes', ''),
+    memory: formatSizeSetting(settings.limits.memory),
     cpus: settings.limits.cpus,
     pids: settings.limits.pids,
     timeoutSeconds: settings.timeoutSeconds,
@@ -71,6 +70,14 @@ export function defaultsView(settings: Settings): DefaultsView {
     network: settings.network,
     target: canUseWorkspace && inspected?.workspaceValue !== undefined ? 'workspace' : 'user',
     canUseWorkspace,
+    bounds: {
+      cpus: numberBounds('limits.cpus'),
+      pids: numberBounds('limits.pids'),
+      timeoutSeconds: numberBounds('timeoutSeconds'),
+      maxStdoutBytes: numberBounds('limits.maxStdoutBytes'),
+      maxStderrBytes: numberBounds('limits.maxStderrBytes'),
+    },
+    sizePattern: SIZE_PATTERN.source,
   };
 }
 

@@ -77,7 +77,7 @@ async function openAgentSession(services: AgentSessionServices, arg: unknown) {
     },
     (progress) =>
       services.track(
-        services.service.open({ scope, layer }, { onProgress: (p) => progress.report({ message: p.message }) }),
+        services.service.openSession({ scope, layer }, { onProgress: (p) => progress.report({ message: p.message }) }),
       ),
   );
   services.engine.reportSuccess();

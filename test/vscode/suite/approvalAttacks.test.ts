@@ -72,7 +72,7 @@ suite('Approvals by reach, attacked', () => {
     assert.match(await dialogShown(), /Sandbox "default" would read your workspace folder\./);
     // Meanwhile another client opens the default session of this folder read-write.
     await cli('open', '--workspace', 'rw', '--runtime', 'bash');
-    await clickDialogButton('Allow Once');
+    await clickDialogButton('Allow Once', 'Allow it?');
     const text = await running;
     assert.equal(fs.existsSync(target), false, `the call wrote the folder: ${text}`);
     assert.match(

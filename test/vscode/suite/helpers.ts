@@ -1,5 +1,6 @@
 // What several suites share: calling a tool as Copilot does, and asking the runner for a screenshot.
 import * as assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -74,16 +75,68 @@ export async function screenshot(name: string): Promise<string> {
   throw new Error(`no screenshot ${name} after 10 s`);
 }
 
+export interface Seen {
+  /** The area's accessibility tree, as playwright writes it: `- button "Close build": Close`. */
+  aria: string;
+  text: string;
+}
+
+export interface LookAction {
+  /** Clicks the element with this role and accessible name first. */
+  click?: { role: string; name: string };
+  /** Picks an option in the dropdown of this name first, with the mouse. */
+  choose?: { combobox: string; option: string };
+}
+
+/**
+ * Asks the runner what the user sees in an area of the window (the Sandbox panel, the command
+ * palette, the status bar, the Problems view), after doing what `action` says there as a person would.
+ */
+export type LookTarget = 'panel' | 'palette' | 'statusbar' | 'problems';
+
+export async function look(target: LookTarget, action: LookAction = {}): Promise<Seen> {
+  const name = `look-${randomUUID()}`;
+  const seen = path.join(screenshotDir(), `${name}.seen`);
+  fs.writeFileSync(path.join(screenshotDir(), `${name}.look`), JSON.stringify({ target, ...action }));
+  for (let waited = 0; waited < 20_000; waited += 100) {
+    if (fs.existsSync(seen)) {
+      const answer = JSON.parse(fs.readFileSync(seen, 'utf8')) as Seen & { ok: boolean; error?: string };
+      fs.rmSync(seen, { force: true });
+      if (!answer.ok) throw new Error(`looking at the ${target}: ${answer.error}`);
+      return answer;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the runner did not look at the ${target} within 20 s`);
+}
+
+/** Looks until what the user sees matches, and returns it; fails with the last look. */
+export async function lookUntil(target: LookTarget, wanted: RegExp, what: string, attempts = 60): Promise<Seen> {
+  let last: Seen | undefined;
+  let problem: unknown;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    try {
+      last = await look(target);
+      problem = undefined;
+      if (wanted.test(last.aria)) return last;
+    } catch (error) {
+      problem = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`${what}: the ${target} never showed ${wanted}; it showed:\n${last?.aria ?? String(problem)}`);
+}
+
 /**
  * Asks the runner to click a button of the modal dialog on screen, as a person would, and returns the
  * dialog's message. Start the command first (without awaiting it), then call this.
  */
-export async function clickDialogButton(label: string): Promise<string> {
+export async function clickDialogButton(label: string, within?: string): Promise<string> {
   const dir = process.env.AGENT_SANDBOX_VSCODE_SCREENSHOTS;
   assert.ok(dir, 'the runner sets AGENT_SANDBOX_VSCODE_SCREENSHOTS');
-  const name = `dialog-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  const name = `dialog-${randomUUID()}`;
   const done = path.join(dir, `${name}.clicked`);
-  fs.writeFileSync(path.join(dir, `${name}.click`), label);
+  fs.writeFileSync(path.join(dir, `${name}.click`), within ? `${label}\n${within}` : label);
   for (let waited = 0; waited < 30_000; waited += 100) {
     if (fs.existsSync(done)) {
       const answer = fs.readFileSync(done, 'utf8');
@@ -103,13 +156,13 @@ export async function clickDialogButton(label: string): Promise<string> {
 export async function dialogShown(): Promise<string> {
   const dir = process.env.AGENT_SANDBOX_VSCODE_SCREENSHOTS;
   assert.ok(dir, 'the runner sets AGENT_SANDBOX_VSCODE_SCREENSHOTS');
-  const name = `dialog-${Date.now()}-${Math.random().toString(36).slice(2)}`;
-  const seen = path.join(dir, `${name}.seen`);
+  const name = `dialog-${randomUUID()}`;
+  const shown = path.join(dir, `${name}.shown`);
   fs.writeFileSync(path.join(dir, `${name}.wait`), '');
   for (let waited = 0; waited < 30_000; waited += 100) {
-    if (fs.existsSync(seen)) {
-      const answer = fs.readFileSync(seen, 'utf8');
-      fs.rmSync(seen, { force: true });
+    if (fs.existsSync(shown)) {
+      const answer = fs.readFileSync(shown, 'utf8');
+      fs.rmSync(shown, { force: true });
       assert.ok(answer.startsWith('ok'), `waiting for a dialog: ${answer}`);
       return answer.slice(3);
     }
@@ -163,6 +216,7 @@ export async function invokeAllowing(
   input: object,
 ): Promise<{ text: string; asked: string }> {
   const running = invoke(name, input);
-  const asked = await clickDialogButton(button);
+  // Only Agent Sandbox's own dialog, not a confirmation that may still be closing.
+  const asked = await clickDialogButton(button, 'Allow it?');
   return { text: await running, asked };
 }

@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { closeAllEditors, screenshot } from './helpers';
+import { closeAllEditors, lookUntil, screenshot } from './helpers';
 
 const EXTENSION_ID = 'agent-sandbox.agent-sandbox';
 
@@ -263,16 +263,29 @@ suite('Prompt files', () => {
     );
   });
 
-  test('a picture of a .prompt file with its problems, for a person to look at', async () => {
+  test('a .prompt file with its problems, listed in the Problems view (and a picture for a person)', async () => {
     const text =
       '---\nmodel: openai/gpt-4o\nmetadata:\n  name: "csv-analyzer"\nsandbox:\n  runtime: linux   # needs code mode\n  alow_network: true\n  pip_packages:\n    - pandas\n  limits:\n    memory: 512m\n---\n{{!-- the system prompt --}}\n{{role "system"}}\nYou analyze CSV data. {{#if verbose}}Explain each step.{{/if}}\n{{#each files}}- {{this.name}}\n{{/each}}\n';
     const document = await openPrompt('agents/screenshot.prompt', text);
     await diagnostics(document.uri, (list) => list.length === 3);
     await vscode.commands.executeCommand('workbench.actions.view.problems');
     await vscode.window.showTextDocument(document, { preserveFocus: false });
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    const file = await screenshot('prompt-editor');
-    assert.ok(fs.statSync(file).size > 10_000);
+    const problems = await lookUntil(
+      'problems',
+      /treeitem "3 problems in file screenshot\.prompt of folder agents"/,
+      'the problems of screenshot.prompt in the Problems view',
+    );
+    // The file's group: from its heading to the next file's (other tests' files are listed too).
+    const group = problems.aria
+      .slice(problems.aria.indexOf('problems in file screenshot.prompt'))
+      .split(/treeitem "\d+ problems? in file /)[0]!;
+    assert.match(group, /treeitem "Error: runtime linux is only available in code mode[^"]* at line 6 /);
+    assert.match(
+      group,
+      /treeitem "Warning: Unknown key \\"alow_network\\"[^"]*did you mean allow_network\? at line 7 /,
+    );
+    assert.match(group, /treeitem "Warning: pip_packages need Python[^"]* at line 8 /);
+    await screenshot('prompt-editor');
   });
 
   test('Validate Prompt Files checks every .prompt file of the workspace into the Problems view', async () => {

@@ -196,6 +196,22 @@ suite(`Result sizes through invokeTool with a real tokenizer (seed ${SEED})`, fu
     assert.match(text, /of stderr cut to fit the context/);
   });
 
+  test('sandbox_fs_list: 1,000 entries with long names fit the budget, headline first, with a count of what is not shown', async () => {
+    await invokeResult('sandbox_exec', {
+      sandbox_id: SESSION,
+      command: `mkdir -p many && cd many && python3 -c "[open(f'{i:04d}-' + 'n' * 120 + '.txt', 'w') for i in range(1000)]"`,
+    });
+    const { options, calls } = countingTokenization();
+    const result = await invokeResult(
+      'sandbox_fs_list',
+      { sandbox_id: SESSION, path: 'many' },
+      { tokenizationOptions: options },
+    );
+    const [first] = checkResult(result, calls, /^\/workspace\/many: 1,000 entries/);
+    assert.match(first!, /\nOnly the first [\d,]+ of 1,000 entries are shown, to fit the context/);
+    assert.match(first!, /\nfile {2}0 bytes .*0000-n+\.txt\n/);
+  });
+
   for (const [file, shape, size] of [
     ['oneline.txt', 'base64', 5 * MiB],
     ['lines.txt', 'lines', 5 * MiB],

@@ -1,38 +1,50 @@
-// Pictures of what a user sees, saved by the runner to out/screenshots/ for a person to look at.
+// What a user sees of the extension in the workbench: the runner reads the area on screen (its
+// accessibility tree and text) and saves a picture of it to out/screenshots/ for a person to look at.
 import * as assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import { invoke, screenshot } from './helpers';
+import { invoke, lookUntil, screenshot } from './helpers';
 
-/** Asks the runner (which drives the browser) for a screenshot of the workbench, and waits for it. */
 suite('Screenshots', () => {
   suiteSetup(async () => {
     await vscode.extensions.getExtension('agent-sandbox.agent-sandbox')!.activate();
   });
 
-  test('the command palette filtered to "Sandbox"', async () => {
+  test('the command palette filtered to "Sandbox" lists the commands', async () => {
     await vscode.commands.executeCommand('workbench.action.quickOpen', '>Sandbox: ');
-    await new Promise((resolve) => setTimeout(resolve, 800));
-    const file = await screenshot('command-palette');
-    assert.ok(fs.statSync(file).size > 10_000);
+    const seen = await lookUntil('palette', /Sandbox: Open Session/, 'the Sandbox commands in the palette');
+    for (const command of [
+      'Sandbox: Open Session',
+      'Sandbox: Close All Sessions',
+      'Sandbox: Open Terminal in Sandbox',
+      'Sandbox: Set Workspace Access',
+      'Sandbox: Show Panel',
+      'Sandbox: Clean Up Orphaned Sandboxes',
+    ])
+      assert.ok(seen.text.includes(command), `${command} is listed:\n${seen.text}`);
+    // Commands that need an editor or a .prompt file stay out of the palette without one.
+    assert.doesNotMatch(seen.text, /Open Sandbox Session for Agent|Run Selection in Sandbox/);
+    await screenshot('command-palette');
     await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
   });
 
-  test('the status bar during a run', async () => {
+  test('the status bar during a run, and after it', async () => {
     const run = invoke('sandbox_run', { runtime: 'bash', code: 'sleep 3; echo done' });
-    await new Promise((resolve) => setTimeout(resolve, 1200));
-    const file = await screenshot('status-bar-running');
+    await lookUntil('statusbar', /Sandbox[^\n]*running/i, 'the status bar while a call runs');
+    await screenshot('status-bar-running');
     await run;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const idle = await lookUntil('statusbar', /Sandbox[^\n]*(ready|\d+ sessions?)/i, 'the status bar after the call');
+    assert.doesNotMatch(idle.text, /Sandbox[^\n]*running/i);
     await screenshot('status-bar-idle');
-    assert.ok(fs.statSync(file).size > 10_000);
   });
+
   test('the Sandbox panel with a live session', async () => {
     await vscode.commands.executeCommand('agentSandbox.openSession', { session: 'screenshot', runtime: 'python' });
     await vscode.commands.executeCommand('agentSandbox.showPanel');
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    const file = await screenshot('panel-in-vscode');
-    assert.ok(fs.statSync(file).size > 10_000);
+    const seen = await lookUntil('panel', /listitem "Session screenshot, running"/, 'the session in the panel');
+    assert.match(seen.aria, /region "Engine"[\s\S]*status: connected/);
+    assert.match(seen.aria, /button "Open a new session"/);
+    await screenshot('panel-in-vscode');
     await vscode.commands.executeCommand('agentSandbox.closeSession', 'screenshot');
+    await lookUntil('panel', /^(?![\s\S]*listitem "Session screenshot,)/, 'the closed session gone from the panel');
   });
 });

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { sandboxIdOf } from '../../sessions/sessions';
 import { formatExecResult } from '../format';
+import { saveOutput, worthSaving } from './savedOutput';
 import { sessionReach } from '../reach';
 import { defineTool, words } from '../toolSpec';
 import {
@@ -102,7 +103,10 @@ export const execTool = defineTool({
           },
           context.signal,
         );
-        const shown = context.redactResult?.(result) ?? result;
+        // A result about to be cut keeps its whole output in the session; the headline's notes say where.
+        const saved = worthSaving(result, context.budget) ? await saveOutput(sandbox, result, context.signal) : [];
+        const noted = { ...result, notices: [...result.notices, ...saved] };
+        const shown = context.redactResult?.(noted) ?? noted;
         return {
           text: await formatExecResult(
             shown,

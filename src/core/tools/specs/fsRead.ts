@@ -100,7 +100,7 @@ export const fsReadTool = defineTool({
     'Read one file, or a part of it, from a persistent sandbox: results, logs, generated files.',
     'Returns its path, size and content: text as is; a binary file as its size, type and a hex preview (encoding "base64" returns its bytes).',
     'Reads 256 KiB from `offset` (0) unless `max_bytes` says otherwise, and text that does not fit the context is cut with the offset to read next; for big files, search with sandbox_exec (grep, sed -n, tail).',
-    `${PATH_NOTE} ${SANDBOX_ID_NOTE}`,
+    `${PATH_NOTE} It also reads the whole output that a cut sandbox_exec result saved (the path under /tmp/sandbox-output/ that its note gives). ${SANDBOX_ID_NOTE}`,
     'To see what is in a directory, use sandbox_fs_list.',
     NEXT_NOTE,
   ].join(' '),

@@ -99,7 +99,7 @@ export const openTool = defineTool({
     };
   },
   async run(input, context) {
-    const opened = await context.service.open(
+    const opened = await context.service.openSession(
       {
         session: input.session,
         scope: openScope(input),

@@ -1,0 +1,113 @@
+/**
+ * The one place a SessionInfo is made for a Docker container: from what made it (open, a compute
+ * run) or from its labels (list, attach), which carry what another process needs to use it again.
+ */
+import type { SessionClient, SessionInfo, SessionScope } from '../../core/engine/engine';
+import { sandboxSpecSchema, type SandboxSpec } from '../../core/spec/spec';
+import type { ContainerInspect, ContainerSummary } from './engineJson';
+import { LABEL } from './labels';
+
+export interface SessionFacts {
+  id: string;
+  image: string;
+  state: SessionInfo['state'];
+  spec: SandboxSpec;
+  name?: string;
+  workspaceFolder?: string;
+  scope?: SessionScope;
+  client?: SessionClient;
+  createdAt: string;
+  notices: string[];
+  owner?: SessionInfo['owner'];
+}
+
+export function sessionInfo(facts: SessionFacts): SessionInfo {
+  const { spec } = facts;
+  return {
+    id: facts.id,
+    name: facts.name,
+    engine: 'docker',
+    mode: spec.mode,
+    runtime: spec.runtime,
+    image: facts.image,
+    spec,
+    workspaceAccess: spec.workspaceAccess,
+    workspaceFolder: facts.workspaceFolder,
+    scope: facts.scope ?? { kind: 'workspace' },
+    ...(facts.client ? { client: facts.client } : {}),
+    network: spec.network,
+    createdAt: facts.createdAt,
+    state: facts.state,
+    notices: facts.notices,
+    ...(facts.owner ? { owner: facts.owner } : {}),
+  };
+}
+
+/** A listed container of ours, as a session. */
+export function sessionFromSummary(container: ContainerSummary): SessionInfo {
+  return sessionFromLabels(
+    container.Id,
+    container.Labels,
+    container.State === 'running' ? 'running' : 'stopped',
+    container.Image,
+  );
+}
+
+/** An inspected container of ours, as a session (attach takes only running ones). */
+export function sessionFromInspect(container: ContainerInspect): SessionInfo {
+  return sessionFromLabels(
+    container.Id,
+    container.Config.Labels,
+    container.State.Running ? 'running' : 'stopped',
+    container.Config.Image ?? '',
+  );
+}
+
+/** The spec a container was made with, from its label (secret values left out); undefined when unreadable. */
+export function specFromLabels(labels: Readonly<Record<string, string>>): SandboxSpec | undefined {
+  const parsed = sandboxSpecSchema.safeParse(jsonOrUndefined(labels[LABEL.spec]));
+  return parsed.success ? parsed.data : undefined;
+}
+
+function sessionFromLabels(
+  id: string,
+  labels: Readonly<Record<string, string>>,
+  state: SessionInfo['state'],
+  image: string,
+): SessionInfo {
+  const notices = jsonOrUndefined(labels[LABEL.notices]);
+  const client = labels[LABEL.client];
+  return sessionInfo({
+    id,
+    image,
+    state,
+    spec: specFromLabels(labels) ?? sandboxSpecSchema.parse({ mode: 'code' }),
+    name: labels[LABEL.session],
+    workspaceFolder: labels[LABEL.workspace],
+    scope: {
+      kind: (['agent', 'workflow'] as const).find((kind) => kind === labels[LABEL.scope]) ?? 'workspace',
+      ...(labels[LABEL.scopeKey] ? { key: labels[LABEL.scopeKey] } : {}),
+    },
+    ...(client === 'vscode' || client === 'cli' ? { client } : {}),
+    createdAt: labels[LABEL.created] ?? '',
+    notices: Array.isArray(notices) ? notices.map(String) : [],
+    ...(labels[LABEL.ownerPid]
+      ? {
+          owner: {
+            pid: Number(labels[LABEL.ownerPid]),
+            host: labels[LABEL.ownerHost] ?? '',
+            pooled: labels[LABEL.pool] === '1',
+          },
+        }
+      : {}),
+  });
+}
+
+function jsonOrUndefined(text: string | undefined): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
