@@ -116,7 +116,12 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
       admit: admitWithin(
         spec,
         parsed,
-        policyReach(settings.workspaceAccess, settings.network),
+        {
+          allowed: policyReach(settings.workspaceAccess, settings.network),
+          protectedPaths: protectedPathsFor(folder, settings.configWritesAllowedIn),
+          keptBy: 'this command has no --allow-config-writes',
+          liftWith: '--allow-config-writes',
+        },
         service,
         (sandboxId, wider) =>
           new SandboxError(

@@ -4,10 +4,10 @@
 // must not reach the folder or the network through a session VS Code (or an earlier command with
 // more flags) opened in the same folder.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { requireEngine } from '../engine/harness';
-import { writableFolder } from './hostFolder';
+import { giveToSandbox, writableFolder } from './hostFolder';
 import { observe } from './report';
 import { firstLine, toolbox } from './toolbox';
 
@@ -110,5 +110,57 @@ describe('sessions shared between clients: a CLI tool call gets no more than its
     const answer = await readWrite.call('sandbox_exec', { command: 'echo allowed > /workspace/allowed.txt; echo ran' });
     assert.ok(answer.ok, answer.text);
     assert.equal(readFileSync(join(folder, 'allowed.txt'), 'utf8'), 'allowed\n');
+  });
+});
+
+describe('sessions shared between clients: protections lifted by one client do not hold for another', function () {
+  let folder: string;
+  let lifted: ReturnType<typeof toolbox>;
+  let kept: ReturnType<typeof toolbox>;
+
+  before(async function () {
+    await requireEngine(this);
+    folder = writableFolder('agent-sandbox-hostile-shared-config-');
+    mkdirSync(join(folder, '.git', 'hooks'), { recursive: true });
+    giveToSandbox(join(folder, '.git'));
+    // One command lifts the protection of this folder's .git, .vscode, ... (--allow-config-writes) and opens the default session.
+    lifted = toolbox({ folder, via: 'cli', settings: { workspaceAccess: 'rw', configWritesAllowedIn: [folder] } });
+    const opened = await lifted.call('sandbox_open', { runtime: 'bash', workspace_access: 'rw' });
+    assert.match(opened.text, /workspace access: rw/, opened.text);
+    // Another agent harness runs with read-write access and the protections kept (no --allow-config-writes).
+    kept = toolbox({ folder, via: 'cli', settings: { workspaceAccess: 'rw' } });
+  });
+
+  after(async () => {
+    for (const box of [kept, lifted]) await box?.dispose();
+    if (folder) rmSync(folder, { recursive: true, force: true });
+  });
+
+  it('a call that keeps the protections does not plant a git hook through a session that lifted them', async () => {
+    const hook = join(folder, '.git', 'hooks', 'pre-commit');
+    const answer = await kept.call('sandbox_exec', {
+      command:
+        'printf "#!/bin/sh\\necho pwned\\n" > /workspace/.git/hooks/pre-commit && chmod +x /workspace/.git/hooks/pre-commit && echo planted',
+    });
+    const planted = existsSync(hook);
+    observe(
+      'shared sessions (cli)',
+      'agent-sandbox tool --workspace rw (protections kept): a git hook written through a session opened with --allow-config-writes',
+      'refused: the session can change .git, which this command keeps protected; no hook on the host',
+      planted ? `HOOK PLANTED: ${firstLine(answer.text)}` : firstLine(answer.text),
+      !planted && !answer.ok,
+    );
+    assert.equal(planted, false, answer.text);
+    assert.match(
+      answer.text,
+      /^failed · permission denied\nSandbox "default" can change \.git, \.vscode, \.github, \.devcontainer/,
+    );
+    assert.match(answer.text, /--allow-config-writes/);
+  });
+
+  it('the command that lifted them still uses it', async () => {
+    const answer = await lifted.call('sandbox_exec', { command: 'ls -d /workspace/.git && echo usable' });
+    assert.ok(answer.ok, answer.text);
+    assert.match(answer.text, /usable/);
   });
 });

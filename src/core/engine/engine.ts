@@ -79,6 +79,13 @@ export interface SessionInfo {
   state: 'running' | 'stopped' | 'starting' | 'unknown';
   /** Things the caller should know, e.g. that a local image replaced one that could not be pulled. */
   notices: string[];
+  /**
+   * A read-write session: the names at the top of the folder it may not change (see
+   * core/policy/protectedPaths.ts); empty when its opener lifted the protection, undefined when not
+   * known (made before this was recorded). A client that keeps them protected must not use a session
+   * that does not.
+   */
+  protectedPaths?: readonly string[];
   /** Compute mode: the process that made the sandbox (it is an orphan once that process is gone), and whether it was made ahead for a warm pool. */
   owner?: { pid: number; host: string; pooled: boolean };
 }

@@ -253,6 +253,7 @@ export class DockerEngine implements SandboxEngine {
       client: options.client,
       createdAt,
       notices,
+      ...(protection ? { protectedPaths: protection.entries.map((entry) => entry.name) } : {}),
     });
     this.watchFolder(info, container, baseline);
     return new DockerSandbox(this, container, info, `${user.uid}:${user.gid}`);

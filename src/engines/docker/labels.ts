@@ -16,6 +16,8 @@ export const LABEL = {
   ownerHost: 'org.agent-sandbox.owner-host',
   /** On containers made ahead of time for the warm pool. */
   pool: 'org.agent-sandbox.pool',
+  /** On read-write sessions: the protected names mounted read-only, as JSON (SessionInfo.protectedPaths). */
+  protected: 'org.agent-sandbox.protected',
   /** Protected names whose empty placeholder folders this container made or shares (protectedMounts.ts). */
   placeholders: 'org.agent-sandbox.placeholders',
   /** On read-write sessions: the workspace folder's use (bytes:entries) before the session existed (folderWatches.ts). */

@@ -53,6 +53,7 @@ export function withProtection(
     ...options,
     Labels: {
       ...options.Labels,
+      [LABEL.protected]: JSON.stringify(protection.entries.map((entry) => entry.name)),
       ...(placeholders.length ? { [LABEL.placeholders]: JSON.stringify(placeholders) } : {}),
     },
     HostConfig: { ...host, Mounts: [...(host.Mounts ?? []), ...protectedMountSettings(folder, protection.entries)] },

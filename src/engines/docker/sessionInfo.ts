@@ -19,6 +19,7 @@ export interface SessionFacts {
   createdAt: string;
   notices: string[];
   owner?: SessionInfo['owner'];
+  protectedPaths?: readonly string[];
 }
 
 export function sessionInfo(facts: SessionFacts): SessionInfo {
@@ -40,6 +41,7 @@ export function sessionInfo(facts: SessionFacts): SessionInfo {
     state: facts.state,
     notices: facts.notices,
     ...(facts.owner ? { owner: facts.owner } : {}),
+    ...(facts.protectedPaths ? { protectedPaths: facts.protectedPaths } : {}),
   };
 }
 
@@ -77,6 +79,7 @@ function sessionFromLabels(
 ): SessionInfo {
   const notices = jsonOrUndefined(labels[LABEL.notices]);
   const client = labels[LABEL.client];
+  const protectedPaths = jsonOrUndefined(labels[LABEL.protected]);
   return sessionInfo({
     id,
     image,
@@ -91,6 +94,7 @@ function sessionFromLabels(
     ...(client === 'vscode' || client === 'cli' ? { client } : {}),
     createdAt: labels[LABEL.created] ?? '',
     notices: Array.isArray(notices) ? notices.map(String) : [],
+    ...(Array.isArray(protectedPaths) ? { protectedPaths: protectedPaths.map(String) } : {}),
     ...(labels[LABEL.ownerPid]
       ? {
           owner: {

@@ -75,6 +75,7 @@ export class VirtualEngine implements SandboxEngine {
     const spec = sandboxSpecSchema.parse(specInput);
     this.refuseWhatCannotRun(spec, options);
     const notices = this.notices(spec, options);
+    const protectedPaths = [...(options.protectedPaths ?? PROTECTED_PATHS)];
     const client = await WorkerClient.start(
       this.location,
       {
@@ -85,7 +86,7 @@ export class VirtualEngine implements SandboxEngine {
         // The disk limit, within the half of the memory that files always had here (core/limits/diskLimit.ts).
         maxMemoryBytes: placeBytes(spec.limits),
         maxFileReadBytes: spec.limits.memoryBytes,
-        protectedPaths: [...(options.protectedPaths ?? PROTECTED_PATHS)],
+        protectedPaths,
       },
       Math.max(64, Math.floor(spec.limits.memoryBytes / MiB)),
     );
@@ -106,6 +107,7 @@ export class VirtualEngine implements SandboxEngine {
       createdAt: new Date().toISOString(),
       state: 'running',
       notices,
+      ...(spec.workspaceAccess === 'rw' ? { protectedPaths } : {}),
     };
     const watch = this.watchFolder(spec, options.workspaceFolder, client);
     const sandbox: VirtualSandbox = new VirtualSandbox(client, info, () => {

@@ -159,7 +159,21 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
             this.services.settings().configWritesAllowedIn,
           ),
           // The approval was decided on the sandbox as it looked then: the one the call uses must be within it.
-          admit: admitWithin(this.spec, input, approved.allowed, this.services.service, changedSince),
+          admit: admitWithin(
+            this.spec,
+            input,
+            {
+              allowed: approved.allowed,
+              protectedPaths: protectedPathsFor(
+                this.services.workspaceFolder(),
+                this.services.settings().configWritesAllowedIn,
+              ),
+              keptBy: 'the setting agentSandbox.configWritesAllowedIn does not list this folder',
+              liftWith: 'the user setting agentSandbox.configWritesAllowedIn',
+            },
+            this.services.service,
+            changedSince,
+          ),
         }).finally(() => this.settleGrant(input)),
       );
       const { failure } = outcome;

@@ -165,4 +165,21 @@ suite('Approvals by reach, attacked', () => {
     assert.equal(acceptedConfirmations().length, before + 2, 'VS Code asked before the file was written');
     assert.match(acceptedConfirmations().at(-1)!, /Network: on/);
   });
+
+  test('a session another client opened with the protection of .vscode lifted does not write a task here', async () => {
+    await setWorkspaceAccessInUserSettings('rw');
+    fs.chmodSync(folder(), 0o777);
+    const tasks = path.join(folder(), '.vscode', 'tasks.json');
+    // A terminal, or another agent harness, lifted the protection for its own session (VS Code's settings do not).
+    await cli('open', '--workspace', 'rw', '--runtime', 'bash', '--allow-config-writes');
+    const planted = await invokeAllowing('Allow Once', 'sandbox_exec', {
+      command: `mkdir -p /workspace/.vscode && echo '{"version":"2.0.0","tasks":[{"label":"x","type":"shell","command":"id","runOptions":{"runOn":"folderOpen"}}]}' > /workspace/.vscode/tasks.json && echo planted`,
+    });
+    assert.match(planted.asked, /Sandbox "default" would read your workspace folder and change files/);
+    assert.equal(fs.existsSync(tasks), false, `a task was planted: ${planted.text}`);
+    assert.match(
+      planted.text,
+      /^failed · permission denied\nSandbox "default" can change \.git, \.vscode, \.github, \.devcontainer in your workspace folder \(it was opened with that protection lifted\)/,
+    );
+  });
 });
