@@ -4,6 +4,7 @@
  * a missing engine fails the suite instead of skipping it.
  */
 import { readFileSync } from 'node:fs';
+import { processAlive } from '../../src/core/sessions/orphans';
 import Docker from 'dockerode';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { VirtualEngine } from '../../src/engines/virtual/virtualEngine';
@@ -79,21 +80,12 @@ export async function containersOfOurs(): Promise<Docker.ContainerInfo[]> {
  */
 function ownedByAnotherRun(container: Docker.ContainerInfo): boolean {
   const pid = Number(container.Labels[LABEL.ownerPid]);
-  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return false;
+  if (!Number.isInteger(pid) || pid <= 0 || !processAlive(pid)) return false;
   for (let ancestor: number | undefined = pid, hops = 0; ancestor && ancestor > 1 && hops < 64; hops++) {
     if (ancestor === process.pid) return false;
     ancestor = parentOf(ancestor);
   }
   return true;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function parentOf(pid: number): number | undefined {

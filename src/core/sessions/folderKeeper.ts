@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultStateDir } from './leases';
+import { processAlive } from './orphans';
 
 const ID = /^[0-9a-f]{12,64}$/;
 
@@ -16,19 +17,10 @@ export function keepersDir(stateDir: string = defaultStateDir()): string {
   return join(stateDir, 'keepers');
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function holder(file: string): number | undefined {
   try {
     const pid = Number(readFileSync(file, 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 && alive(pid) ? pid : undefined;
+    return Number.isInteger(pid) && pid > 0 && processAlive(pid) ? pid : undefined;
   } catch {
     return undefined;
   }
