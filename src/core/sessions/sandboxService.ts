@@ -21,10 +21,9 @@ import { resolveSpec } from '../spec/resolveSpec';
 import { findSession, looksLikeContainerId } from './findSession';
 import { DEFAULT_SESSION, checkSessionName, parseSandboxId, sandboxIdFor, sandboxIdOf } from './sessions';
 import { TOOL_WORDS, type SessionWords } from './sessionWords';
+import { allowedAccess, sessionSpec, type PolicyContext, type SessionAsk } from './sessionPolicy';
 import { specFromSettings, type Settings } from '../spec/settings';
-import type { Runtime, SandboxSpec, SpecLayer, WorkspaceAccess } from '../spec/spec';
-
-const ACCESS_ORDER: Record<WorkspaceAccess, number> = { none: 0, ro: 1, rw: 2 };
+import type { Runtime, SandboxSpec, WorkspaceAccess } from '../spec/spec';
 
 export interface SandboxServiceContext {
   /** The engine to use; called on each use so that a settings change takes effect. */
@@ -49,16 +48,9 @@ export interface SandboxServiceContext {
   now?(): number;
 }
 
-export interface OpenRequest {
-  /** The user asked (a command or the panel), not an agent: only trust and a folder limit workspace access. */
-  byUser?: boolean;
+export interface OpenRequest extends SessionAsk {
   session?: string;
   scope?: SessionScope;
-  /** More configuration for a new session, e.g. an agent's `sandbox:` block (limits, image, packages); the policy still applies. */
-  layer?: SpecLayer;
-  runtime?: Runtime;
-  workspaceAccess?: WorkspaceAccess;
-  network?: boolean;
 }
 
 export interface OpenOutcome {
@@ -109,8 +101,7 @@ export class SandboxService {
 
   /** The most workspace access the user allows right now. */
   allowedAccess(): WorkspaceAccess {
-    if (!this.context.trusted() || !this.context.workspaceFolder()) return 'none';
-    return this.context.settings().workspaceAccess;
+    return allowedAccess(this.policy());
   }
 
   async run(
@@ -414,35 +405,16 @@ export class SandboxService {
   }
 
   private sessionSpec(request: OpenRequest): { spec: SandboxSpec; notices: string[] } {
-    const settings = this.context.settings();
-    const notices: string[] = [];
-    const allowed = request.byUser
-      ? this.context.trusted() && this.context.workspaceFolder()
-        ? 'rw'
-        : 'none'
-      : this.allowedAccess();
-    let access = request.workspaceAccess ?? request.layer?.workspaceAccess ?? this.allowedAccess();
-    if (ACCESS_ORDER[access] > ACCESS_ORDER[allowed]) {
-      notices.push(
-        `Workspace access "${access}" was asked for, but the user allows at most "${allowed}"${this.context.trusted() ? '' : ' (the workspace is not trusted)'}; the sandbox got "${allowed}".`,
-      );
-      access = allowed;
-    }
-    let network = request.network ?? request.layer?.network ?? settings.network;
-    if (network && !settings.network) {
-      notices.push(
-        'Network access was asked for, but the user has not allowed network (setting agentSandbox.network); the sandbox has no network.',
-      );
-      network = false;
-    }
-    const spec = resolveSpec(specFromSettings(settings), request.layer, {
-      mode: 'code',
-      runtime: request.runtime ?? request.layer?.runtime,
-      workspaceAccess: access,
-      network,
-      env: { ...request.layer?.env, ...this.context.injectedEnv?.() },
-    });
-    return { spec, notices };
+    return sessionSpec(request, this.policy());
+  }
+
+  private policy(): PolicyContext {
+    return {
+      settings: this.context.settings(),
+      trusted: this.context.trusted(),
+      folder: this.context.workspaceFolder(),
+      injectedEnv: this.context.injectedEnv?.(),
+    };
   }
 
   private folderKey(): string {
