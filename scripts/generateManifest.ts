@@ -4,11 +4,12 @@
  *
  *   npx tsx scripts/generateManifest.ts [--check]
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { toolInputSchema } from '../src/core/tools/jsonSchema';
 import { TOOLS } from '../src/core/tools/toolList';
+import { applyGenerated } from './generatedFile';
 
 export const PACKAGE_JSON = resolve(fileURLToPath(new URL('..', import.meta.url)), 'package.json');
 
@@ -83,27 +84,18 @@ function main(args: readonly string[]): number {
   const tools = languageModelToolsManifest();
   const current = (JSON.parse(text) as { contributes?: { languageModelTools?: unknown } }).contributes
     ?.languageModelTools;
-  const drift = manifestDrift(current, tools);
-  if (args.includes('--check')) {
-    if (!drift.length) {
-      console.log('package.json languageModelTools are up to date.');
-      return 0;
-    }
-    console.error(
-      `package.json languageModelTools are out of date:\n  ${drift.join('\n  ')}\nRun: npx tsx scripts/generateManifest.ts`,
-    );
-    return 1;
-  }
-  const next = updatedPackageJson(text, tools);
-  if (next === text) {
-    console.log('package.json languageModelTools are up to date.');
-    return 0;
-  }
-  writeFileSync(PACKAGE_JSON, next);
-  console.log(
-    `Updated contributes.languageModelTools in package.json (${tools.length} tools)${drift.length ? `:\n  ${drift.join('\n  ')}` : '.'}`,
+  return applyGenerated(
+    {
+      what: 'package.json languageModelTools',
+      file: PACKAGE_JSON,
+      text,
+      next: updatedPackageJson(text, tools),
+      drift: manifestDrift(current, tools),
+      rerun: 'npx tsx scripts/generateManifest.ts',
+      summary: `${tools.length} tools`,
+    },
+    args.includes('--check'),
   );
-  return 0;
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

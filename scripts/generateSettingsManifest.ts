@@ -8,11 +8,12 @@
  *
  *   npx tsx scripts/generateSettingsManifest.ts [--check]
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MACHINE_SETTINGS, TIGHTEN_ONLY_CHOICES, USER_ONLY_SETTINGS } from '../src/core/policy/settingsLevels';
 import { settingJsonSchemas, type SettingJsonSchema } from '../src/core/spec/settingsJsonSchema';
+import { applyGenerated } from './generatedFile';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 export const PACKAGE_JSON = resolve(ROOT, 'package.json');
@@ -136,28 +137,18 @@ export function updatedPackageJson(text: string, manifest: SettingsManifest): st
 function main(args: readonly string[]): number {
   const text = readFileSync(PACKAGE_JSON, 'utf8');
   const manifest = settingsManifest(JSON.parse(readFileSync(PACKAGE_NLS_JSON, 'utf8')) as Record<string, string>);
-  const drift = settingsDrift(JSON.parse(text) as PackageJson, manifest);
-  const count = Object.keys(manifest.configuration.properties).length;
-  if (args.includes('--check')) {
-    if (!drift.length) {
-      console.log('package.json settings are up to date.');
-      return 0;
-    }
-    console.error(
-      `package.json settings are out of date:\n  ${drift.join('\n  ')}\nRun: npx tsx scripts/generateSettingsManifest.ts`,
-    );
-    return 1;
-  }
-  const next = updatedPackageJson(text, manifest);
-  if (next === text) {
-    console.log('package.json settings are up to date.');
-    return 0;
-  }
-  writeFileSync(PACKAGE_JSON, next);
-  console.log(
-    `Updated contributes.configuration in package.json (${count} settings)${drift.length ? `:\n  ${drift.join('\n  ')}` : '.'}`,
+  return applyGenerated(
+    {
+      what: 'package.json settings',
+      file: PACKAGE_JSON,
+      text,
+      next: updatedPackageJson(text, manifest),
+      drift: settingsDrift(JSON.parse(text) as PackageJson, manifest),
+      rerun: 'npx tsx scripts/generateSettingsManifest.ts',
+      summary: `${Object.keys(manifest.configuration.properties).length} settings`,
+    },
+    args.includes('--check'),
   );
-  return 0;
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -4,10 +4,11 @@
  *
  *   npx tsx scripts/generateToolTable.ts [--check]
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TOOLS } from '../src/core/tools/toolList';
+import { applyGenerated } from './generatedFile';
 
 export const README = resolve(fileURLToPath(new URL('..', import.meta.url)), 'README.md');
 const START = '<!-- tools:start -->';
@@ -39,17 +40,17 @@ function main(args: readonly string[]): number {
     console.error(`README.md has no ${START} … ${END} markers.`);
     return 1;
   }
-  if (next === readme) {
-    console.log('README.md tool table is up to date.');
-    return 0;
-  }
-  if (args.includes('--check')) {
-    console.error('README.md tool table is out of date. Run: npx tsx scripts/generateToolTable.ts');
-    return 1;
-  }
-  writeFileSync(README, next);
-  console.log('Updated the tool table in README.md.');
-  return 0;
+  return applyGenerated(
+    {
+      what: 'the README.md tool table',
+      file: README,
+      text: readme,
+      next,
+      rerun: 'npx tsx scripts/generateToolTable.ts',
+      summary: `${TOOLS.length} tools`,
+    },
+    args.includes('--check'),
+  );
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
