@@ -21,12 +21,13 @@ export interface Generated {
 
 export function applyGenerated(generated: Generated, check: boolean): number {
   const { what, text, next, drift = [] } = generated;
+  const are = what.endsWith('s') ? 'are' : 'is';
   if (next === text) {
-    console.log(`${what} ${what.endsWith('s') ? 'are' : 'is'} up to date.`);
+    console.log(`${what} ${are} up to date.`);
     return 0;
   }
   if (check) {
-    console.error(`${what} out of date${drift.length ? `:\n  ${drift.join('\n  ')}` : '.'}\nRun: ${generated.rerun}`);
+    console.error(`${what} ${are} out of date${drift.length ? `:\n  ${drift.join('\n  ')}` : '.'}\nRun: ${generated.rerun}`);
     return 1;
   }
   writeFileSync(generated.file, next);
