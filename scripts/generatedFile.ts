@@ -27,7 +27,9 @@ export function applyGenerated(generated: Generated, check: boolean): number {
     return 0;
   }
   if (check) {
-    console.error(`${what} ${are} out of date${drift.length ? `:\n  ${drift.join('\n  ')}` : '.'}\nRun: ${generated.rerun}`);
+    console.error(
+      `${what} ${are} out of date${drift.length ? `:\n  ${drift.join('\n  ')}` : '.'}\nRun: ${generated.rerun}`,
+    );
     return 1;
   }
   writeFileSync(generated.file, next);
