@@ -88,12 +88,18 @@ async function unseen(page) {
           .filter(Boolean);
         const key = card.closest('.chat-tool-carousel-content[id]')?.id;
         if (!card.checkVisibility() || buttons.length === 0 || card.dataset.agentLoopSeen || noted.has(key)) continue;
+        // The message (a Markdown code block among it) may still be rendering: note it once two looks agree.
+        const message = text(card, '.chat-confirmation-widget-message');
+        if (!message || card.dataset.agentLoopPending !== message) {
+          card.dataset.agentLoopPending = message;
+          continue;
+        }
         card.dataset.agentLoopSeen = '1';
         if (key) noted.add(key);
         found.push({
           where: 'card',
           title: text(card, '.chat-confirmation-widget-title'),
-          message: text(card, '.chat-confirmation-widget-message'),
+          message,
           buttons,
         });
       }
