@@ -331,7 +331,9 @@ export class DockerEngine implements SandboxEngine {
         await container.remove(withSignal({ force: true, v: true }, signal));
       } catch (error) {
         const status = (error as { statusCode?: number }).statusCode;
-        if (status === 404 || status === 409) return; // already gone, or its removal is under way
+        if (status === 404) return; // already gone
+        // Its removal is under way (AutoRemove after its run, or another client): done when it is gone.
+        if (status === 409) return void (await waitRemoved(container, signal));
         this.deaths.unmarkRemoving(id);
         throw error;
       }
@@ -381,4 +383,13 @@ export class DockerEngine implements SandboxEngine {
 function loadDockerode(): typeof Docker {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return require('dockerode') as typeof Docker;
+}
+
+/** Resolves once the engine has removed the container (at once when it is gone already). */
+async function waitRemoved(container: Docker.Container, signal?: AbortSignal): Promise<void> {
+  try {
+    await container.wait(withSignal({ condition: 'removed' as const }, signal));
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+  }
 }
