@@ -142,10 +142,26 @@ wait_for_engine() {
   return 1
 }
 
+# The pid of a running dockerd that serves the local socket: one started without -H/--host (the
+# default), or with the local socket among its hosts. A daemon on another socket (rootless, a second
+# data root) is not the one to wait for.
+local_dockerd_pid() {
+  local pid args
+  for pid in $(pgrep -x dockerd 2>/dev/null); do
+    args=" $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) " || continue
+    case "$args" in
+      *" -H "* | *" -H="* | *" --host "* | *" --host="*)
+        case "$args" in *"$LOCAL_SOCKET"*) echo "$pid" && return ;; esac
+        ;;
+      *) echo "$pid" && return ;;
+    esac
+  done
+}
+
 start_engine() {
   need_root "starting dockerd"
   local pid
-  pid=$(pgrep -xo dockerd 2>/dev/null || true)
+  pid=$(local_dockerd_pid)
   if [ -n "$pid" ]; then
     log "a dockerd is already running (pid $pid); waiting for it to answer"
   else
@@ -167,7 +183,7 @@ ensure_engine() {
   if [ -n "${DOCKER_HOST:-}" ]; then
     engine_answers || die "DOCKER_HOST=$DOCKER_HOST is set but no engine answers there (not starting a local dockerd; unset DOCKER_HOST to use a local one)"
   elif ! engine_answers; then
-    if ! is_root && [ -S "$LOCAL_SOCKET" ] && [ ! -w "$LOCAL_SOCKET" ] && pgrep -x dockerd >/dev/null 2>&1; then
+    if ! is_root && [ -S "$LOCAL_SOCKET" ] && [ ! -w "$LOCAL_SOCKET" ] && [ -n "$(local_dockerd_pid)" ]; then
       die "an engine runs but $LOCAL_SOCKET is not accessible to uid $(id -u); join the docker group or rerun with sudo: sudo $0"
     fi
     command -v dockerd >/dev/null 2>&1 || install_engine
