@@ -6,6 +6,7 @@
  * (setsid, a double fork) is still reparented inside it, and one that clears its environment
  * (env -i) is found all the same; the environment marker only finds the tree's root.
  */
+import { settledWithin } from './settledWithin';
 import type Docker from 'dockerode';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
@@ -107,7 +108,7 @@ export async function execInContainer(params: ExecParams): Promise<ExecOutcome> 
     killed =
       (await killTree(params, marker).catch(() => undefined)) ??
       ((await killAll(params).catch(() => false)) ? [ALL_PROCESSES] : undefined);
-    const drained = await Promise.race([ended.then(() => true), delay(DRAIN_AFTER_KILL_MS).then(() => false)]);
+    const drained = await settledWithin(ended, DRAIN_AFTER_KILL_MS);
     if (!drained) stream.destroy();
     unkillable = !killed || !drained;
   }

@@ -8,6 +8,7 @@
  * The nonce only marks where the output ends. A program that learned it and printed it would just end
  * its own result early: nothing else shares the container.
  */
+import { settledWithin } from './settledWithin';
 import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
@@ -184,7 +185,7 @@ export class WaitingContainer {
     if (timedOut || cancelled) {
       // The container is discarded anyway: killing it stops the program and everything it started.
       await this.container.kill({ signal: 'SIGKILL' }).catch(() => undefined);
-      await Promise.race([this.endedPromise, delay(DRAIN_AFTER_KILL_MS)]);
+      await settledWithin(this.endedPromise, DRAIN_AFTER_KILL_MS);
       exitCode = 137;
     } else if (first === 'finished') {
       exitCode = stdout.exitCode ?? stderr.exitCode;

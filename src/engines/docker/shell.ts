@@ -3,6 +3,7 @@
  * UTF-8. Its processes carry the same environment marker as exec.ts gives commands, so closing the
  * shell kills everything it started.
  */
+import { settledWithin } from './settledWithin';
 import type Docker from 'dockerode';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
@@ -132,7 +133,7 @@ class DockerShell extends ShellOutput implements ShellSession {
     this.closing ??= (async () => {
       if (!this.exited) {
         await killMarked(this.params, this.marker).catch(() => false);
-        const drained = await Promise.race([this.ended.then(() => true), delay(CLOSE_DRAIN_MS).then(() => false)]);
+        const drained = await settledWithin(this.ended, CLOSE_DRAIN_MS);
         if (!drained) this.stream.destroy();
       }
       await this.exitReported;
