@@ -1,6 +1,7 @@
 // Lint: typescript-eslint's recommended rules plus the layer rules that keep the design honest.
 // `vscode` is imported only under src/vscode, dockerode only under src/engines/docker, just-bash
-// only under src/engines/virtual; src/core imports none of them and no engine or front end.
+// only under src/engines/virtual, the MCP SDK only under src/mcp; src/core imports none of them and
+// no engine or front end.
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
@@ -50,26 +51,41 @@ export default tseslint.config(
   layer(
     ['src/core/**'],
     ['vscode', 'dockerode', 'just-bash'],
-    ['**/vscode/**', '**/engines/**', '**/cli/**', 'dockerode/*', 'just-bash/*'],
+    [
+      '**/vscode/**',
+      '**/engines/**',
+      '**/cli/**',
+      '**/mcp/**',
+      'dockerode/*',
+      'just-bash/*',
+      '@modelcontextprotocol/*',
+    ],
     'src/core is plain TypeScript: no VS Code, no engine library, no front end. Put the code in src/vscode or src/engines/<engine> and pass what core needs in.',
   ),
   layer(
     ['src/engines/docker/**'],
     ['vscode', 'just-bash'],
-    ['**/vscode/**', '**/cli/**', '**/engines/virtual/**', 'just-bash/*'],
+    ['**/vscode/**', '**/cli/**', '**/mcp/**', '**/engines/virtual/**', 'just-bash/*', '@modelcontextprotocol/*'],
     'The Docker engine depends on core only.',
   ),
   layer(
     ['src/engines/virtual/**'],
     ['vscode', 'dockerode'],
-    ['**/vscode/**', '**/cli/**', '**/engines/docker/**', 'dockerode/*'],
+    ['**/vscode/**', '**/cli/**', '**/mcp/**', '**/engines/docker/**', 'dockerode/*', '@modelcontextprotocol/*'],
     'The virtual engine depends on core only.',
   ),
   layer(['src/cli/**'], ['vscode'], ['**/vscode/**'], 'The CLI runs without VS Code.'),
+  // The MCP server is a front end like the CLI: the SDK stays in src/mcp, which knows core only.
+  layer(
+    ['src/mcp/**'],
+    ['vscode', 'dockerode', 'just-bash'],
+    ['**/vscode/**', '**/cli/**', '**/engines/**', 'dockerode/*', 'just-bash/*'],
+    'src/mcp serves the core tools over MCP: no VS Code, no engine, no CLI; the CLI passes in what it needs.',
+  ),
   layer(
     ['src/vscode/**', 'src/shared/**', 'webview/**'],
     ['dockerode', 'just-bash'],
-    ['dockerode/*', 'just-bash/*'],
+    ['dockerode/*', 'just-bash/*', '@modelcontextprotocol/*'],
     'Only src/engines/docker imports dockerode and only src/engines/virtual imports just-bash; go through the engine interface in src/core/engine/engine.ts.',
   ),
   { files: ['src/shared/**', 'webview/**'], rules: { 'no-restricted-imports': browserImports(true) } },

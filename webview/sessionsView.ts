@@ -85,6 +85,7 @@ function renderCard(
       { class: 'card-head' },
       h('strong', { class: 'session-name', title: session.sandboxId }, session.sandboxId),
       session.scope !== 'workspace' ? tag(session.scope) : null,
+      session.openedBy === 'mcp' ? tag('MCP') : session.openedBy === 'cli' ? tag('CLI') : null,
       h('span', { class: 'runtime' }, session.runtime),
       h('span', { class: `pill pill-${session.state}`, role: 'status' }, session.state),
     ),

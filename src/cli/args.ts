@@ -37,6 +37,11 @@ Commands:
          no one: --workspace none|ro|rw (most access; default none), --network, and
          --allow-config-writes (let an rw sandbox change .git, .vscode, .github, .devcontainer).
          Prints the tool's text (--json: {"parts": [...]}); exit 1 when the tool failed.
+  mcp    [--workspace none|ro|rw] [--network] [--allow-config-writes]
+         Serve the tools over the Model Context Protocol on standard input and output, for MCP
+         clients (Claude Code, Cursor, Codex, VS Code's mcp.json, ...). The policy is what the flags
+         allow, as for tool; calls beyond it are refused. Each connection has its own default
+         sandbox, closed when the connection ends; named sandboxes are the folder's. Logs go to stderr.
   validate FILE|FOLDER|GLOB...
          Check .prompt files (frontmatter YAML and the sandbox block) as the editor does; prints
          file:line:col: severity: message (--json: a JSON array). Exit 1 on errors, 0 with only
@@ -70,6 +75,7 @@ export const COMMANDS = [
   'files',
   'validate',
   'tool',
+  'mcp',
   'help',
 ] as const;
 export type Command = (typeof COMMANDS)[number];

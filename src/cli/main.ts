@@ -18,10 +18,11 @@ import {
 import { Output } from './output';
 import { validateCommand } from './validateCommand';
 import { toolCommand, toolList } from './toolCommand';
+import { mcpCommand } from './mcpCommand';
 import type { SandboxEngine } from '../core/engine/engine';
 
 const HANDLERS: Record<
-  Exclude<Command, 'help' | 'files' | 'validate' | 'tool'>,
+  Exclude<Command, 'help' | 'files' | 'validate' | 'tool' | 'mcp'>,
   (engine: SandboxEngine, context: CommandContext) => Promise<number>
 > = {
   run: runCommand,
@@ -69,6 +70,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (args.command === 'tool' && args.values.list) return toolList(context);
     engine = await createEngine(args, (message) => process.stderr.write(`agent-sandbox: ${message}\n`));
     if (args.command === 'tool') return await toolCommand(engine, context, workspaceFolder(args));
+    if (args.command === 'mcp') return await mcpCommand(engine, context, workspaceFolder(args));
     return await HANDLERS[args.command](engine, context);
   } catch (error) {
     output.error(error);

@@ -7,21 +7,15 @@
  * into one that reaches further than the flags is refused.
  */
 import type { SandboxEngine } from '../core/engine/engine';
-import { SandboxError } from '../core/errors';
-import { engineLabel } from '../core/engine/engineCapabilities';
-import { protectedPathsFor } from '../core/policy/protectedPaths';
-import { Redactor } from '../core/secrets/redaction';
-import { TOOL_WORDS } from '../core/sessions/sessionWords';
-import { collectSecrets } from '../core/secrets/secrets';
-import { admitWithin } from '../core/tools/admit';
+import type { Settings } from '../core/spec/settings';
 import { toolInputSchema } from '../core/tools/jsonSchema';
-import { policyReach, reachSentence } from '../core/tools/reach';
 import { resultParts } from '../core/tools/resultParts';
-import { ToolInputError, callTool, parseToolInput } from '../core/tools/runTool';
-import { TOOLS, isToolName, toolSpec, type ToolName } from '../core/tools/toolList';
+import { ToolInputError } from '../core/tools/runTool';
+import { TOOLS, isToolName, type ToolName } from '../core/tools/toolList';
 import { usageError, type ParsedArgs } from './args';
-import { cliFileStore, type CommandContext } from './commands';
-import { cliSandboxService, cliSettings } from './cliService';
+import type { CommandContext } from './commands';
+import { cliSettings } from './cliService';
+import { flagPolicyTools } from './flagPolicyTools';
 
 const DEFAULT_RESULT_CHARS = 48_000;
 
@@ -66,17 +60,15 @@ export async function toolCall(
   return { name: name as ToolName, input };
 }
 
-export async function toolCommand(engine: SandboxEngine, context: CommandContext, folder: string): Promise<number> {
-  const { args, output, signal } = context;
-  const { name, input } = await toolCall(args, context.readStdin);
-  const { values } = args;
+/** The policy and limits the flags of `tool` and `mcp` give: --workspace, --network, --allow-config-writes, --timeout, --memory, ... */
+export function toolSettings(values: ParsedArgs['values'], folder: string): Settings {
   const number = (flag: string, value: string | undefined) => {
     if (value === undefined) return undefined;
     const parsed = Number(value);
     if (!(parsed > 0)) throw usageError(`--${flag} must be a positive number, not "${value}".`);
     return parsed;
   };
-  const settings = cliSettings(values, folder, {
+  return cliSettings(values, folder, {
     timeoutSeconds: number('timeout', values.timeout),
     limits: Object.fromEntries(
       Object.entries({
@@ -88,48 +80,25 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
       }).filter(([, value]) => value !== undefined),
     ),
   });
-  const secrets = collectSecrets(process.env, settings.envPrefixes);
-  const redactor = new Redactor(secrets);
-  // The tools speak to the model, in the tools' words, and keep at most sessions.maxSessions open, as in VS Code.
-  const service = cliSandboxService(engine, folder, settings, {
-    words: TOOL_WORDS,
-    makesRoom: true,
-    injectedEnv: () => secrets,
+}
+
+export async function toolCommand(engine: SandboxEngine, context: CommandContext, folder: string): Promise<number> {
+  const { args, output, signal } = context;
+  const { name, input } = await toolCall(args, context.readStdin);
+  const settings = toolSettings(args.values, folder);
+  const tools = flagPolicyTools({
+    engine,
+    folder,
+    settings,
+    client: 'cli',
+    command: 'this command',
+    withFlag: 'run the command with',
   });
-  // The same store, and the same limit per file, as `agent-sandbox files`.
-  const store = cliFileStore();
-  const spec = toolSpec(name);
-  const flags = `--workspace ${settings.workspaceAccess}${settings.network ? ', --network' : ', no --network'}`;
   try {
-    const parsed = parseToolInput(spec, input);
-    const { text, failure } = await callTool(spec, parsed, {
-      service,
-      engine: engineLabel(engine.kind, engine.capabilities),
-      capabilities: engine.capabilities,
+    const { text, failure } = await tools.call(name, input, {
       signal,
       budget: { maxChars: DEFAULT_RESULT_CHARS },
-      redact: (value) => (redactor.isEmpty ? value : redactor.redact(value)),
-      store,
-      workspaceFolder: folder,
-      protectedPaths: protectedPathsFor(folder, settings.configWritesAllowedIn),
       onProgress: (progress) => output.progress(progress.message),
-      admit: admitWithin(
-        spec,
-        parsed,
-        {
-          allowed: policyReach(settings.workspaceAccess, settings.network),
-          protectedPaths: protectedPathsFor(folder, settings.configWritesAllowedIn),
-          keptBy: 'this command has no --allow-config-writes',
-          liftWith: '--allow-config-writes',
-        },
-        service,
-        (sandboxId, wider) =>
-          new SandboxError(
-            'permission-denied',
-            `Sandbox "${sandboxId}" would ${reachSentence(wider)}: more than this command allows (${flags}). It was opened with more access before, by another command or VS Code.`,
-            'Run the command with the flags that allow it (--workspace ro or rw, --network), or use a sandbox within these flags: sandbox_open with another session name.',
-          ),
-      ),
     });
     output.toolResult(
       resultParts(text).map((part) => ({ type: 'text' as const, text: part })),

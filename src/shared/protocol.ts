@@ -25,6 +25,8 @@ export const sessionViewSchema = z.object({
   sandboxId: z.string(),
   name: z.string(),
   scope: z.string(),
+  /** Which program opened it: VS Code, the agent-sandbox command line, or an MCP client through agent-sandbox mcp. */
+  openedBy: z.enum(['vscode', 'cli', 'mcp']).optional(),
   runtime,
   image: z.string(),
   state: z.enum(['starting', 'running', 'idle', 'dead']),

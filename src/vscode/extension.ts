@@ -21,6 +21,7 @@ import { AccessGrant } from './accessGrant';
 import { SandboxStatusBar } from './statusBar';
 import { registerTools } from './tools/registerTools';
 import { registerPromptLanguage } from './prompt/registerPromptLanguage';
+import { mcpServerDefinitions, registerMcpServer, type McpServerDeps } from './mcpServerProvider';
 
 export interface AgentSandboxApi {
   readonly log: vscode.LogOutputChannel;
@@ -31,6 +32,8 @@ export interface AgentSandboxApi {
   statusText(): string;
   readonly panel: SandboxPanel;
   readonly activity: ActivityLog;
+  /** The MCP servers offered to VS Code now (agentSandbox.mcp.enabled). */
+  mcpServerDefinitions(): vscode.McpStdioServerDefinition[];
 }
 
 export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
@@ -89,6 +92,12 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     context.extensionPath,
     log,
   );
+  const mcp: McpServerDeps = {
+    extensionPath: context.extensionPath,
+    version: context.extension.packageJSON.version as string,
+    settings,
+    workspaceFolder,
+  };
   const store = new FileStore(vscode.Uri.joinPath(context.globalStorageUri, 'files').fsPath);
 
   context.subscriptions.push(
@@ -109,6 +118,7 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     }),
     ...registerCommands({ service, engine, log, runOutput, track, housekeeping, secrets, grant }),
     ...registerPromptLanguage({ service, engine, log, track }),
+    ...registerMcpServer(mcp),
     housekeeping,
     panel,
     vscode.window.registerWebviewViewProvider(SandboxPanel.viewId, panel),
@@ -143,7 +153,16 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
   log.info(
     `Agent Sandbox ${context.extension.packageJSON.version as string} activated (${vscode.env.appName} ${vscode.version}, extension host ${process.version}).`,
   );
-  return { log, service, engine, housekeeping, panel, activity, statusText: () => statusBar.text };
+  return {
+    log,
+    service,
+    engine,
+    housekeeping,
+    panel,
+    activity,
+    statusText: () => statusBar.text,
+    mcpServerDefinitions: () => mcpServerDefinitions(mcp),
+  };
 }
 
 let shutdown: (() => Promise<void>) | undefined;

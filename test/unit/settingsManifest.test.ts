@@ -162,6 +162,7 @@ describe('settings manifest: package.json from the zod settings schema', () => {
       'workspaceAccessByFolder',
       'envPrefixes',
       'configWritesAllowedIn',
+      'mcp.enabled',
     ]);
     for (const key of userOnly) {
       const ignored: string[] = [];
@@ -178,6 +179,7 @@ describe('settings manifest: package.json from the zod settings schema', () => {
       'agentSandbox.network',
       'agentSandbox.envPrefixes',
       'agentSandbox.configWritesAllowedIn',
+      'agentSandbox.mcp.enabled',
     ]);
     assert.equal(properties['agentSandbox.pool.size']!.scope, 'machine-overridable');
   });

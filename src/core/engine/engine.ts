@@ -35,8 +35,8 @@ export interface SessionScope {
   key?: string;
 }
 
-/** Which program opened a session: VS Code windows clean up after themselves, the CLI's user closes its own. */
-export type SessionClient = 'vscode' | 'cli';
+/** Which program opened a session: VS Code windows clean up after themselves, the CLI's user closes its own, an MCP server closes a connection's own when it ends. */
+export type SessionClient = 'vscode' | 'cli' | 'mcp';
 
 export interface OpenOptions {
   /** Session name; unique per workspace and scope. Compute-mode sandboxes have none. */
@@ -44,6 +44,8 @@ export interface OpenOptions {
   /** Who shares the session; the workspace scope when absent. */
   scope?: SessionScope;
   client?: SessionClient;
+  /** The session belongs to this process (an MCP connection's own): it records the process, and gc removes it once the process is gone. */
+  ownedByProcess?: boolean;
   /** Host folder that identifies the owner and is mounted at /workspace when access is ro or rw. */
   workspaceFolder?: string;
   /** Discarded after one use (compute mode). */
@@ -86,7 +88,7 @@ export interface SessionInfo {
    * that does not.
    */
   protectedPaths?: readonly string[];
-  /** Compute mode: the process that made the sandbox (it is an orphan once that process is gone), and whether it was made ahead for a warm pool. */
+  /** The process that made the sandbox, for compute mode and sessions owned by a process (it is an orphan once that process is gone), and whether it was made ahead for a warm pool. */
   owner?: { pid: number; host: string; pooled: boolean };
 }
 

@@ -78,6 +78,7 @@ export function mergeSettings(source: SettingSource, options: MergeOptions = {})
     envPrefixes: value('envPrefixes'),
     configWritesAllowedIn: value('configWritesAllowedIn'),
     pool: source.get('pool'),
+    mcp: { enabled: value('mcp.enabled') },
   });
   for (const message of ignored) options.onIgnored?.(message);
   return settings;

@@ -27,6 +27,8 @@ export const USER_ONLY_SETTINGS = [
   'envPrefixes',
   'configWritesAllowedIn',
   'workspaceAccessByFolder',
+  // Offering the tools to other clients over MCP is the user's choice, not a folder's.
+  'mcp.enabled',
 ] as const;
 
 /**

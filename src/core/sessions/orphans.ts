@@ -1,7 +1,8 @@
 /**
  * Which sandboxes nobody will clean up any more: those of a deleted workspace folder, and those of
  * a VS Code window that is gone (no sign of life within the grace period, and not kept on purpose).
- * Sessions the CLI opened belong to its user and are only removed with their folder.
+ * Sessions the CLI opened belong to its user and are only removed with their folder; those an MCP
+ * connection opened for itself belong to the server's process, like compute sandboxes.
  */
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -28,6 +29,7 @@ export function orphanReason(session: SessionInfo, check: OrphanCheck): string |
   const folder = session.workspaceFolder;
   if (folder && folder !== NO_FOLDER && !check.folderExists(folder))
     return `its workspace folder ${folder} no longer exists`;
+  if (session.owner) return processOrphanReason(session, session.owner, "an MCP connection's session", check);
   if (session.client !== 'vscode') return undefined;
   const lease = check.lease(folder ?? NO_FOLDER);
   if (lease?.keep) return undefined;
@@ -39,15 +41,24 @@ export function orphanReason(session: SessionInfo, check: OrphanCheck): string |
 /** A compute sandbox (warm in a pool, or running) belongs to the process that made it, and to nobody after. */
 function computeOrphanReason(session: SessionInfo, check: OrphanCheck): string | undefined {
   const what = session.owner?.pooled ? 'warm pool container' : 'compute sandbox';
-  const owner = session.owner;
+  return processOrphanReason(session, session.owner, `a ${what}`, check);
+}
+
+/** A sandbox that belongs to a process: an orphan once that process is gone (or, made on another machine, after a day). */
+function processOrphanReason(
+  session: SessionInfo,
+  owner: SessionInfo['owner'],
+  what: string,
+  check: OrphanCheck,
+): string | undefined {
   if (owner && owner.host === (check.host ?? hostname())) {
     return (check.processAlive ?? processAlive)(owner.pid)
       ? undefined
-      : `it is a ${what} of process ${owner.pid}, which is gone`;
+      : `it is ${what} of process ${owner.pid}, which is gone`;
   }
   const age = check.now - Date.parse(session.createdAt);
   if (!(age > FOREIGN_COMPUTE_MAX_AGE_MS)) return undefined;
-  return `it is a ${what}${owner ? ` of ${owner.host}` : ''} left for more than a day`;
+  return `it is ${what}${owner ? ` of ${owner.host}` : ''} left for more than a day`;
 }
 
 /** Whether a process with this id runs on this machine (EPERM: it runs, as another user). */
@@ -74,13 +85,14 @@ export async function removeOrphans(
 ): Promise<RemovedOrphan[]> {
   const full: OrphanCheck = { folderExists: existsSync, ...check };
   const removed: RemovedOrphan[] = [];
-  // Compute sandboxes belong to no folder: a process killed mid-call leaves them behind whichever folder gc runs in.
+  // Sandboxes that belong to a process (compute sandboxes, an MCP connection's sessions) are found
+  // whichever folder gc runs in: a process killed mid-call leaves them behind.
+  const all = await engine.list({ includeCompute: true }, signal);
   const sessions = check.onlyFolder
-    ? [
-        ...(await engine.list({ workspaceFolder: check.onlyFolder }, signal)),
-        ...(await engine.list({ includeCompute: true }, signal)).filter((session) => session.mode === 'compute'),
-      ]
-    : await engine.list({ includeCompute: true }, signal);
+    ? all.filter(
+        (session) => session.mode === 'compute' || session.owner || session.workspaceFolder === check.onlyFolder,
+      )
+    : all;
   for (const session of sessions) {
     const reason = orphanReason(session, full);
     if (!reason) continue;

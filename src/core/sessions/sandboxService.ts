@@ -18,10 +18,10 @@ import type {
 import { SandboxError } from '../errors';
 import { protectedPathsFor } from '../policy/protectedPaths';
 import { resolveSpec } from '../spec/resolveSpec';
-import { findSession, looksLikeContainerId } from './findSession';
+import { findSession, looksLikeContainerId, sameScope } from './findSession';
 import { DEFAULT_SESSION, checkSessionName, parseSandboxId, sandboxIdFor, sandboxIdOf } from './sessions';
 import { TOOL_WORDS, type SessionWords } from './sessionWords';
-import { allowedAccess, sessionSpec, type PolicyContext, type SessionAsk } from './sessionPolicy';
+import { allowedAccess, sessionSpec, type PolicyContext, type PolicyKnobs, type SessionAsk } from './sessionPolicy';
 import { specFromSettings, type Settings } from '../spec/settings';
 import type { Runtime, SandboxSpec, WorkspaceAccess } from '../spec/spec';
 
@@ -38,10 +38,19 @@ export interface SandboxServiceContext {
   /** Which program this is; its sessions are the ones the lifecycle manages. */
   client?: SessionClient;
   /**
+   * The scope of the default session (a call that names no sandbox, sandbox_open without a name):
+   * an MCP connection's own agent scope, so that two clients never share it. The workspace scope
+   * when absent; named sessions stay in the scope they name. Sessions of a default scope other than
+   * the workspace's belong to this process: they carry its id, so that gc removes them once it is gone.
+   */
+  defaultScope?: SessionScope;
+  /**
    * False: never close a session to make room for a new one (the CLI's own commands, whose user
    * closes their sessions). True when absent: at most agentSandbox.sessions.maxSessions stay open.
    */
   makesRoom?: boolean;
+  /** Where the user raises the most workspace access and the network, for the notices; VS Code's settings when absent. */
+  raisedBy?: PolicyKnobs;
   /** How errors say what to do next; the tools' words when absent. */
   words?: SessionWords;
   log?(level: 'info' | 'warn', message: string): void;
@@ -93,6 +102,23 @@ export class SandboxService {
 
   constructor(private readonly context: SandboxServiceContext) {}
 
+  /** The sandbox_id of the default session: "default", or the default scope's ("agent:mcp-…/default"). */
+  defaultSandboxId(): string {
+    return sandboxIdFor(this.defaultScope(), DEFAULT_SESSION);
+  }
+
+  /** Closes the sessions of the default scope when it is not the workspace's (an MCP connection that ended); says which. */
+  async closeDefaultScope(signal?: AbortSignal): Promise<SessionInfo[]> {
+    const mine = (await this.list(signal)).filter((session) => this.ownsScope(session.scope));
+    const closed: SessionInfo[] = [];
+    for (const session of mine) {
+      this.closedHere.add(session.id);
+      closed.push({ ...session, notices: await this.removeContainer(session.id, signal) });
+      this.forget(session);
+    }
+    return closed;
+  }
+
   /** Fires when sessions open or close. */
   onDidChangeSessions(listener: () => void): { dispose(): void } {
     this.events.on('change', listener);
@@ -125,6 +151,8 @@ export class SandboxService {
    */
   async openSession(request: OpenRequest = {}, options: CallOptions = {}): Promise<OpenOutcome> {
     const name = checkSessionName(request.session ?? DEFAULT_SESSION);
+    if (request.session === undefined && request.scope === undefined)
+      request = { ...request, scope: this.defaultScope() };
     const id = sandboxIdFor(request.scope, name);
     this.dead.delete(id); // opening explicitly is how a dead session is replaced
     const pending = this.opening.get(id);
@@ -137,9 +165,9 @@ export class SandboxService {
 
   /** The sandbox a tool call means: by sandbox_id (see sandboxIdFor) or container id, or the default one, opened on first use. */
   async sandbox(sandboxId: string | undefined, options: CallOptions = {}): Promise<Sandbox> {
-    if (sandboxId === undefined && !this.dead.has(DEFAULT_SESSION))
+    if (sandboxId === undefined && !this.dead.has(this.defaultSandboxId()))
       return (await this.openSession({}, options)).sandbox;
-    return this.requireSession(sandboxId ?? DEFAULT_SESSION, options);
+    return this.requireSession(sandboxId ?? this.defaultSandboxId(), options);
   }
 
   /**
@@ -173,12 +201,12 @@ export class SandboxService {
 
   /** What is known about a sandbox without asking the engine (for confirmations, which must not have side effects). */
   known(sandboxId: string | undefined): SessionInfo | undefined {
-    return this.cached(sandboxId ?? DEFAULT_SESSION)?.info;
+    return this.cached(sandboxId ?? this.defaultSandboxId())?.info;
   }
 
   /** The sandbox a sandbox_id means, when one is open (known here, or found in the engine); opens nothing. */
   async lookup(sandboxId: string | undefined, signal?: AbortSignal): Promise<SessionInfo | undefined> {
-    const id = sandboxId ?? DEFAULT_SESSION;
+    const id = sandboxId ?? this.defaultSandboxId();
     return this.cached(id)?.info ?? (await this.find(id, signal));
   }
 
@@ -222,7 +250,7 @@ export class SandboxService {
   }
 
   async close(sandboxId: string | undefined, signal?: AbortSignal): Promise<SessionInfo> {
-    const id = sandboxId ?? DEFAULT_SESSION;
+    const id = sandboxId ?? this.defaultSandboxId();
     const info = this.cached(id)?.info ?? (await this.find(id, signal));
     const wasDead = this.dead.delete(id);
     if (!info && wasDead) return { ...deadPlaceholder(id) };
@@ -337,6 +365,7 @@ export class SandboxService {
       name,
       scope: request.scope,
       client: this.context.client,
+      ownedByProcess: this.ownsScope(request.scope) || undefined,
       workspaceFolder: folder ?? NO_FOLDER,
       images: settings.images,
       protectedPaths,
@@ -414,7 +443,18 @@ export class SandboxService {
       trusted: this.context.trusted(),
       folder: this.context.workspaceFolder(),
       injectedEnv: this.context.injectedEnv?.(),
+      raisedBy: this.context.raisedBy,
     };
+  }
+
+  private defaultScope(): SessionScope | undefined {
+    return this.context.defaultScope;
+  }
+
+  /** Whether sessions of this scope belong to this process (its own default scope, not the workspace's). */
+  private ownsScope(scope: SessionScope | undefined): boolean {
+    const own = this.context.defaultScope;
+    return Boolean(scope && own && own.kind !== 'workspace' && sameScope(scope, own));
   }
 
   private folderKey(): string {

@@ -27,7 +27,20 @@ export interface PolicyContext {
   folder: string | undefined;
   /** Environment variables injected into every sandbox. */
   injectedEnv?: Record<string, string>;
+  /** Where the user raises each limit, for the notices; VS Code's settings when absent. */
+  raisedBy?: PolicyKnobs;
 }
+
+/** Where the user sets the most workspace access and the network: settings, or a command's flags. */
+export interface PolicyKnobs {
+  readonly workspaceAccess: string;
+  readonly network: string;
+}
+
+export const SETTING_KNOBS: PolicyKnobs = {
+  workspaceAccess: 'setting agentSandbox.workspaceAccess',
+  network: 'setting agentSandbox.network',
+};
 
 /** The most workspace access an agent may get. */
 export function allowedAccess(context: PolicyContext): WorkspaceAccess {
@@ -42,14 +55,14 @@ export function sessionSpec(request: SessionAsk, context: PolicyContext): { spec
   let access = request.workspaceAccess ?? request.layer?.workspaceAccess ?? allowedAccess(context);
   if (ACCESS_ORDER[access] > ACCESS_ORDER[allowed]) {
     notices.push(
-      `Workspace access "${access}" was asked for, but the user allows at most "${allowed}"${context.trusted ? '' : ' (the workspace is not trusted)'}; the sandbox got "${allowed}".`,
+      `Workspace access "${access}" was asked for, but the user allows at most "${allowed}" (${context.trusted ? (context.raisedBy ?? SETTING_KNOBS).workspaceAccess : 'the workspace is not trusted'}); the sandbox got "${allowed}".`,
     );
     access = allowed;
   }
   let network = request.network ?? request.layer?.network ?? settings.network;
   if (network && !settings.network) {
     notices.push(
-      'Network access was asked for, but the user has not allowed network (setting agentSandbox.network); the sandbox has no network.',
+      `Network access was asked for, but the user has not allowed network (${(context.raisedBy ?? SETTING_KNOBS).network}); the sandbox has no network.`,
     );
     network = false;
   }

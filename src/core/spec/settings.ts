@@ -99,6 +99,11 @@ export const settingsSchema = z.object({
       size: z.number().int().min(0).max(8).default(2),
     })
     .prefault({}),
+  mcp: z
+    .object({
+      enabled: z.boolean().default(false),
+    })
+    .prefault({}),
 });
 export type Settings = z.output<typeof settingsSchema>;
 

@@ -53,7 +53,7 @@ export async function runTool(spec: AnyToolSpec, parsed: unknown, context: ToolC
 }
 
 /** Failures that come from the call's input: the model fixes its call. Anything else is the environment's. */
-const INPUT_REASONS: ReadonlySet<SandboxErrorReason> = new Set([
+export const INPUT_REASONS: ReadonlySet<SandboxErrorReason> = new Set([
   'invalid-input',
   'path-outside-workspace',
   'file-not-found',

@@ -6,12 +6,12 @@
  */
 import type { EngineKind, SessionInfo } from '../engine/engine';
 import type { SandboxService } from '../sessions/sandboxService';
-import { DEFAULT_SESSION, parseSandboxId, sandboxIdOf } from '../sessions/sessions';
+import { parseSandboxId, sandboxIdOf } from '../sessions/sessions';
 import { RUN_TARGET, type TargetView } from './reach';
 import type { TargetRequest } from './toolSpec';
 
 export function viewTarget(request: TargetRequest, service: SandboxService, engine?: EngineKind): TargetView {
-  return build(request, service, request.kind === 'run' ? undefined : service.known(idOf(request)), engine);
+  return build(request, service, request.kind === 'run' ? undefined : service.known(idOf(request, service)), engine);
 }
 
 export async function resolveTarget(
@@ -20,7 +20,7 @@ export async function resolveTarget(
   engine?: EngineKind,
   signal?: AbortSignal,
 ): Promise<TargetView> {
-  const session = request.kind === 'run' ? undefined : await service.lookup(idOf(request), signal);
+  const session = request.kind === 'run' ? undefined : await service.lookup(idOf(request, service), signal);
   return build(request, service, session, engine);
 }
 
@@ -29,8 +29,8 @@ export function sessionView(session: SessionInfo, service: SandboxService, engin
   return build({ kind: 'session' }, service, session, engine);
 }
 
-function idOf(request: Exclude<TargetRequest, { kind: 'run' }>): string {
-  return request.sandboxId ?? DEFAULT_SESSION;
+function idOf(request: Exclude<TargetRequest, { kind: 'run' }>, service: SandboxService): string {
+  return request.sandboxId ?? service.defaultSandboxId();
 }
 
 function build(
@@ -64,7 +64,7 @@ function build(
   // a sandbox that is not open fails and opens nothing, so it reaches nothing (asking the user about
   // a sandbox that will not open would gather a grant for whatever opens later under that name); an
   // open request asks for what it names, within the policy.
-  const id = idOf(request);
+  const id = idOf(request, service);
   if (request.kind === 'session' && request.sandboxId !== undefined)
     return {
       sandboxId: id,

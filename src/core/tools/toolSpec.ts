@@ -37,7 +37,8 @@ export type TargetRequest =
   | { readonly kind: 'session'; readonly sandboxId?: string }
   | {
       readonly kind: 'open';
-      readonly sandboxId: string;
+      /** Undefined for the default session (of the service's default scope). */
+      readonly sandboxId?: string;
       readonly workspaceAccess?: 'none' | 'ro' | 'rw';
       readonly network?: boolean;
     };

@@ -31,6 +31,8 @@ export interface ContainerPlan {
   workspaceFolder?: string;
   scope?: SessionScope;
   client?: SessionClient;
+  /** The process that owns the session (OpenOptions.ownedByProcess). */
+  owner?: { pid: number; host: string };
   user: { uid: number; gid: number };
   createdAt: string;
   notices: string[];
@@ -72,6 +74,10 @@ export function containerCreateOptions(plan: ContainerPlan): Docker.ContainerCre
     if (plan.scope?.key) labels[LABEL.scopeKey] = plan.scope.key;
   }
   if (plan.client) labels[LABEL.client] = plan.client;
+  if (plan.owner) {
+    labels[LABEL.ownerPid] = String(plan.owner.pid);
+    labels[LABEL.ownerHost] = plan.owner.host;
+  }
   if (plan.workspaceFolder) labels[LABEL.workspace] = plan.workspaceFolder;
   if (plan.notices.length) labels[LABEL.notices] = JSON.stringify(plan.notices);
 

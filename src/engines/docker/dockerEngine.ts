@@ -1,4 +1,5 @@
 /** The Docker Engine implementation of the sandbox engine, through dockerode. */
+import { hostname } from 'node:os';
 import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
 import { SandboxError, abortError } from '../../core/errors';
@@ -189,6 +190,7 @@ export class DockerEngine implements SandboxEngine {
       workspaceFolder: options.workspaceFolder,
       scope: options.scope,
       client: options.client,
+      ...(options.ownedByProcess ? { owner: { pid: process.pid, host: hostname() } } : {}),
       user,
       createdAt,
       notices,

@@ -11,7 +11,7 @@ export const LABEL = {
   scope: 'org.agent-sandbox.scope',
   scopeKey: 'org.agent-sandbox.scope-key',
   client: 'org.agent-sandbox.client',
-  /** On compute-mode containers: the process that made them (pid and host), so that gc knows when they are orphans. */
+  /** On compute-mode containers and sessions a process owns (an MCP connection's): the process that made them (pid and host), so that gc knows when they are orphans. */
   ownerPid: 'org.agent-sandbox.owner-pid',
   ownerHost: 'org.agent-sandbox.owner-host',
   /** On containers made ahead of time for the warm pool. */

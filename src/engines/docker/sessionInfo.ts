@@ -91,7 +91,7 @@ function sessionFromLabels(
       kind: (['agent', 'workflow'] as const).find((kind) => kind === labels[LABEL.scope]) ?? 'workspace',
       ...(labels[LABEL.scopeKey] ? { key: labels[LABEL.scopeKey] } : {}),
     },
-    ...(client === 'vscode' || client === 'cli' ? { client } : {}),
+    ...(client === 'vscode' || client === 'cli' || client === 'mcp' ? { client } : {}),
     createdAt: labels[LABEL.created] ?? '',
     notices: Array.isArray(notices) ? notices.map(String) : [],
     ...(Array.isArray(protectedPaths) ? { protectedPaths: protectedPaths.map(String) } : {}),

@@ -4,6 +4,7 @@
  * its own virtual file system; sessions live as long as this process. A lighter isolation model
  * than a container, and every session says so.
  */
+import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type {
   EngineCapabilities,
@@ -103,6 +104,7 @@ export class VirtualEngine implements SandboxEngine {
       workspaceFolder: options.workspaceFolder,
       scope: options.scope ?? { kind: 'workspace' },
       ...(options.client ? { client: options.client } : {}),
+      ...(options.ownedByProcess ? { owner: { pid: process.pid, host: hostname(), pooled: false } } : {}),
       network: false,
       createdAt: new Date().toISOString(),
       state: 'running',

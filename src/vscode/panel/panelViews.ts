@@ -42,6 +42,7 @@ export function sessionView(
     sandboxId,
     name: info.name ?? info.id.slice(0, 12),
     scope: info.scope.kind,
+    ...(info.client ? { openedBy: info.client } : {}),
     runtime: info.runtime,
     image: info.image,
     state: dead ? 'dead' : lastUsed !== undefined && now - lastUsed > IDLE_AFTER_MS ? 'idle' : 'running',

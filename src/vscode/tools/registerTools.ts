@@ -9,7 +9,6 @@ import type { FileStore } from '../../core/files/fileStore';
 import { protectedPathsFor } from '../../core/policy/protectedPaths';
 import { summarizeInput, type ActivityLog } from '../../core/sessions/activityLog';
 import type { SandboxService } from '../../core/sessions/sandboxService';
-import { DEFAULT_SESSION } from '../../core/sessions/sessions';
 import type { Settings } from '../../core/spec/settings';
 import { admitWithin } from '../../core/tools/admit';
 import { approvalFor, ReachGrants } from '../../core/tools/approvals';
@@ -252,7 +251,7 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
   private settleGrant(input: unknown): void {
     const called = this.spec.target(input);
     if (called.kind === 'run') return;
-    const id = called.kind === 'open' ? called.sandboxId : (called.sandboxId ?? DEFAULT_SESSION);
+    const id = called.sandboxId ?? this.services.service.defaultSandboxId();
     this.grants.bind(id, this.services.service.known(id)?.id);
   }
 

@@ -78,7 +78,10 @@ export const openTool = defineTool({
   changes: false,
   target: (input) => ({
     kind: 'open',
-    sandboxId: sandboxIdFor(openScope(input), input.session ?? 'default'),
+    sandboxId:
+      input.session === undefined && input.scope === undefined
+        ? undefined
+        : sandboxIdFor(openScope(input), input.session ?? 'default'),
     workspaceAccess: input.workspace_access,
     network: input.network,
   }),

@@ -1,0 +1,113 @@
+/**
+ * The tools where no one is asked: `agent-sandbox tool` and the MCP server. The policy is what the
+ * command's flags allow (most workspace access, network, whether an rw sandbox may change .git,
+ * .vscode, ...), applied twice as in VS Code: when a session opens (it gets no more than that, with
+ * a notice naming the flag) and when a call is about to use one (a session opened with more, by
+ * another command or VS Code, is refused with a message naming the flag).
+ */
+import type { SandboxEngine, SessionClient, SessionScope } from '../core/engine/engine';
+import { engineLabel } from '../core/engine/engineCapabilities';
+import { SandboxError } from '../core/errors';
+import { protectedPathsFor } from '../core/policy/protectedPaths';
+import { Redactor } from '../core/secrets/redaction';
+import { collectSecrets } from '../core/secrets/secrets';
+import type { SandboxService } from '../core/sessions/sandboxService';
+import { TOOL_WORDS } from '../core/sessions/sessionWords';
+import type { Settings } from '../core/spec/settings';
+import { admitWithin } from '../core/tools/admit';
+import type { TextBudget } from '../core/tools/fitBudget';
+import { policyReach, reachSentence } from '../core/tools/reach';
+import { callTool, parseToolInput, type ToolOutcome } from '../core/tools/runTool';
+import { toolSpec, type ToolName } from '../core/tools/toolList';
+import type { ProgressCallback } from '../core/engine/engine';
+import { cliFileStore } from './commands';
+import { cliSandboxService } from './cliService';
+
+export interface FlagPolicyOptions {
+  engine: SandboxEngine;
+  folder: string;
+  settings: Settings;
+  client: SessionClient;
+  /** The command the flags belong to, for messages: "this command", "agent-sandbox mcp". */
+  command: string;
+  /** How the flags are changed, before the flag in messages: "run this command with", "start agent-sandbox mcp with". */
+  withFlag: string;
+  /** The scope of the default session (an MCP connection's own); the workspace's when absent. */
+  defaultScope?: SessionScope;
+}
+
+export interface CallOptions {
+  signal: AbortSignal;
+  budget?: TextBudget;
+  onProgress?: ProgressCallback;
+}
+
+export interface FlagPolicyTools {
+  readonly service: SandboxService;
+  /** One call: bad input throws a ToolInputError, a failing environment is an outcome with `failure`. */
+  call(name: ToolName, input: unknown, options: CallOptions): Promise<ToolOutcome>;
+}
+
+/** The flags that set a policy, as they read in messages: "--workspace ro, no --network". */
+export function flagsText(settings: Settings): string {
+  return `--workspace ${settings.workspaceAccess}${settings.network ? ', --network' : ', no --network'}`;
+}
+
+export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
+  const { engine, folder, settings, command, withFlag } = options;
+  const secrets = collectSecrets(process.env, settings.envPrefixes);
+  const redactor = new Redactor(secrets);
+  const redact = (value: string) => (redactor.isEmpty ? value : redactor.redact(value));
+  // The tools speak to the model, in the tools' words, and keep at most sessions.maxSessions open, as in VS Code.
+  const service = cliSandboxService(engine, folder, settings, {
+    words: TOOL_WORDS,
+    makesRoom: true,
+    injectedEnv: () => secrets,
+    client: options.client,
+    defaultScope: options.defaultScope,
+    raisedBy: {
+      workspaceAccess: `${withFlag} --workspace ro or rw`,
+      network: `${withFlag} --network`,
+    },
+  });
+  // The same store, and the same limit per file, as `agent-sandbox files`.
+  const store = cliFileStore();
+  const protectedPaths = protectedPathsFor(folder, settings.configWritesAllowedIn);
+  const flags = flagsText(settings);
+  return {
+    service,
+    async call(name, input, call) {
+      const spec = toolSpec(name);
+      const parsed = parseToolInput(spec, input);
+      return callTool(spec, parsed, {
+        service,
+        engine: engineLabel(engine.kind, engine.capabilities),
+        capabilities: engine.capabilities,
+        signal: call.signal,
+        budget: call.budget,
+        redact,
+        store,
+        workspaceFolder: folder,
+        protectedPaths,
+        onProgress: call.onProgress,
+        admit: admitWithin(
+          spec,
+          parsed,
+          {
+            allowed: policyReach(settings.workspaceAccess, settings.network),
+            protectedPaths,
+            keptBy: `${command} has no --allow-config-writes`,
+            liftWith: `${withFlag} --allow-config-writes`,
+          },
+          service,
+          (sandboxId, wider) =>
+            new SandboxError(
+              'permission-denied',
+              `Sandbox "${sandboxId}" would ${reachSentence(wider)}: more than ${command} allows (${flags}). It was opened with more access before, by another command or VS Code.`,
+              `Use a sandbox within these flags (sandbox_open with another session name), or ${withFlag} the flags that allow it (--workspace ro or rw, --network).`,
+            ),
+        ),
+      });
+    },
+  };
+}

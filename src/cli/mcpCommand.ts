@@ -1,0 +1,116 @@
+/**
+ * `agent-sandbox mcp`: the tools as a Model Context Protocol server over standard input and output,
+ * for agents outside VS Code's tool API. The policy is what the flags allow, as for `tool`; each
+ * connection has its own default sandbox (scope agent:mcp-CLIENT-XXXXXX), closed when the
+ * connection ends, while named sandboxes are the workspace's, shared with VS Code and the CLI.
+ */
+import { randomBytes } from 'node:crypto';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Implementation } from '@modelcontextprotocol/sdk/types.js';
+import { version } from '../../package.json';
+import type { SandboxEngine, SessionScope } from '../core/engine/engine';
+import { engineLabel } from '../core/engine/engineCapabilities';
+import type { Settings } from '../core/spec/settings';
+import { sandboxIdOf } from '../core/sessions/sessions';
+import { mcpConnection, type McpCaller } from '../mcp/mcpServer';
+import type { CommandContext } from './commands';
+import { flagPolicyTools, flagsText, type FlagPolicyTools } from './flagPolicyTools';
+import { toolSettings } from './toolCommand';
+
+const COMMAND = 'agent-sandbox mcp';
+
+/** A scope key for one connection: the client's name and a random part ("mcp-claude-code-3f9a1c"). */
+export function connectionKey(client: Implementation | undefined): string {
+  const name = (client?.name ?? 'client')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40);
+  return `mcp-${name || 'client'}-${randomBytes(3).toString('hex')}`;
+}
+
+/** What the model is told about this server when it connects. */
+function instructions(settings: Settings, folder: string, engine: string): string {
+  const access = { none: 'not visible to sandboxes', ro: 'mounted read-only', rw: 'mounted read-write' }[
+    settings.workspaceAccess
+  ];
+  return [
+    `Agent Sandbox runs code in hardened, throwaway sandboxes on this machine (engine: ${engine}), never on the host itself.`,
+    `This server's policy, set by the flags it was started with (${flagsText(settings)}): the workspace folder ${folder} is ${access} at /workspace; the network is ${settings.network ? 'on' : 'off'}. A call that needs more is refused, and the message names the flag the user would change.`,
+    'sandbox_run runs a snippet in a one-off sandbox. sandbox_exec and the sandbox_fs_* tools use this connection’s own default sandbox, opened on first use and closed when the connection ends; a sandbox opened with a session name (sandbox_open) is shared with VS Code and the agent-sandbox command line in the same folder.',
+  ].join('\n');
+}
+
+/** One connection's calls, counted so that its sessions are closed only after they have settled. */
+class Connection {
+  private tools: FlagPolicyTools | undefined;
+  private readonly pending = new Set<Promise<unknown>>();
+
+  constructor(private readonly make: (scope: SessionScope) => FlagPolicyTools) {}
+
+  caller(client: Implementation | undefined): McpCaller {
+    this.tools ??= this.make({ kind: 'agent', key: connectionKey(client) });
+    const tools = this.tools;
+    return {
+      call: (name, input, options) => {
+        const call = tools.call(name, input, options);
+        this.pending.add(call);
+        void call.catch(() => undefined).finally(() => this.pending.delete(call));
+        return call;
+      },
+    };
+  }
+
+  /**
+   * Closes the connection's own sessions at once (a call still running in one ends with it), then
+   * again once every call has settled, for a session a call was opening meanwhile; their sandbox_ids.
+   */
+  async end(): Promise<string[]> {
+    if (!this.tools) return [];
+    const first = await this.tools.service.closeDefaultScope();
+    await Promise.allSettled([...this.pending]);
+    const late = await this.tools.service.closeDefaultScope();
+    return [...first, ...late].map(sandboxIdOf);
+  }
+}
+
+export async function mcpCommand(engine: SandboxEngine, context: CommandContext, folder: string): Promise<number> {
+  const settings = toolSettings(context.args.values, folder);
+  const log = (message: string) => process.stderr.write(`agent-sandbox mcp: ${message}\n`);
+  const label = engineLabel(engine.kind, engine.capabilities);
+  const ended = new AbortController();
+  const connection = new Connection((scope) =>
+    flagPolicyTools({
+      engine,
+      folder,
+      settings,
+      client: 'mcp',
+      command: COMMAND,
+      withFlag: `start ${COMMAND} with`,
+      defaultScope: scope,
+    }),
+  );
+  const server = mcpConnection({
+    version,
+    instructions: instructions(settings, folder, label),
+    network: settings.network,
+    caller: (client) => connection.caller(client),
+    signal: AbortSignal.any([context.signal, ended.signal]),
+    log,
+  });
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = resolve;
+  });
+  // The client closing our standard input ends the connection; so do Ctrl-C and SIGTERM (main aborts context.signal).
+  const close = () => void transport.close().catch(() => undefined);
+  process.stdin.once('end', close);
+  context.signal.addEventListener('abort', close, { once: true });
+  await server.connect(transport);
+  log(`serving ${folder} (${flagsText(settings)}; engine ${label}) on standard input and output`);
+  await closed;
+  ended.abort(new Error('The MCP connection ended.'));
+  const sessions = await connection.end();
+  if (sessions.length) log(`closed this connection's sandboxes: ${sessions.join(', ')}`);
+  return 0;
+}

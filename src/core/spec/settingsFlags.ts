@@ -1,0 +1,44 @@
+/**
+ * The command line that gives a process the policy of these settings: what VS Code passes to the
+ * `agent-sandbox mcp` it offers, so that the server allows what the user's settings allow and no
+ * more. Images go in the environment (AGENT_SANDBOX_IMAGE_*), as the CLI reads them.
+ */
+import { RUNTIMES } from './spec';
+import type { Settings } from './settings';
+
+export interface ProcessInvocation {
+  readonly args: string[];
+  readonly env: Record<string, string>;
+}
+
+/** `--folder F --workspace X [--network] [--allow-config-writes] --engine ... --timeout ... --memory ...`. */
+export function settingsInvocation(settings: Settings, folder: string): ProcessInvocation {
+  const args = ['--folder', folder, '--workspace', settings.workspaceAccess];
+  if (settings.network) args.push('--network');
+  if (settings.configWritesAllowedIn.includes(folder)) args.push('--allow-config-writes');
+  // "auto" may fall back to the virtual engine, a lighter isolation VS Code asks about first: the
+  // server the user did not watch start gets Docker, or the virtual engine only when chosen outright.
+  args.push('--engine', settings.engine === 'virtual' ? 'virtual' : 'docker');
+  if (settings.engineHost) args.push('--engine-host', settings.engineHost);
+  const { limits } = settings;
+  args.push(
+    '--timeout',
+    String(settings.timeoutSeconds),
+    '--memory',
+    String(limits.memory),
+    '--cpus',
+    String(limits.cpus),
+    '--pids',
+    String(limits.pids),
+    '--disk',
+    String(limits.disk),
+    '--inodes',
+    String(limits.inodes),
+  );
+  const env: Record<string, string> = {};
+  for (const runtime of RUNTIMES) {
+    const image = settings.images[runtime];
+    if (image) env[`AGENT_SANDBOX_IMAGE_${runtime.toUpperCase()}`] = image;
+  }
+  return { args, env };
+}
