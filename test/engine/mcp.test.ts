@@ -5,7 +5,7 @@
  * each connection has its own default sandbox, gone when the connection ends.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
@@ -175,6 +175,45 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
     );
     assert.match(less, /start agent-sandbox mcp with --workspace ro or rw/);
     assert.match(less, /start agent-sandbox mcp with --network/);
+  });
+
+  it('beyond its flags, asks a client that can ask its user: a no refuses, a yes allows that one call', async () => {
+    // The folder belongs to whoever runs code in the sandbox: the user, or 1000 when the tests run as root.
+    if (process.getuid?.() === 0) chownSync(folder, 1000, 1000);
+    const opened = await runCliText(
+      ['open', '--folder', folder, '--session', 'wide', '--workspace', 'rw', '--runtime', 'bash'],
+      { stdin: '' },
+    );
+    assert.equal(opened.code, 0, opened.stderr);
+    const questions: string[] = [];
+    let answer = false;
+    const { client } = await start(folder, [], {
+      ask: (request) => {
+        questions.push(request.params.message);
+        return { action: 'accept', content: { allow: answer } };
+      },
+    });
+    const call = {
+      name: 'sandbox_exec',
+      arguments: { sandbox_id: 'wide', command: 'echo made > /workspace/made.txt' },
+    };
+    const declined = await client.callTool(call);
+    assert.equal(declined.isError, true);
+    assert.match(resultText(declined), /more than agent-sandbox mcp allows \(--workspace none, no --network\)/);
+    assert.equal(questions.length, 1);
+    assert.match(
+      questions[0]!,
+      /sandbox_exec would use sandbox "wide", which can read your workspace folder and change files in your workspace folder: more than agent-sandbox mcp allows \(--workspace none, no --network\)\. Allow this one call\?/,
+    );
+    assert.ok(!existsSync(join(folder, 'made.txt')), 'nothing was written on a no');
+    answer = true;
+    const allowed = await client.callTool(call);
+    assert.equal(allowed.isError, undefined, resultText(allowed));
+    assert.equal(readFileSync(join(folder, 'made.txt'), 'utf8'), 'made\n');
+    answer = false;
+    const again = await client.callTool(call);
+    assert.equal(again.isError, true, 'the yes was for that one call');
+    assert.equal(questions.length, 3);
   });
 
   it("two connections never share their default sandbox; a named one is the folder's", async () => {
