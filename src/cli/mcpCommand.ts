@@ -12,7 +12,9 @@ import type { SandboxEngine, SessionScope } from '../core/engine/engine';
 import { engineLabel } from '../core/engine/engineCapabilities';
 import type { Settings } from '../core/spec/settings';
 import { sandboxIdOf } from '../core/sessions/sessions';
+import { serveHttp, type HttpConnection } from '../mcp/httpServer';
 import { mcpConnection, type McpCaller } from '../mcp/mcpServer';
+import { usageError } from './args';
 import type { CommandContext } from './commands';
 import { flagPolicyTools, flagsText, type FlagPolicyTools } from './flagPolicyTools';
 import { toolSettings } from './toolCommand';
@@ -78,27 +80,45 @@ export async function mcpCommand(engine: SandboxEngine, context: CommandContext,
   const settings = toolSettings(context.args.values, folder);
   const log = (message: string) => process.stderr.write(`agent-sandbox mcp: ${message}\n`);
   const label = engineLabel(engine.kind, engine.capabilities);
-  const ended = new AbortController();
-  const connection = new Connection((scope) =>
-    flagPolicyTools({
-      engine,
-      folder,
-      settings,
-      client: 'mcp',
-      command: COMMAND,
-      withFlag: `start ${COMMAND} with`,
-      defaultScope: scope,
-    }),
-  );
-  const server = mcpConnection({
-    version,
-    instructions: instructions(settings, folder, label),
-    network: settings.network,
-    flags: flagsText(settings),
-    caller: (client) => connection.caller(client),
-    signal: AbortSignal.any([context.signal, ended.signal]),
-    log,
-  });
+  const serving = `${folder} (${flagsText(settings)}; engine ${label})`;
+
+  /** A new connection: its own server, scope and calls; `end` stops its calls and closes its own sandboxes. */
+  const connect = () => {
+    const ended = new AbortController();
+    const connection = new Connection((scope) =>
+      flagPolicyTools({
+        engine,
+        folder,
+        settings,
+        client: 'mcp',
+        command: COMMAND,
+        withFlag: `start ${COMMAND} with`,
+        defaultScope: scope,
+      }),
+    );
+    const server = mcpConnection({
+      version,
+      instructions: instructions(settings, folder, label),
+      network: settings.network,
+      flags: flagsText(settings),
+      caller: (client) => connection.caller(client),
+      signal: AbortSignal.any([context.signal, ended.signal]),
+      log,
+    });
+    return {
+      server,
+      end: async () => {
+        ended.abort(new Error('The MCP connection ended.'));
+        const sessions = await connection.end();
+        if (sessions.length) log(`closed the connection's sandboxes: ${sessions.join(', ')}`);
+      },
+    };
+  };
+
+  const http = context.args.values.http;
+  if (http !== undefined) return serveOverHttp(http, connect, context.signal, serving, log);
+
+  const { server, end } = connect();
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     server.onclose = resolve;
@@ -108,10 +128,38 @@ export async function mcpCommand(engine: SandboxEngine, context: CommandContext,
   process.stdin.once('end', close);
   context.signal.addEventListener('abort', close, { once: true });
   await server.connect(transport);
-  log(`serving ${folder} (${flagsText(settings)}; engine ${label}) on standard input and output`);
+  log(`serving ${serving} on standard input and output`);
   await closed;
-  ended.abort(new Error('The MCP connection ended.'));
-  const sessions = await connection.end();
-  if (sessions.length) log(`closed this connection's sandboxes: ${sessions.join(', ')}`);
+  await end();
+  return 0;
+}
+
+/** --http PORT: Streamable HTTP on 127.0.0.1 until Ctrl-C or SIGTERM, with a bearer token (AGENT_SANDBOX_MCP_TOKEN, else a random one). */
+async function serveOverHttp(
+  portText: string,
+  connect: () => HttpConnection,
+  signal: AbortSignal,
+  serving: string,
+  log: (message: string) => void,
+): Promise<number> {
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw usageError(`--http takes a port number (0 picks a free one), not "${portText}".`);
+  const fixed = process.env.AGENT_SANDBOX_MCP_TOKEN;
+  if (fixed !== undefined && fixed.length < 16)
+    throw usageError('AGENT_SANDBOX_MCP_TOKEN must be at least 16 characters; unset it for a random token.');
+  const token = fixed ?? randomBytes(24).toString('base64url');
+  const server = await serveHttp({ port, token, connect, log });
+  log(`serving ${serving} at ${server.url} (127.0.0.1 only)`);
+  log(
+    fixed !== undefined
+      ? 'bearer token: the value of AGENT_SANDBOX_MCP_TOKEN'
+      : `bearer token: ${token}  (send it as Authorization: Bearer <token>; set AGENT_SANDBOX_MCP_TOKEN to choose one)`,
+  );
+  await new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  await server.close();
   return 0;
 }

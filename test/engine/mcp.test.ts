@@ -8,10 +8,14 @@ import assert from 'node:assert/strict';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { spawn } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { runCliText } from './cliRunner';
+import { CLI, runCliText } from './cliRunner';
 import { startEngineProxy } from './engineProxy';
-import { requireEngine, testEngine } from './harness';
+import { TEST_IMAGES, requireEngine, testEngine } from './harness';
 import { resultText, startMcp, type McpServerProcess } from './mcpHarness';
 
 const engine = testEngine();
@@ -263,7 +267,7 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
       ['kept'],
       `only the named sandbox is left; the server said: ${server.stderr()}`,
     );
-    assert.match(server.stderr(), /closed this connection's sandboxes: agent:mcp-mcp-test-[0-9a-f]{6}\/default/);
+    assert.match(server.stderr(), /closed the connection's sandboxes: agent:mcp-mcp-test-[0-9a-f]{6}\/default/);
   });
 
   it('a server killed outright leaves its sandbox to gc, which removes it from any folder', async () => {
@@ -298,5 +302,74 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
     const next = await client.callTool({ name: 'sandbox_run', arguments: { code: 'print(1)' } });
     assert.equal(next.isError, true);
     assert.match(resultText(next), /engine/i);
+  });
+
+  it('over Streamable HTTP on 127.0.0.1: a bearer token, a Host check, and a session that ends with its sandbox', async () => {
+    const child = spawn(process.execPath, [CLI, 'mcp', '--folder', folder, '--http', '0'], {
+      env: { ...process.env, AGENT_SANDBOX_IMAGE_BASH: TEST_IMAGES.bash, AGENT_SANDBOX_POOL_SIZE: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const { url, token } = await until('the server to print its address and token', async () => {
+        const address = /at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)?.[1];
+        const secret = /bearer token: (\S+)/.exec(stderr)?.[1];
+        return address && secret ? { url: address, token: secret } : undefined;
+      });
+      const unauthorized = await fetch(url, {
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(unauthorized.status, 401);
+      // fetch will not send another Host header: node:http will, as a browser tricked by DNS rebinding would.
+      const rebound = await new Promise<number>((resolve, reject) => {
+        const request = httpRequest(url, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${token}`,
+            host: 'evil.example',
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+        });
+        request.on('response', (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        request.on('error', reject);
+        request.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+          }),
+        );
+      });
+      assert.equal(rebound, 403, 'a request for another host name (DNS rebinding) is refused');
+
+      const client = new Client({ name: 'http-test', version: '1.0.0' });
+      const transport = new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      });
+      await client.connect(transport);
+      assert.equal((await client.listTools()).tools.length, 10);
+      const ran = await client.callTool({ name: 'sandbox_exec', arguments: { command: 'echo over http' } });
+      assert.match(resultText(ran), /over http/);
+      assert.equal((await sessionsOf(folder)).length, 1);
+      await transport.terminateSession();
+      await client.close();
+      await until("the session's sandbox to go", async () => ((await sessionsOf(folder)).length ? undefined : true));
+      assert.match(stderr, /closed the connection's sandboxes: agent:mcp-http-test-[0-9a-f]{6}\/default/);
+    } finally {
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0, stderr);
+    }
+    assert.equal(stdout, '', 'nothing but logs, on stderr');
   });
 });
