@@ -14,7 +14,7 @@ import type { SandboxService } from '../core/sessions/sandboxService';
 import { TOOL_WORDS } from '../core/sessions/sessionWords';
 import type { Settings } from '../core/spec/settings';
 import { ReachRefusal, admitWithin } from '../core/tools/admit';
-import type { TextBudget } from '../core/tools/fitBudget';
+import { RESULT_CHARS, type TextBudget } from '../core/tools/fitBudget';
 import { policyReach, reachSentence, union, type ReachKind } from '../core/tools/reach';
 import { callTool, parseToolInput, type ToolOutcome } from '../core/tools/runTool';
 import { toolSpec, type ToolName } from '../core/tools/toolList';
@@ -85,7 +85,8 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
         engine: engineLabel(engine.kind, engine.capabilities),
         capabilities: engine.capabilities,
         signal: call.signal,
-        budget: call.budget,
+        // The same bound as in VS Code: a result fits a model's context whatever the output's shape.
+        budget: call.budget ?? { maxChars: RESULT_CHARS, signal: call.signal },
         redact,
         store,
         workspaceFolder: folder,

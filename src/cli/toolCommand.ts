@@ -17,8 +17,6 @@ import type { CommandContext } from './commands';
 import { cliSettings } from './cliService';
 import { flagPolicyTools } from './flagPolicyTools';
 
-const DEFAULT_RESULT_CHARS = 48_000;
-
 /** `tool --list`: each tool's name, description and input schema; needs no engine. */
 export function toolList(context: CommandContext): number {
   context.output.toolList(
@@ -97,7 +95,6 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
   try {
     const { text, failure } = await tools.call(name, input, {
       signal,
-      budget: { maxChars: DEFAULT_RESULT_CHARS },
       onProgress: (progress) => output.progress(progress.message),
     });
     output.toolResult(

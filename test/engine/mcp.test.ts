@@ -17,6 +17,8 @@ import { CLI, runCliText } from './cliRunner';
 import { startEngineProxy } from './engineProxy';
 import { TEST_IMAGES, requireEngine, testEngine } from './harness';
 import { resultText, startMcp, type McpServerProcess } from './mcpHarness';
+import { seeded } from '../seed';
+import { GENERATOR, generatorCommand, type Shape } from '../vscode/suite/outputShapes';
 
 const engine = testEngine();
 
@@ -371,5 +373,62 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
       assert.equal(await exited, 0, stderr);
     }
     assert.equal(stdout, '', 'nothing but logs, on stderr');
+  });
+
+  it('no output shape hangs a call over MCP: 5 MiB on one line, base64, ANSI with carriage returns, on both streams', async function () {
+    const { seed, hint } = seeded();
+    console.log(`      ${hint}`);
+    const { client } = await start(folder);
+    await client.callTool({
+      name: 'sandbox_fs_write',
+      arguments: { files: [{ path: 'gen.py', content: GENERATOR }] },
+    });
+    const cases: [Shape, number, 'stdout' | 'stderr'][] = [
+      ['run', 5 * 1024 * 1024, 'stdout'],
+      ['base64', 5 * 1024 * 1024, 'stderr'],
+      ['json', 1024 * 1024, 'stdout'],
+      ['ansi', 1024 * 1024, 'stderr'],
+      ['lines', 100_000, 'stdout'],
+    ];
+    for (const [shape, size, stream] of cases) {
+      const result = await client.callTool(
+        { name: 'sandbox_exec', arguments: { command: generatorCommand('gen.py', shape, size, stream, 3, seed) } },
+        undefined,
+        { timeout: 240_000 },
+      );
+      const parts = (result.content as { text: string }[]).map((part) => part.text);
+      const what = `${shape} ${size} on ${stream} (${hint})`;
+      assert.match(parts[0]!, /^failed · exit code 3 /, `${what}: the headline first`);
+      assert.ok(
+        parts.every((part) => part.length <= 8_000),
+        `${what}: parts a client shows whole`,
+      );
+      assert.ok(parts.join('').length <= 48_000 + 1_000, `${what}: within the result budget`);
+    }
+  });
+
+  it('a cancelled request (notifications/cancelled) stops the sandboxed process', async () => {
+    const { client } = await start(folder);
+    await client.callTool({ name: 'sandbox_exec', arguments: { command: 'true' } });
+    const [session] = await sessionsOf(folder);
+    const running = (await engine.docker.getContainer(session!.id).top()) as { Processes?: string[][] };
+    const sleeping = () =>
+      engine.docker
+        .getContainer(session!.id)
+        .top()
+        .then((top) => ((top as typeof running).Processes ?? []).some((row) => row.join(' ').includes('sleep 97')));
+    const controller = new AbortController();
+    const call = client
+      .callTool({ name: 'sandbox_exec', arguments: { command: 'sleep 97' } }, undefined, { signal: controller.signal })
+      .catch((error: unknown) => error);
+    await until('the command to run', async () => ((await sleeping()) ? true : undefined));
+    controller.abort(new Error('the user stopped the request'));
+    assert.ok((await call) instanceof Error);
+    await until('the process to stop', async () => ((await sleeping()) ? undefined : true));
+    // The session lives on for the next call.
+    assert.match(
+      resultText(await client.callTool({ name: 'sandbox_exec', arguments: { command: 'echo still here' } })),
+      /still here/,
+    );
   });
 });
