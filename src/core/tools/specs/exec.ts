@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { sandboxIdOf } from '../../sessions/sessions';
 import { formatExecResult } from '../format';
-import { saveOutput, worthSaving } from './savedOutput';
+import { planSave, worthSaving } from './savedOutput';
 import { sessionReach } from '../reach';
 import { defineTool, words } from '../toolSpec';
 import {
@@ -103,9 +103,15 @@ export const execTool = defineTool({
           },
           context.signal,
         );
-        // A result about to be cut keeps its whole output in the session; the headline's notes say where.
-        const saved = worthSaving(result, context.budget) ? await saveOutput(sandbox, result, context.signal) : [];
-        const noted = { ...result, notices: [...result.notices, ...saved] };
+        // A result about to be cut keeps its whole output in the session, saved once the result is
+        // returned (the session's next call waits for it); the headline's notes say where. A save
+        // that failed before is said here.
+        const save = worthSaving(result, context.budget) ? planSave(result) : undefined;
+        if (save) context.service.afterCall(sandbox, () => save.run(sandbox));
+        const noted = {
+          ...result,
+          notices: [...context.service.takeLaterNotices(sandbox), ...result.notices, ...(save?.notes ?? [])],
+        };
         const shown = context.redactResult?.(noted) ?? noted;
         return {
           text: await formatExecResult(

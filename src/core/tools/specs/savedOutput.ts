@@ -22,26 +22,42 @@ export function worthSaving(result: ExecResult, budget: TextBudget | undefined):
   return result.stdout.length + result.stderr.length > chars * SAVE_SHARE;
 }
 
+export interface PlannedSave {
+  /** What the result says about each stream: where its whole output will be, ready for the next call. */
+  readonly notes: string[];
+  /** Writes the files in the sandbox; resolves with what could not be saved, in words (never throws). */
+  run(sandbox: Sandbox): Promise<string[]>;
+}
+
 /**
- * Saves each stream that has output; the notes say where, or that saving failed (a full /tmp, say).
- * Never throws: the result of the command matters more than its copy.
+ * The save of each stream that has output, planned now and run after the result is returned: the
+ * session makes its next call wait for it (SandboxService.afterCall), so the file is there by then,
+ * and the model gets its result without waiting for a copy it may never read.
  */
-export async function saveOutput(sandbox: Sandbox, result: ExecResult, signal?: AbortSignal): Promise<string[]> {
+export function planSave(result: ExecResult): PlannedSave {
   const id = `exec-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
-  const notes: string[] = [];
-  for (const stream of ['stdout', 'stderr'] as const) {
-    const text = result[stream];
-    if (!text) continue;
-    const file = `${SAVED_OUTPUT_DIR}/${id}.${stream}`;
-    const saved = await sandbox
-      .exec({ cmd: ['sh', '-c', `mkdir -p ${SAVED_OUTPUT_DIR} && cat > "$1"`, 'sh', file], stdin: text }, signal)
-      .catch(() => undefined);
-    const size = Buffer.byteLength(text, 'utf8');
-    notes.push(
-      saved?.exitCode === 0
-        ? `the ${stream} captured (${formatSize(size)}${result[`${stream}Truncated`] ? ', up to the output cap' : ''}) is saved in the sandbox as ${file}: read any part with sandbox_fs_read (offset, max_bytes).`
-        : `the ${stream} could not be saved in the sandbox (${saved ? `exit code ${saved.exitCode}` : 'the save failed'}); redirect the output to a file and read it in parts.`,
-    );
-  }
-  return notes;
+  const streams = (['stdout', 'stderr'] as const).filter((stream) => result[stream]);
+  const file = (stream: 'stdout' | 'stderr') => `${SAVED_OUTPUT_DIR}/${id}.${stream}`;
+  return {
+    notes: streams.map(
+      (stream) =>
+        `the ${stream} captured (${formatSize(Buffer.byteLength(result[stream], 'utf8'))}${result[`${stream}Truncated`] ? ', up to the output cap' : ''}) is saved in the sandbox as ${file(stream)}: read any part with sandbox_fs_read (offset, max_bytes).`,
+    ),
+    async run(sandbox) {
+      const failed: string[] = [];
+      for (const stream of streams) {
+        const saved = await sandbox
+          .exec({
+            cmd: ['sh', '-c', `mkdir -p ${SAVED_OUTPUT_DIR} && cat > "$1"`, 'sh', file(stream)],
+            stdin: result[stream],
+          })
+          .catch(() => undefined);
+        if (saved?.exitCode !== 0)
+          failed.push(
+            `The ${stream} of an earlier command could not be saved as ${file(stream)} (${saved ? `exit code ${saved.exitCode}, perhaps /tmp is full` : 'the save failed'}): run the command again with its output redirected to a file, and read that in parts.`,
+          );
+      }
+      return failed;
+    },
+  };
 }
