@@ -9,15 +9,13 @@
 import type { SandboxEngine } from '../core/engine/engine';
 import type { Settings } from '../core/spec/settings';
 import { toolInputSchema } from '../core/tools/jsonSchema';
-import { resultParts } from '../core/tools/resultParts';
+import { DEFAULT_RESULT_CHARS, resultParts } from '../core/tools/resultParts';
 import { ToolInputError } from '../core/tools/runTool';
 import { TOOLS, isToolName, type ToolName } from '../core/tools/toolList';
 import { usageError, type ParsedArgs } from './args';
 import type { CommandContext } from './commands';
 import { cliSettings } from './cliService';
 import { flagPolicyTools } from './flagPolicyTools';
-
-const DEFAULT_RESULT_CHARS = 48_000;
 
 /** `tool --list`: each tool's name, description and input schema; needs no engine. */
 export function toolList(context: CommandContext): number {

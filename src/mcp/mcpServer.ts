@@ -14,7 +14,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ProgressCallback } from '../core/engine/engine';
 import { SandboxError, errorMessage } from '../core/errors';
-import { resultParts } from '../core/tools/resultParts';
+import type { TextBudget } from '../core/tools/fitBudget';
+import { DEFAULT_RESULT_CHARS, resultParts } from '../core/tools/resultParts';
 import { INPUT_REASONS, ToolInputError, type ToolOutcome } from '../core/tools/runTool';
 import { isToolName, TOOLS, type ToolName } from '../core/tools/toolList';
 import { mcpToolList } from './mcpTools';
@@ -24,7 +25,7 @@ export interface McpCaller {
   call(
     name: ToolName,
     input: unknown,
-    options: { signal: AbortSignal; onProgress?: ProgressCallback },
+    options: { signal: AbortSignal; budget: TextBudget; onProgress?: ProgressCallback },
   ): Promise<ToolOutcome>;
 }
 
@@ -72,7 +73,9 @@ export function mcpConnection(options: McpConnectionOptions): Server {
               .catch(() => undefined);
           };
     try {
-      const outcome = await caller.call(name, input ?? {}, { signal, onProgress });
+      // MCP gives no token budget: a result holds what VS Code and `agent-sandbox tool` give at most.
+      const budget = { maxChars: DEFAULT_RESULT_CHARS, signal };
+      const outcome = await caller.call(name, input ?? {}, { signal, budget, onProgress });
       return {
         content: resultParts(outcome.text).map((text) => ({ type: 'text' as const, text })),
         ...(outcome.failure ? { isError: true } : {}),

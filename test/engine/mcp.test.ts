@@ -12,7 +12,7 @@ import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { runCliText } from './cliRunner';
 import { startEngineProxy } from './engineProxy';
 import { requireEngine, testEngine } from './harness';
-import { resultText, startMcp, type McpServerProcess } from './mcpHarness';
+import { resultText, startMcp, startRawMcp, toolCall, type McpServerProcess, type RawMcpServer } from './mcpHarness';
 
 const engine = testEngine();
 
@@ -34,6 +34,12 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
   this.timeout(180_000);
   let folder: string;
   const servers: McpServerProcess[] = [];
+  const raws: RawMcpServer[] = [];
+  const startRaw = async (...args: Parameters<typeof startRawMcp>) => {
+    const server = await startRawMcp(...args);
+    raws.push(server);
+    return server;
+  };
   const start = async (...args: Parameters<typeof startMcp>) => {
     const server = await startMcp(...args);
     servers.push(server);
@@ -50,6 +56,10 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
   });
   afterEach(async () => {
     await Promise.allSettled(servers.splice(0).map((server) => server.close()));
+    for (const raw of raws.splice(0)) {
+      raw.child.stdin.end();
+      await raw.exited;
+    }
     for (const session of await engine.list({ includeCompute: true }))
       if (session.workspaceFolder === folder) await engine.remove(session.id);
     rmSync(folder, { recursive: true, force: true });
@@ -259,5 +269,32 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
     const next = await client.callTool({ name: 'sandbox_run', arguments: { code: 'print(1)' } });
     assert.equal(next.isError, true);
     assert.match(resultText(next), /engine/i);
+  });
+
+  it('floods of output (one 5 MiB line, binary, ANSI escapes, a large file) come back bounded as agent-sandbox tool returns them', async () => {
+    const { client } = await start(folder);
+    const floods = [
+      { name: 'sandbox_exec', arguments: { command: "head -c 5242880 /dev/zero | tr '\\0' a" } },
+      { name: 'sandbox_exec', arguments: { command: 'head -c 3000000 /dev/urandom' } },
+      {
+        name: 'sandbox_exec',
+        arguments: { command: 'yes "$(printf \'\\033[31mred\\033]0;title\\007\\033[2J\')" | head -c 2000000' },
+      },
+      { name: 'sandbox_run', arguments: { code: "print('b' * 5 * 1024 * 1024)" } },
+      { name: 'sandbox_exec', arguments: { command: 'head -c 3000000 /dev/urandom | base64 -w0 > big.txt' } },
+      { name: 'sandbox_fs_read', arguments: { path: 'big.txt', max_bytes: 5_000_000 } },
+    ];
+    for (const call of floods) {
+      const result = await client.callTool(call);
+      const parts = (result.content as { text: string }[]).map((part) => part.text);
+      const total = parts.reduce((sum, part) => sum + part.length, 0);
+      const what = JSON.stringify(call.arguments);
+      assert.ok(
+        parts.every((part) => part.length <= 8_000),
+        `${what}: parts of at most 8,000 characters`,
+      );
+      assert.ok(total <= 48_000, `${what}: at most 48,000 characters in all, not ${total}`);
+      assert.doesNotMatch(parts[0]!, /^failed/, `${what}: ${parts[0]}`);
+    }
   });
 });

@@ -14,7 +14,7 @@ import { admitWithin } from '../../core/tools/admit';
 import { approvalFor, ReachGrants } from '../../core/tools/approvals';
 import { NO_REACH, reachSentence, union, widening, type Reach, type ReachKind } from '../../core/tools/reach';
 import { formatError } from '../../core/tools/format';
-import { resultParts } from '../../core/tools/resultParts';
+import { DEFAULT_RESULT_CHARS, resultParts } from '../../core/tools/resultParts';
 import { callTool, failureText, parseToolInput } from '../../core/tools/runTool';
 import { resolveTarget, viewTarget } from '../../core/tools/targetView';
 import { TOOLS, type AnyToolSpec } from '../../core/tools/toolList';
@@ -40,8 +40,6 @@ export interface ToolServices {
   /** The workspace folder the file tools may read and (after confirmation) write; undefined without one or when untrusted. */
   workspaceFolder(): string | undefined;
 }
-
-const DEFAULT_RESULT_CHARS = 48_000;
 
 export function registerTools(services: ToolServices): vscode.Disposable[] {
   const grants = new ReachGrants();
