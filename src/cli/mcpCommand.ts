@@ -10,6 +10,7 @@ import type { Implementation } from '@modelcontextprotocol/sdk/types.js';
 import { version } from '../../package.json';
 import type { SandboxEngine, SessionScope } from '../core/engine/engine';
 import { engineLabel } from '../core/engine/engineCapabilities';
+import { errorMessage } from '../core/errors';
 import type { Settings } from '../core/spec/settings';
 import { sandboxIdOf } from '../core/sessions/sessions';
 import { mcpConnection, type McpCaller } from '../mcp/mcpServer';
@@ -102,9 +103,19 @@ export async function mcpCommand(engine: SandboxEngine, context: CommandContext,
   const closed = new Promise<void>((resolve) => {
     server.onclose = resolve;
   });
-  // The client closing our standard input ends the connection; so do Ctrl-C and SIGTERM (main aborts context.signal).
-  const close = () => void transport.close().catch(() => undefined);
+  // The client closing our standard input ends the connection; so do Ctrl-C and SIGTERM (main aborts
+  // context.signal), and a client that stops reading (EPIPE): its answers are lost, its sandboxes must not be.
+  let closing = false;
+  const close = () => {
+    if (closing) return;
+    closing = true;
+    void transport.close().catch(() => undefined);
+  };
   process.stdin.once('end', close);
+  process.stdout.on('error', (error) => {
+    if (!closing) log(`standard output failed (${errorMessage(error)}): ending the connection`);
+    close();
+  });
   context.signal.addEventListener('abort', close, { once: true });
   await server.connect(transport);
   log(`serving ${folder} (${flagsText(settings)}; engine ${label}) on standard input and output`);

@@ -297,4 +297,21 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
       assert.doesNotMatch(parts[0]!, /^failed/, `${what}: ${parts[0]}`);
     }
   });
+
+  it('a client that stops reading (our stdout closed) ends the connection as closing stdin does: its own sandbox is removed', async () => {
+    const server = await startRaw(folder);
+    server.send(toolCall(1, 'sandbox_exec', { command: 'true' }));
+    await server.response(1);
+    assert.equal((await sessionsOf(folder)).length, 1, "the connection's sandbox is open");
+    server.child.stdout.destroy();
+    // Its answer cannot be written any more: the connection has ended, as when a client dies mid-call.
+    server.send(toolCall(2, 'sandbox_exec', { command: 'sleep 1' }));
+    await server.exited;
+    assert.deepEqual(
+      (await sessionsOf(folder)).map((session) => session.name),
+      [],
+      `nothing of the connection is left; the server said: ${server.stderr()}`,
+    );
+    assert.match(server.stderr(), /closed this connection's sandboxes: agent:mcp-raw-[0-9a-f]{6}\/default/);
+  });
 });
