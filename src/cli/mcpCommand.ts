@@ -13,6 +13,7 @@ import { engineLabel } from '../core/engine/engineCapabilities';
 import { errorMessage } from '../core/errors';
 import type { Settings } from '../core/spec/settings';
 import { sandboxIdOf } from '../core/sessions/sessions';
+import { answerInvalidRequests } from '../mcp/invalidRequests';
 import { mcpConnection, type McpCaller } from '../mcp/mcpServer';
 import type { CommandContext } from './commands';
 import { flagPolicyTools, flagsText, type FlagPolicyTools } from './flagPolicyTools';
@@ -99,7 +100,12 @@ export async function mcpCommand(engine: SandboxEngine, context: CommandContext,
     signal: AbortSignal.any([context.signal, ended.signal]),
     log,
   });
-  const transport = new StdioServerTransport();
+  // A malformed request is answered (the SDK would drop it and its caller wait forever), and a line
+  // the transport refuses, such as one over its size limit, is said on stderr.
+  const requests = process.stdin.pipe(answerInvalidRequests((line) => process.stdout.write(line)));
+  const transport = new StdioServerTransport(requests, process.stdout);
+  server.onerror = (error) =>
+    log(`a message from the client was not understood: ${errorMessage(error).replace(/\s+/g, ' ').slice(0, 500)}`);
   const closed = new Promise<void>((resolve) => {
     server.onclose = resolve;
   });
@@ -120,6 +126,9 @@ export async function mcpCommand(engine: SandboxEngine, context: CommandContext,
   await server.connect(transport);
   log(`serving ${folder} (${flagsText(settings)}; engine ${label}) on standard input and output`);
   await closed;
+  // Nothing more is read: a client that keeps our stdin open must not keep this process alive.
+  process.stdin.unpipe(requests);
+  process.stdin.pause();
   ended.abort(new Error('The MCP connection ended.'));
   const sessions = await connection.end();
   if (sessions.length) log(`closed this connection's sandboxes: ${sessions.join(', ')}`);

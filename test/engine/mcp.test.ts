@@ -314,4 +314,22 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
     );
     assert.match(server.stderr(), /closed this connection's sandboxes: agent:mcp-raw-[0-9a-f]{6}\/default/);
   });
+
+  it('a malformed request (params null, an object as progress token, JSON-RPC 1.0) is answered with Invalid Request, not left waiting', async () => {
+    const server = await startRaw(folder);
+    server.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: null });
+    server.send(toolCall(2, 'sandbox_run', { code: 'print(2)' }, { progressToken: { not: 'a token' } }));
+    server.send({ jsonrpc: '1.0', id: 3, method: 'ping' });
+    server.send('not json at all');
+    server.send(toolCall(4, 'sandbox_run', { code: 'print(6 * 7)' }));
+    const expected = [/params: .*expected object, received null/, /params\._meta\.progressToken/, /jsonrpc: .*"2\.0"/];
+    for (const [index, pattern] of expected.entries()) {
+      const { error } = await server.response(index + 1);
+      assert.equal(error?.code, ErrorCode.InvalidRequest, JSON.stringify(error));
+      assert.match(error.message, pattern);
+    }
+    const { result } = await server.response(4);
+    assert.match(resultText(result), /42/, 'the connection goes on');
+    assert.match(server.stderr(), /not understood: .*not valid JSON/, 'what could not be answered is said on stderr');
+  });
 });
