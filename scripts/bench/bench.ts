@@ -20,6 +20,7 @@ import { profileCalls } from './profile';
 import { markdown, renderPng, svgChart, type BenchReport } from './report';
 import { outputShapesGroup } from './outputShapes';
 import { virtualGroup } from './virtual';
+import { mcpGroup } from './mcp';
 
 const ROOT = resolve(__dirname, '..', '..');
 const POOL_SIZE = 2;
@@ -83,11 +84,14 @@ async function main(): Promise<void> {
     const virtual = await virtualGroup(iterations, warmup);
     if (typeof virtual === 'string') notes.push(virtual);
     else all.push(virtual.group);
+    const mcp = !only || only.includes('mcp') ? await mcpGroup(iterations, warmup, POOL_SIZE) : undefined;
+    if (mcp) all.push(mcp.group);
     for (const group of all.filter((candidate) => !only || only.includes(candidate.id))) {
       log(`${group.title}`);
       groups.push(await measureGroup(group, log));
     }
     if (typeof virtual !== 'string') await virtual.dispose();
+    await mcp?.dispose();
     const profiles = only && !only.includes('run') ? [] : await profileCalls(setup);
     const activation = process.argv.includes('--no-activation')
       ? undefined

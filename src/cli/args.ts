@@ -37,11 +37,13 @@ Commands:
          no one: --workspace none|ro|rw (most access; default none), --network, and
          --allow-config-writes (let an rw sandbox change .git, .vscode, .github, .devcontainer).
          Prints the tool's text (--json: {"parts": [...]}); exit 1 when the tool failed.
-  mcp    [--workspace none|ro|rw] [--network] [--allow-config-writes]
+  mcp    [--workspace none|ro|rw] [--network] [--allow-config-writes] [--http PORT]
          Serve the tools over the Model Context Protocol on standard input and output, for MCP
          clients (Claude Code, Cursor, Codex, VS Code's mcp.json, ...). The policy is what the flags
-         allow, as for tool; calls beyond it are refused. Each connection has its own default
-         sandbox, closed when the connection ends; named sandboxes are the folder's. Logs go to stderr.
+         allow, as for tool; calls beyond it are refused, or put to the user where the client can
+         ask. Each connection has its own default sandbox, closed when the connection ends; named
+         sandboxes are the folder's. --http serves Streamable HTTP on 127.0.0.1:PORT/mcp instead,
+         with a bearer token printed at start (or AGENT_SANDBOX_MCP_TOKEN). Logs go to stderr.
   validate FILE|FOLDER|GLOB...
          Check .prompt files (frontmatter YAML and the sandbox block) as the editor does; prints
          file:line:col: severity: message (--json: a JSON array). Exit 1 on errors, 0 with only
@@ -111,6 +113,7 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   list: { type: 'boolean' },
   'allow-config-writes': { type: 'boolean' },
+  http: { type: 'string' },
 } as const;
 
 export interface ParsedArgs {
@@ -146,6 +149,7 @@ export interface ParsedArgs {
     help?: boolean;
     list?: boolean;
     'allow-config-writes'?: boolean;
+    http?: string;
   };
   positionals: string[];
 }

@@ -7,16 +7,15 @@
  */
 import type { SandboxEngine, SessionClient, SessionScope } from '../core/engine/engine';
 import { engineLabel } from '../core/engine/engineCapabilities';
-import { SandboxError } from '../core/errors';
 import { protectedPathsFor } from '../core/policy/protectedPaths';
 import { Redactor } from '../core/secrets/redaction';
 import { collectSecrets } from '../core/secrets/secrets';
 import type { SandboxService } from '../core/sessions/sandboxService';
 import { TOOL_WORDS } from '../core/sessions/sessionWords';
 import type { Settings } from '../core/spec/settings';
-import { admitWithin } from '../core/tools/admit';
-import type { TextBudget } from '../core/tools/fitBudget';
-import { policyReach, reachSentence } from '../core/tools/reach';
+import { ReachRefusal, admitWithin } from '../core/tools/admit';
+import { RESULT_CHARS, type TextBudget } from '../core/tools/fitBudget';
+import { policyReach, reachSentence, union, type ReachKind } from '../core/tools/reach';
 import { callTool, parseToolInput, type ToolOutcome } from '../core/tools/runTool';
 import { toolSpec, type ToolName } from '../core/tools/toolList';
 import type { ProgressCallback } from '../core/engine/engine';
@@ -38,6 +37,8 @@ export interface FlagPolicyOptions {
 
 export interface CallOptions {
   signal: AbortSignal;
+  /** What the user allowed for this one call beyond the flags (asked through the MCP client). */
+  granted?: readonly ReachKind[];
   budget?: TextBudget;
   onProgress?: ProgressCallback;
 }
@@ -84,7 +85,8 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
         engine: engineLabel(engine.kind, engine.capabilities),
         capabilities: engine.capabilities,
         signal: call.signal,
-        budget: call.budget,
+        // The same bound as in VS Code: a result fits a model's context whatever the output's shape.
+        budget: call.budget ?? { maxChars: RESULT_CHARS, signal: call.signal },
         redact,
         store,
         workspaceFolder: folder,
@@ -94,15 +96,16 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
           spec,
           parsed,
           {
-            allowed: policyReach(settings.workspaceAccess, settings.network),
+            allowed: union(policyReach(settings.workspaceAccess, settings.network), new Set(call.granted ?? [])),
             protectedPaths,
             keptBy: `${command} has no --allow-config-writes`,
             liftWith: `${withFlag} --allow-config-writes`,
           },
           service,
           (sandboxId, wider) =>
-            new SandboxError(
-              'permission-denied',
+            new ReachRefusal(
+              sandboxId,
+              wider,
               `Sandbox "${sandboxId}" would ${reachSentence(wider)}: more than ${command} allows (${flags}). It was opened with more access before, by another command or VS Code.`,
               `Use a sandbox within these flags (sandbox_open with another session name), or ${withFlag} the flags that allow it (--workspace ro or rw, --network).`,
             ),

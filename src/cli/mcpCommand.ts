@@ -13,8 +13,10 @@ import { engineLabel } from '../core/engine/engineCapabilities';
 import { errorMessage } from '../core/errors';
 import type { Settings } from '../core/spec/settings';
 import { sandboxIdOf } from '../core/sessions/sessions';
+import { serveHttp, type HttpConnection } from '../mcp/httpServer';
 import { answerInvalidRequests } from '../mcp/invalidRequests';
 import { mcpConnection, type McpCaller } from '../mcp/mcpServer';
+import { usageError } from './args';
 import type { CommandContext } from './commands';
 import { flagPolicyTools, flagsText, type FlagPolicyTools } from './flagPolicyTools';
 import { toolSettings } from './toolCommand';
@@ -80,26 +82,45 @@ export async function mcpCommand(engine: SandboxEngine, context: CommandContext,
   const settings = toolSettings(context.args.values, folder);
   const log = (message: string) => process.stderr.write(`agent-sandbox mcp: ${message}\n`);
   const label = engineLabel(engine.kind, engine.capabilities);
-  const ended = new AbortController();
-  const connection = new Connection((scope) =>
-    flagPolicyTools({
-      engine,
-      folder,
-      settings,
-      client: 'mcp',
-      command: COMMAND,
-      withFlag: `start ${COMMAND} with`,
-      defaultScope: scope,
-    }),
-  );
-  const server = mcpConnection({
-    version,
-    instructions: instructions(settings, folder, label),
-    network: settings.network,
-    caller: (client) => connection.caller(client),
-    signal: AbortSignal.any([context.signal, ended.signal]),
-    log,
-  });
+  const serving = `${folder} (${flagsText(settings)}; engine ${label})`;
+
+  /** A new connection: its own server, scope and calls; `end` stops its calls and closes its own sandboxes. */
+  const connect = () => {
+    const ended = new AbortController();
+    const connection = new Connection((scope) =>
+      flagPolicyTools({
+        engine,
+        folder,
+        settings,
+        client: 'mcp',
+        command: COMMAND,
+        withFlag: `start ${COMMAND} with`,
+        defaultScope: scope,
+      }),
+    );
+    const server = mcpConnection({
+      version,
+      instructions: instructions(settings, folder, label),
+      network: settings.network,
+      flags: flagsText(settings),
+      caller: (client) => connection.caller(client),
+      signal: AbortSignal.any([context.signal, ended.signal]),
+      log,
+    });
+    return {
+      server,
+      end: async () => {
+        ended.abort(new Error('The MCP connection ended.'));
+        const sessions = await connection.end();
+        if (sessions.length) log(`closed the connection's sandboxes: ${sessions.join(', ')}`);
+      },
+    };
+  };
+
+  const http = context.args.values.http;
+  if (http !== undefined) return serveOverHttp(http, connect, context.signal, serving, log);
+
+  const { server, end } = connect();
   // A malformed request is answered (the SDK would drop it and its caller wait forever), and a line
   // the transport refuses, such as one over its size limit, is said on stderr.
   const requests = process.stdin.pipe(answerInvalidRequests((line) => process.stdout.write(line)));
@@ -124,13 +145,41 @@ export async function mcpCommand(engine: SandboxEngine, context: CommandContext,
   });
   context.signal.addEventListener('abort', close, { once: true });
   await server.connect(transport);
-  log(`serving ${folder} (${flagsText(settings)}; engine ${label}) on standard input and output`);
+  log(`serving ${serving} on standard input and output`);
   await closed;
   // Nothing more is read: a client that keeps our stdin open must not keep this process alive.
   process.stdin.unpipe(requests);
   process.stdin.pause();
-  ended.abort(new Error('The MCP connection ended.'));
-  const sessions = await connection.end();
-  if (sessions.length) log(`closed this connection's sandboxes: ${sessions.join(', ')}`);
+  await end();
+  return 0;
+}
+
+/** --http PORT: Streamable HTTP on 127.0.0.1 until Ctrl-C or SIGTERM, with a bearer token (AGENT_SANDBOX_MCP_TOKEN, else a random one). */
+async function serveOverHttp(
+  portText: string,
+  connect: () => HttpConnection,
+  signal: AbortSignal,
+  serving: string,
+  log: (message: string) => void,
+): Promise<number> {
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw usageError(`--http takes a port number (0 picks a free one), not "${portText}".`);
+  const fixed = process.env.AGENT_SANDBOX_MCP_TOKEN;
+  if (fixed !== undefined && fixed.length < 16)
+    throw usageError('AGENT_SANDBOX_MCP_TOKEN must be at least 16 characters; unset it for a random token.');
+  const token = fixed ?? randomBytes(24).toString('base64url');
+  const server = await serveHttp({ port, token, connect, log });
+  log(`serving ${serving} at ${server.url} (127.0.0.1 only)`);
+  log(
+    fixed !== undefined
+      ? 'bearer token: the value of AGENT_SANDBOX_MCP_TOKEN'
+      : `bearer token: ${token}  (send it as Authorization: Bearer <token>; set AGENT_SANDBOX_MCP_TOKEN to choose one)`,
+  );
+  await new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  await server.close();
   return 0;
 }

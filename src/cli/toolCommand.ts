@@ -9,7 +9,7 @@
 import type { SandboxEngine } from '../core/engine/engine';
 import type { Settings } from '../core/spec/settings';
 import { toolInputSchema } from '../core/tools/jsonSchema';
-import { DEFAULT_RESULT_CHARS, resultParts } from '../core/tools/resultParts';
+import { resultParts } from '../core/tools/resultParts';
 import { ToolInputError } from '../core/tools/runTool';
 import { TOOLS, isToolName, type ToolName } from '../core/tools/toolList';
 import { usageError, type ParsedArgs } from './args';
@@ -95,7 +95,6 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
   try {
     const { text, failure } = await tools.call(name, input, {
       signal,
-      budget: { maxChars: DEFAULT_RESULT_CHARS },
       onProgress: (progress) => output.progress(progress.message),
     });
     output.toolResult(

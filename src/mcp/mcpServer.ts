@@ -7,6 +7,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
+  ElicitResultSchema,
   ErrorCode,
   ListToolsRequestSchema,
   type CallToolResult,
@@ -14,8 +15,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ProgressCallback } from '../core/engine/engine';
 import { SandboxError, errorMessage } from '../core/errors';
-import type { TextBudget } from '../core/tools/fitBudget';
-import { DEFAULT_RESULT_CHARS, resultParts } from '../core/tools/resultParts';
+import { reachSentence, type ReachKind } from '../core/tools/reach';
+import { resultParts } from '../core/tools/resultParts';
 import { INPUT_REASONS, ToolInputError, type ToolOutcome } from '../core/tools/runTool';
 import { isToolName, TOOLS, type ToolName } from '../core/tools/toolList';
 import { mcpToolList } from './mcpTools';
@@ -25,7 +26,7 @@ export interface McpCaller {
   call(
     name: ToolName,
     input: unknown,
-    options: { signal: AbortSignal; budget: TextBudget; onProgress?: ProgressCallback },
+    options: { signal: AbortSignal; onProgress?: ProgressCallback; granted?: readonly ReachKind[] },
   ): Promise<ToolOutcome>;
 }
 
@@ -36,6 +37,8 @@ export interface McpConnectionOptions {
   readonly instructions: string;
   /** Whether the server's sandboxes may have the network (for the tools' hints). */
   readonly network: boolean;
+  /** The flags that set the policy, for the question put to the user: "--workspace ro, no --network". */
+  readonly flags: string;
   /** The caller for this connection, made once the client has said who it is. */
   caller(client: Implementation | undefined): McpCaller;
   /** Ends every call of this connection (it closed, or the server is stopping). */
@@ -73,9 +76,11 @@ export function mcpConnection(options: McpConnectionOptions): Server {
               .catch(() => undefined);
           };
     try {
-      // MCP gives no token budget: a result holds what VS Code and `agent-sandbox tool` give at most.
-      const budget = { maxChars: DEFAULT_RESULT_CHARS, signal };
-      const outcome = await caller.call(name, input ?? {}, { signal, budget, onProgress });
+      let outcome = await caller.call(name, input ?? {}, { signal, onProgress });
+      // Beyond the flags: refused, unless the client can ask its user, and the user allows this one call.
+      const refusal = outcome.refusal;
+      if (refusal && canAsk(server) && (await allowed(server, name, refusal, options.flags, signal)))
+        outcome = await caller.call(name, input ?? {}, { signal, onProgress, granted: refusal.wider });
       return {
         content: resultParts(outcome.text).map((text) => ({ type: 'text' as const, text })),
         ...(outcome.failure ? { isError: true } : {}),
@@ -88,6 +93,45 @@ export function mcpConnection(options: McpConnectionOptions): Server {
     }
   });
   return server;
+}
+
+/** Whether the client can put a question to its user (MCP elicitation, form mode; an empty capability is form mode). */
+function canAsk(server: Server): boolean {
+  const elicitation = server.getClientCapabilities()?.elicitation as { form?: object; url?: object } | undefined;
+  return Boolean(elicitation && (elicitation.form || !elicitation.url));
+}
+
+/** Asks the client's user whether this one call may reach further than the flags allow; no answer is no. */
+async function allowed(
+  server: Server,
+  tool: string,
+  refusal: NonNullable<ToolOutcome['refusal']>,
+  flags: string,
+  signal: AbortSignal,
+): Promise<boolean> {
+  try {
+    const answer = await server.request(
+      {
+        method: 'elicitation/create',
+        params: {
+          mode: 'form',
+          message: `${tool} would use sandbox "${refusal.sandboxId}", which can ${reachSentence([...refusal.wider])}: more than agent-sandbox mcp allows (${flags}). Allow this one call?`,
+          requestedSchema: {
+            type: 'object',
+            properties: {
+              allow: { type: 'boolean', title: 'Allow this one call', default: false },
+            },
+            required: ['allow'],
+          },
+        },
+      },
+      ElicitResultSchema,
+      { signal },
+    );
+    return answer.action === 'accept' && answer.content?.allow === true;
+  } catch {
+    return false;
+  }
 }
 
 /** A JSON-RPC "invalid params" error whose message is the tool's own (McpError would prefix "MCP error -32602:" twice). */

@@ -146,7 +146,12 @@ export class EngineState implements vscode.Disposable {
       consent: this.consent.get(),
       probeDocker: () => probeEngine(docker),
     });
-    if (selection.kind === 'docker') return this.decideFor('docker');
+    if (selection.kind === 'docker') {
+      const engine = this.decideFor('docker');
+      // The probe answered: ask who it is, so the status says connected (and to what), whoever decided.
+      void this.check();
+      return engine;
+    }
     if (selection.kind === 'virtual') {
       this.log.warn(
         `${selection.dockerProblem} Using the virtual engine, as the user chose: bash and Python run inside the extension host, a lighter isolation than a container.`,

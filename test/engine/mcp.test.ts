@@ -5,14 +5,20 @@
  * each connection has its own default sandbox, gone when the connection ends.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { spawn } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { runCliText } from './cliRunner';
+import { CLI, runCliText } from './cliRunner';
 import { startEngineProxy } from './engineProxy';
-import { requireEngine, testEngine } from './harness';
+import { TEST_IMAGES, requireEngine, testEngine } from './harness';
 import { resultText, startMcp, startRawMcp, toolCall, type McpServerProcess, type RawMcpServer } from './mcpHarness';
+import { seeded } from '../seed';
+import { GENERATOR, generatorCommand, type Shape } from '../vscode/suite/outputShapes';
 
 const engine = testEngine();
 
@@ -187,6 +193,45 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
     assert.match(less, /start agent-sandbox mcp with --network/);
   });
 
+  it('beyond its flags, asks a client that can ask its user: a no refuses, a yes allows that one call', async () => {
+    // The folder belongs to whoever runs code in the sandbox: the user, or 1000 when the tests run as root.
+    if (process.getuid?.() === 0) chownSync(folder, 1000, 1000);
+    const opened = await runCliText(
+      ['open', '--folder', folder, '--session', 'wide', '--workspace', 'rw', '--runtime', 'bash'],
+      { stdin: '' },
+    );
+    assert.equal(opened.code, 0, opened.stderr);
+    const questions: string[] = [];
+    let answer = false;
+    const { client } = await start(folder, [], {
+      ask: (request) => {
+        questions.push(request.params.message);
+        return { action: 'accept', content: { allow: answer } };
+      },
+    });
+    const call = {
+      name: 'sandbox_exec',
+      arguments: { sandbox_id: 'wide', command: 'echo made > /workspace/made.txt' },
+    };
+    const declined = await client.callTool(call);
+    assert.equal(declined.isError, true);
+    assert.match(resultText(declined), /more than agent-sandbox mcp allows \(--workspace none, no --network\)/);
+    assert.equal(questions.length, 1);
+    assert.match(
+      questions[0]!,
+      /sandbox_exec would use sandbox "wide", which can read your workspace folder and change files in your workspace folder: more than agent-sandbox mcp allows \(--workspace none, no --network\)\. Allow this one call\?/,
+    );
+    assert.ok(!existsSync(join(folder, 'made.txt')), 'nothing was written on a no');
+    answer = true;
+    const allowed = await client.callTool(call);
+    assert.equal(allowed.isError, undefined, resultText(allowed));
+    assert.equal(readFileSync(join(folder, 'made.txt'), 'utf8'), 'made\n');
+    answer = false;
+    const again = await client.callTool(call);
+    assert.equal(again.isError, true, 'the yes was for that one call');
+    assert.equal(questions.length, 3);
+  });
+
   it("two connections never share their default sandbox; a named one is the folder's", async () => {
     const first = await start(folder, [], { name: 'first' });
     const second = await start(folder, [], { name: 'second' });
@@ -234,7 +279,7 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
       ['kept'],
       `only the named sandbox is left; the server said: ${server.stderr()}`,
     );
-    assert.match(server.stderr(), /closed this connection's sandboxes: agent:mcp-mcp-test-[0-9a-f]{6}\/default/);
+    assert.match(server.stderr(), /closed the connection's sandboxes: agent:mcp-mcp-test-[0-9a-f]{6}\/default/);
   });
 
   it('a server killed outright leaves its sandbox to gc, which removes it from any folder', async () => {
@@ -271,33 +316,6 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
     assert.match(resultText(next), /engine/i);
   });
 
-  it('floods of output (one 5 MiB line, binary, ANSI escapes, a large file) come back bounded as agent-sandbox tool returns them', async () => {
-    const { client } = await start(folder);
-    const floods = [
-      { name: 'sandbox_exec', arguments: { command: "head -c 5242880 /dev/zero | tr '\\0' a" } },
-      { name: 'sandbox_exec', arguments: { command: 'head -c 3000000 /dev/urandom' } },
-      {
-        name: 'sandbox_exec',
-        arguments: { command: 'yes "$(printf \'\\033[31mred\\033]0;title\\007\\033[2J\')" | head -c 2000000' },
-      },
-      { name: 'sandbox_run', arguments: { code: "print('b' * 5 * 1024 * 1024)" } },
-      { name: 'sandbox_exec', arguments: { command: 'head -c 3000000 /dev/urandom | base64 -w0 > big.txt' } },
-      { name: 'sandbox_fs_read', arguments: { path: 'big.txt', max_bytes: 5_000_000 } },
-    ];
-    for (const call of floods) {
-      const result = await client.callTool(call);
-      const parts = (result.content as { text: string }[]).map((part) => part.text);
-      const total = parts.reduce((sum, part) => sum + part.length, 0);
-      const what = JSON.stringify(call.arguments);
-      assert.ok(
-        parts.every((part) => part.length <= 8_000),
-        `${what}: parts of at most 8,000 characters`,
-      );
-      assert.ok(total <= 48_000, `${what}: at most 48,000 characters in all, not ${total}`);
-      assert.doesNotMatch(parts[0]!, /^failed/, `${what}: ${parts[0]}`);
-    }
-  });
-
   it('a client that stops reading (our stdout closed) ends the connection as closing stdin does: its own sandbox is removed', async () => {
     const server = await startRaw(folder);
     server.send(toolCall(1, 'sandbox_exec', { command: 'true' }));
@@ -312,7 +330,7 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
       [],
       `nothing of the connection is left; the server said: ${server.stderr()}`,
     );
-    assert.match(server.stderr(), /closed this connection's sandboxes: agent:mcp-raw-[0-9a-f]{6}\/default/);
+    assert.match(server.stderr(), /closed the connection's sandboxes: agent:mcp-raw-[0-9a-f]{6}\/default/);
   });
 
   it('a malformed request (params null, an object as progress token, JSON-RPC 1.0) is answered with Invalid Request, not left waiting', async () => {
@@ -331,5 +349,132 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
     const { result } = await server.response(4);
     assert.match(resultText(result), /42/, 'the connection goes on');
     assert.match(server.stderr(), /not understood: .*not valid JSON/, 'what could not be answered is said on stderr');
+  });
+
+  it('over Streamable HTTP on 127.0.0.1: a bearer token, a Host check, and a session that ends with its sandbox', async () => {
+    const child = spawn(process.execPath, [CLI, 'mcp', '--folder', folder, '--http', '0'], {
+      env: { ...process.env, AGENT_SANDBOX_IMAGE_BASH: TEST_IMAGES.bash, AGENT_SANDBOX_POOL_SIZE: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const { url, token } = await until('the server to print its address and token', async () => {
+        const address = /at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)?.[1];
+        const secret = /bearer token: (\S+)/.exec(stderr)?.[1];
+        return address && secret ? { url: address, token: secret } : undefined;
+      });
+      const unauthorized = await fetch(url, {
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(unauthorized.status, 401);
+      // fetch will not send another Host header: node:http will, as a browser tricked by DNS rebinding would.
+      const rebound = await new Promise<number>((resolve, reject) => {
+        const request = httpRequest(url, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${token}`,
+            host: 'evil.example',
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+        });
+        request.on('response', (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        request.on('error', reject);
+        request.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+          }),
+        );
+      });
+      assert.equal(rebound, 403, 'a request for another host name (DNS rebinding) is refused');
+
+      const client = new Client({ name: 'http-test', version: '1.0.0' });
+      const transport = new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      });
+      await client.connect(transport);
+      assert.equal((await client.listTools()).tools.length, 10);
+      const ran = await client.callTool({ name: 'sandbox_exec', arguments: { command: 'echo over http' } });
+      assert.match(resultText(ran), /over http/);
+      assert.equal((await sessionsOf(folder)).length, 1);
+      await transport.terminateSession();
+      await client.close();
+      await until("the session's sandbox to go", async () => ((await sessionsOf(folder)).length ? undefined : true));
+      assert.match(stderr, /closed the connection's sandboxes: agent:mcp-http-test-[0-9a-f]{6}\/default/);
+    } finally {
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0, stderr);
+    }
+    assert.equal(stdout, '', 'nothing but logs, on stderr');
+  });
+
+  it('no output shape hangs a call over MCP: 5 MiB on one line, base64, ANSI with carriage returns, on both streams', async function () {
+    const { seed, hint } = seeded();
+    console.log(`      ${hint}`);
+    const { client } = await start(folder);
+    await client.callTool({
+      name: 'sandbox_fs_write',
+      arguments: { files: [{ path: 'gen.py', content: GENERATOR }] },
+    });
+    const cases: [Shape, number, 'stdout' | 'stderr'][] = [
+      ['run', 5 * 1024 * 1024, 'stdout'],
+      ['base64', 5 * 1024 * 1024, 'stderr'],
+      ['json', 1024 * 1024, 'stdout'],
+      ['ansi', 1024 * 1024, 'stderr'],
+      ['lines', 100_000, 'stdout'],
+    ];
+    for (const [shape, size, stream] of cases) {
+      const result = await client.callTool(
+        { name: 'sandbox_exec', arguments: { command: generatorCommand('gen.py', shape, size, stream, 3, seed) } },
+        undefined,
+        { timeout: 240_000 },
+      );
+      const parts = (result.content as { text: string }[]).map((part) => part.text);
+      const what = `${shape} ${size} on ${stream} (${hint})`;
+      assert.match(parts[0]!, /^failed · exit code 3 /, `${what}: the headline first`);
+      assert.ok(
+        parts.every((part) => part.length <= 8_000),
+        `${what}: parts a client shows whole`,
+      );
+      assert.ok(parts.join('').length <= 48_000 + 1_000, `${what}: within the result budget`);
+    }
+  });
+
+  it('a cancelled request (notifications/cancelled) stops the sandboxed process', async () => {
+    const { client } = await start(folder);
+    await client.callTool({ name: 'sandbox_exec', arguments: { command: 'true' } });
+    const [session] = await sessionsOf(folder);
+    const sleeping = () =>
+      engine.docker
+        .getContainer(session!.id)
+        .top()
+        .then((top) =>
+          ((top as { Processes?: string[][] }).Processes ?? []).some((row) => row.join(' ').includes('sleep 97')),
+        );
+    const controller = new AbortController();
+    const call = client
+      .callTool({ name: 'sandbox_exec', arguments: { command: 'sleep 97' } }, undefined, { signal: controller.signal })
+      .catch((error: unknown) => error);
+    await until('the command to run', async () => ((await sleeping()) ? true : undefined));
+    controller.abort(new Error('the user stopped the request'));
+    assert.ok((await call) instanceof Error);
+    await until('the process to stop', async () => ((await sleeping()) ? undefined : true));
+    // The session lives on for the next call.
+    assert.match(
+      resultText(await client.callTool({ name: 'sandbox_exec', arguments: { command: 'echo still here' } })),
+      /still here/,
+    );
   });
 });

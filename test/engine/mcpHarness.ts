@@ -2,7 +2,12 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitRequestSchema,
+  type CallToolResult,
+  type ElicitRequest,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { CLI } from './cliRunner';
 import { TEST_IMAGES } from './harness';
 
@@ -34,7 +39,12 @@ function serverEnv(extra: Record<string, string> = {}): Record<string, string> {
 export async function startMcp(
   folder: string,
   flags: readonly string[] = [],
-  options: { name?: string; env?: Record<string, string> } = {},
+  options: {
+    name?: string;
+    env?: Record<string, string>;
+    /** Answers the server's questions to the user (MCP elicitation); without it the client cannot be asked. */
+    ask?: (request: ElicitRequest) => ElicitResult | Promise<ElicitResult>;
+  } = {},
 ): Promise<McpServerProcess> {
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -44,7 +54,11 @@ export async function startMcp(
   });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const client = new Client({ name: options.name ?? 'mcp-test', version: '1.0.0' });
+  const client = new Client(
+    { name: options.name ?? 'mcp-test', version: '1.0.0' },
+    options.ask ? { capabilities: { elicitation: { form: {} } } } : {},
+  );
+  if (options.ask) client.setRequestHandler(ElicitRequestSchema, (request) => options.ask!(request));
   await client.connect(transport);
   const pid = transport.pid!;
   const exited = new Promise<number | null>((resolve) => {

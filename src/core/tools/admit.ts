@@ -23,6 +23,18 @@ export interface AdmitPolicy {
   readonly liftWith: string;
 }
 
+/** A call refused because its sandbox reaches further than the caller allows: which sandbox, and what more. */
+export class ReachRefusal extends SandboxError {
+  constructor(
+    readonly sandboxId: string,
+    readonly wider: readonly ReachKind[],
+    message: string,
+    hint: string,
+  ) {
+    super('permission-denied', message, hint);
+  }
+}
+
 /** A check for HandlerContext.admit: throws for a session this call may not use. */
 export function admitWithin(
   spec: AnyToolSpec,

@@ -18,6 +18,9 @@ export interface TextBudget {
   signal?: AbortSignal;
 }
 
+/** The most characters a result has in every front end (VS Code, `agent-sandbox tool`, MCP): about 12,000 tokens. */
+export const RESULT_CHARS = 48_000;
+
 /** Counting rounds before the shortened part is dropped whole: each costs a few bounded countTokens calls. */
 const MEASURE_ROUNDS = 2;
 

@@ -6,9 +6,6 @@
  */
 export const PART_CHARS = 8_000;
 
-/** The most characters one tool result holds when the caller gives no smaller budget (VS Code, `tool`, MCP). */
-export const DEFAULT_RESULT_CHARS = 48_000;
-
 /** The text in parts of at most PART_CHARS characters, cut at line breaks when one is in the last quarter. */
 export function resultParts(text: string): string[] {
   if (text.length <= PART_CHARS) return [text];

@@ -5,7 +5,9 @@
  */
 import type { ExecResult } from '../engine/engine';
 import { SandboxError, errorMessage, type SandboxErrorReason } from '../errors';
+import { ReachRefusal } from './admit';
 import { formatError } from './format';
+import type { ReachKind } from './reach';
 import type { HandlerContext } from './handlerContext';
 import { toolSpec, type AnyToolSpec, type ToolName } from './toolList';
 import type { ToolOutput } from './toolSpec';
@@ -67,6 +69,8 @@ export const INPUT_REASONS: ReadonlySet<SandboxErrorReason> = new Set([
 export interface ToolOutcome extends ToolOutput {
   /** Set when the call failed for a reason of the environment (engine down, session dead, a limit, the policy). */
   failure?: SandboxErrorReason;
+  /** Set when the policy refused the call's sandbox for reaching further than allowed: a front end may ask its user. */
+  refusal?: { readonly sandboxId: string; readonly wider: readonly ReachKind[] };
 }
 
 /** A failure of the environment as a result: its first line says "failed · <reason>", then what happened and what to do. */
@@ -86,7 +90,11 @@ export async function callTool(spec: AnyToolSpec, parsed: unknown, context: Tool
   } catch (error) {
     const cause = (error as Error).cause;
     if (error instanceof ToolInputError || !SandboxError.is(cause) || INPUT_REASONS.has(cause.reason)) throw error;
-    return { text: failureText(cause.reason, (error as Error).message), failure: cause.reason };
+    return {
+      text: failureText(cause.reason, (error as Error).message),
+      failure: cause.reason,
+      ...(cause instanceof ReachRefusal ? { refusal: { sandboxId: cause.sandboxId, wider: cause.wider } } : {}),
+    };
   }
 }
 

@@ -34,6 +34,8 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
   private live: vscode.Disposable[] = [];
   private readonly stats = new Map<string, { dispose(): void }>();
   private refreshTimer: NodeJS.Timeout | undefined;
+  /** The sessions last sent, as JSON: a poll that finds the same sends nothing. */
+  private lastSessions: string | undefined;
 
   constructor(private readonly services: PanelServices) {}
 
@@ -131,7 +133,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
           message.access,
         );
         if (!(await this.confirm(question, vscode.l10n.t('Recreate')))) {
-          await this.sendSessions();
+          await this.sendSessions(true); // puts the dropdown back
           return undefined;
         }
         const restarted = await track(
@@ -201,6 +203,8 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
         if (status.state === 'connected') this.scheduleSessions();
       }),
       service.onDidChangeSessions(() => this.scheduleSessions()),
+      // Sessions other programs open or close in this folder (the CLI, an MCP client) show too.
+      poll(() => this.scheduleSessions(), SESSIONS_POLL_MS),
       activity.onEntry((entry) => {
         this.post({ type: 'activity', entry: activityView(entry) });
         this.scheduleSessions();
@@ -223,6 +227,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
     for (const watcher of this.stats.values()) watcher.dispose();
     this.stats.clear();
     clearTimeout(this.refreshTimer);
+    this.lastSessions = undefined;
   }
 
   /** Coalesces bursts of changes (a restart is a close and an open) into one sessions update. */
@@ -241,6 +246,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
     }
     const sessions = await this.sessionViews();
     if (!defaults) return;
+    this.lastSessions = JSON.stringify(sessions);
     this.post({
       type: 'state',
       engine: engineView(engine.status, engineKind(engine)),
@@ -250,8 +256,13 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
     });
   }
 
-  private async sendSessions(): Promise<void> {
-    this.post({ type: 'sessions', sessions: await this.sessionViews() });
+  /** Sends the sessions when they changed since the last sending (or always, with `force`). */
+  private async sendSessions(force = false): Promise<void> {
+    const sessions = await this.sessionViews();
+    const text = JSON.stringify(sessions);
+    if (!force && text === this.lastSessions) return;
+    this.lastSessions = text;
+    this.post({ type: 'sessions', sessions });
   }
 
   private async sessionViews() {
@@ -293,4 +304,12 @@ function engineKind(engine: EngineState): string {
   } catch {
     return 'engine';
   }
+}
+
+/** While the panel is visible, how often it asks the engine for sessions other processes opened or closed. */
+const SESSIONS_POLL_MS = 3_000;
+
+function poll(tick: () => void, ms: number): { dispose(): void } {
+  const timer = setInterval(tick, ms);
+  return { dispose: () => clearInterval(timer) };
 }

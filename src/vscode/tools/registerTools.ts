@@ -13,8 +13,9 @@ import type { Settings } from '../../core/spec/settings';
 import { admitWithin } from '../../core/tools/admit';
 import { approvalFor, ReachGrants } from '../../core/tools/approvals';
 import { NO_REACH, reachSentence, union, widening, type Reach, type ReachKind } from '../../core/tools/reach';
+import { RESULT_CHARS } from '../../core/tools/fitBudget';
 import { formatError } from '../../core/tools/format';
-import { DEFAULT_RESULT_CHARS, resultParts } from '../../core/tools/resultParts';
+import { resultParts } from '../../core/tools/resultParts';
 import { callTool, failureText, parseToolInput } from '../../core/tools/runTool';
 import { resolveTarget, viewTarget } from '../../core/tools/targetView';
 import { TOOLS, type AnyToolSpec } from '../../core/tools/toolList';
@@ -119,12 +120,12 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
       const tokenization = options.tokenizationOptions;
       const budget = tokenization
         ? {
-            maxChars: DEFAULT_RESULT_CHARS,
+            maxChars: RESULT_CHARS,
             tokenBudget: tokenization.tokenBudget,
             countTokens: (value: string) => tokenization.countTokens(value, token),
             signal: cancellation.signal,
           }
-        : { maxChars: DEFAULT_RESULT_CHARS, signal: cancellation.signal };
+        : { maxChars: RESULT_CHARS, signal: cancellation.signal };
       // Decides the engine first (auto: Docker when it answers); without one the call is a result that says what to do.
       let engine;
       try {
