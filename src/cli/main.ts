@@ -70,7 +70,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (args.command === 'tool' && args.values.list) return toolList(context);
     engine = await createEngine(args, (message) => process.stderr.write(`agent-sandbox: ${message}\n`));
     if (args.command === 'tool') return await toolCommand(engine, context, workspaceFolder(args));
-    if (args.command === 'mcp') return await mcpCommand(engine, context, workspaceFolder(args));
+    if (args.command === 'mcp') {
+      process.stdout.off('error', stdoutClosed);
+      return await mcpCommand(engine, context, workspaceFolder(args));
+    }
     return await HANDLERS[args.command](engine, context);
   } catch (error) {
     output.error(error);
@@ -84,11 +87,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-// A reader that stops early (agent-sandbox tool --list | head) is no error of ours.
-process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+// A reader that stops early (agent-sandbox tool --list | head) is no error of ours. The MCP server
+// takes this over: for it, a client that stops reading ends the connection, which closes its sandboxes.
+function stdoutClosed(error: NodeJS.ErrnoException): void {
   if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
   throw error;
-});
+}
+process.stdout.on('error', stdoutClosed);
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -10,9 +10,11 @@ import type { Implementation } from '@modelcontextprotocol/sdk/types.js';
 import { version } from '../../package.json';
 import type { SandboxEngine, SessionScope } from '../core/engine/engine';
 import { engineLabel } from '../core/engine/engineCapabilities';
+import { errorMessage } from '../core/errors';
 import type { Settings } from '../core/spec/settings';
 import { sandboxIdOf } from '../core/sessions/sessions';
 import { serveHttp, type HttpConnection } from '../mcp/httpServer';
+import { answerInvalidRequests } from '../mcp/invalidRequests';
 import { mcpConnection, type McpCaller } from '../mcp/mcpServer';
 import { usageError } from './args';
 import type { CommandContext } from './commands';
@@ -119,17 +121,35 @@ export async function mcpCommand(engine: SandboxEngine, context: CommandContext,
   if (http !== undefined) return serveOverHttp(http, connect, context.signal, serving, log);
 
   const { server, end } = connect();
-  const transport = new StdioServerTransport();
+  // A malformed request is answered (the SDK would drop it and its caller wait forever), and a line
+  // the transport refuses, such as one over its size limit, is said on stderr.
+  const requests = process.stdin.pipe(answerInvalidRequests((line) => process.stdout.write(line)));
+  const transport = new StdioServerTransport(requests, process.stdout);
+  server.onerror = (error) =>
+    log(`a message from the client was not understood: ${errorMessage(error).replace(/\s+/g, ' ').slice(0, 500)}`);
   const closed = new Promise<void>((resolve) => {
     server.onclose = resolve;
   });
-  // The client closing our standard input ends the connection; so do Ctrl-C and SIGTERM (main aborts context.signal).
-  const close = () => void transport.close().catch(() => undefined);
+  // The client closing our standard input ends the connection; so do Ctrl-C and SIGTERM (main aborts
+  // context.signal), and a client that stops reading (EPIPE): its answers are lost, its sandboxes must not be.
+  let closing = false;
+  const close = () => {
+    if (closing) return;
+    closing = true;
+    void transport.close().catch(() => undefined);
+  };
   process.stdin.once('end', close);
+  process.stdout.on('error', (error) => {
+    if (!closing) log(`standard output failed (${errorMessage(error)}): ending the connection`);
+    close();
+  });
   context.signal.addEventListener('abort', close, { once: true });
   await server.connect(transport);
   log(`serving ${serving} on standard input and output`);
   await closed;
+  // Nothing more is read: a client that keeps our stdin open must not keep this process alive.
+  process.stdin.unpipe(requests);
+  process.stdin.pause();
   await end();
   return 0;
 }

@@ -16,7 +16,7 @@ import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { CLI, runCliText } from './cliRunner';
 import { startEngineProxy } from './engineProxy';
 import { TEST_IMAGES, requireEngine, testEngine } from './harness';
-import { resultText, startMcp, type McpServerProcess } from './mcpHarness';
+import { resultText, startMcp, startRawMcp, toolCall, type McpServerProcess, type RawMcpServer } from './mcpHarness';
 import { seeded } from '../seed';
 import { GENERATOR, generatorCommand, type Shape } from '../vscode/suite/outputShapes';
 
@@ -40,6 +40,12 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
   this.timeout(180_000);
   let folder: string;
   const servers: McpServerProcess[] = [];
+  const raws: RawMcpServer[] = [];
+  const startRaw = async (...args: Parameters<typeof startRawMcp>) => {
+    const server = await startRawMcp(...args);
+    raws.push(server);
+    return server;
+  };
   const start = async (...args: Parameters<typeof startMcp>) => {
     const server = await startMcp(...args);
     servers.push(server);
@@ -56,6 +62,10 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
   });
   afterEach(async () => {
     await Promise.allSettled(servers.splice(0).map((server) => server.close()));
+    for (const raw of raws.splice(0)) {
+      raw.child.stdin.end();
+      await raw.exited;
+    }
     for (const session of await engine.list({ includeCompute: true }))
       if (session.workspaceFolder === folder) await engine.remove(session.id);
     rmSync(folder, { recursive: true, force: true });
@@ -306,6 +316,41 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
     assert.match(resultText(next), /engine/i);
   });
 
+  it('a client that stops reading (our stdout closed) ends the connection as closing stdin does: its own sandbox is removed', async () => {
+    const server = await startRaw(folder);
+    server.send(toolCall(1, 'sandbox_exec', { command: 'true' }));
+    await server.response(1);
+    assert.equal((await sessionsOf(folder)).length, 1, "the connection's sandbox is open");
+    server.child.stdout.destroy();
+    // Its answer cannot be written any more: the connection has ended, as when a client dies mid-call.
+    server.send(toolCall(2, 'sandbox_exec', { command: 'sleep 1' }));
+    await server.exited;
+    assert.deepEqual(
+      (await sessionsOf(folder)).map((session) => session.name),
+      [],
+      `nothing of the connection is left; the server said: ${server.stderr()}`,
+    );
+    assert.match(server.stderr(), /closed the connection's sandboxes: agent:mcp-raw-[0-9a-f]{6}\/default/);
+  });
+
+  it('a malformed request (params null, an object as progress token, JSON-RPC 1.0) is answered with Invalid Request, not left waiting', async () => {
+    const server = await startRaw(folder);
+    server.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: null });
+    server.send(toolCall(2, 'sandbox_run', { code: 'print(2)' }, { progressToken: { not: 'a token' } }));
+    server.send({ jsonrpc: '1.0', id: 3, method: 'ping' });
+    server.send('not json at all');
+    server.send(toolCall(4, 'sandbox_run', { code: 'print(6 * 7)' }));
+    const expected = [/params: .*expected object, received null/, /params\._meta\.progressToken/, /jsonrpc: .*"2\.0"/];
+    for (const [index, pattern] of expected.entries()) {
+      const { error } = await server.response(index + 1);
+      assert.equal(error?.code, ErrorCode.InvalidRequest, JSON.stringify(error));
+      assert.match(error.message, pattern);
+    }
+    const { result } = await server.response(4);
+    assert.match(resultText(result), /42/, 'the connection goes on');
+    assert.match(server.stderr(), /not understood: .*not valid JSON/, 'what could not be answered is said on stderr');
+  });
+
   it('over Streamable HTTP on 127.0.0.1: a bearer token, a Host check, and a session that ends with its sandbox', async () => {
     const child = spawn(process.execPath, [CLI, 'mcp', '--folder', folder, '--http', '0'], {
       env: { ...process.env, AGENT_SANDBOX_IMAGE_BASH: TEST_IMAGES.bash, AGENT_SANDBOX_POOL_SIZE: '0' },
@@ -411,12 +456,13 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
     const { client } = await start(folder);
     await client.callTool({ name: 'sandbox_exec', arguments: { command: 'true' } });
     const [session] = await sessionsOf(folder);
-    const running = (await engine.docker.getContainer(session!.id).top()) as { Processes?: string[][] };
     const sleeping = () =>
       engine.docker
         .getContainer(session!.id)
         .top()
-        .then((top) => ((top as typeof running).Processes ?? []).some((row) => row.join(' ').includes('sleep 97')));
+        .then((top) =>
+          ((top as { Processes?: string[][] }).Processes ?? []).some((row) => row.join(' ').includes('sleep 97')),
+        );
     const controller = new AbortController();
     const call = client
       .callTool({ name: 'sandbox_exec', arguments: { command: 'sleep 97' } }, undefined, { signal: controller.signal })
