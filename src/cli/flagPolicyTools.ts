@@ -5,7 +5,8 @@
  * a notice naming the flag) and when a call is about to use one (a session opened with more, by
  * another command or VS Code, is refused with a message naming the flag).
  */
-import type { SandboxEngine, SessionClient, SessionScope } from '../core/engine/engine';
+import type { SandboxEngine, SessionClient, SessionInfo, SessionScope } from '../core/engine/engine';
+import { SandboxError } from '../core/errors';
 import { engineLabel } from '../core/engine/engineCapabilities';
 import { protectedPathsFor } from '../core/policy/protectedPaths';
 import { Redactor } from '../core/secrets/redaction';
@@ -33,6 +34,8 @@ export interface FlagPolicyOptions {
   withFlag: string;
   /** The scope of the default session (an MCP connection's own); the workspace's when absent. */
   defaultScope?: SessionScope;
+  /** Why a session of this scope is not this caller's to use or close (another MCP connection's), or undefined. */
+  notOurs?(scope: SessionScope): string | undefined;
 }
 
 export interface CallOptions {
@@ -92,25 +95,45 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
         workspaceFolder: folder,
         protectedPaths,
         onProgress: call.onProgress,
-        admit: admitWithin(
-          spec,
-          parsed,
-          {
-            allowed: union(policyReach(settings.workspaceAccess, settings.network), new Set(call.granted ?? [])),
-            protectedPaths,
-            keptBy: `${command} has no --allow-config-writes`,
-            liftWith: `${withFlag} --allow-config-writes`,
-          },
-          service,
-          (sandboxId, wider) =>
-            new ReachRefusal(
-              sandboxId,
-              wider,
-              `Sandbox "${sandboxId}" would ${reachSentence(wider)}: more than ${command} allows (${flags}). It was opened with more access before, by another command or VS Code.`,
-              `Use a sandbox within these flags (sandbox_open with another session name), or ${withFlag} the flags that allow it (--workspace ro or rw, --network).`,
-            ),
+        admit: admitAlso(
+          admitWithin(
+            spec,
+            parsed,
+            {
+              allowed: union(policyReach(settings.workspaceAccess, settings.network), new Set(call.granted ?? [])),
+              protectedPaths,
+              keptBy: `${command} has no --allow-config-writes`,
+              liftWith: `${withFlag} --allow-config-writes`,
+            },
+            service,
+            (sandboxId, wider) =>
+              new ReachRefusal(
+                sandboxId,
+                wider,
+                `Sandbox "${sandboxId}" would ${reachSentence(wider)}: more than ${command} allows (${flags}). It was opened with more access before, by another command or VS Code.`,
+                `Use a sandbox within these flags (sandbox_open with another session name), or ${withFlag} the flags that allow it (--workspace ro or rw, --network).`,
+              ),
+          ),
+          options.notOurs,
         ),
       });
     },
+  };
+}
+
+/** The policy's check, after refusing a session that is not this caller's (notOurs). */
+function admitAlso(
+  admit: (session: SessionInfo) => void,
+  notOurs: FlagPolicyOptions['notOurs'],
+): (session: SessionInfo) => void {
+  return (session) => {
+    const why = notOurs?.(session.scope);
+    if (why)
+      throw new SandboxError(
+        'permission-denied',
+        why,
+        'Use your own sandboxes: omit sandbox_id for the default one, or open a named one with sandbox_open.',
+      );
+    admit(session);
   };
 }

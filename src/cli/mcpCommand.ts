@@ -96,6 +96,11 @@ export async function mcpCommand(engine: SandboxEngine, context: CommandContext,
         command: COMMAND,
         withFlag: `start ${COMMAND} with`,
         defaultScope: scope,
+        // Two connections never share their default sandboxes: not even by naming the other's.
+        notOurs: (other) =>
+          other.kind === 'agent' && other.key?.startsWith('mcp-') && other.key !== scope.key
+            ? `Sandbox agent:${other.key}/… belongs to another MCP connection: its files and processes are not this connection's to use or close.`
+            : undefined,
       }),
     );
     const server = mcpConnection({

@@ -241,6 +241,26 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
     });
     const seen = await second.client.callTool({ name: 'sandbox_exec', arguments: { command: 'ls' } });
     assert.doesNotMatch(resultText(seen), /mine\.txt/);
+    // Not even by naming it, nor by its container id.
+    const firstId = /agent:mcp-first-[0-9a-f]{6}\/default/.exec(
+      resultText(await first.client.callTool({ name: 'sandbox_open', arguments: {} })),
+    )?.[0];
+    assert.ok(firstId);
+    const container = (await sessionsOf(folder)).find((session) => session.scope.key?.startsWith('mcp-first-'))!.id;
+    for (const sandboxId of [firstId, container.slice(0, 12)]) {
+      for (const call of [
+        { name: 'sandbox_exec', arguments: { sandbox_id: sandboxId, command: 'cat mine.txt' } },
+        { name: 'sandbox_close', arguments: { sandbox_id: sandboxId } },
+      ]) {
+        const refused = await second.client.callTool(call);
+        assert.equal(refused.isError, true, `${call.name} ${sandboxId}: ${resultText(refused)}`);
+        assert.match(resultText(refused), /belongs to another MCP connection/);
+      }
+    }
+    assert.ok(
+      (await sessionsOf(folder)).some((session) => session.id === container),
+      'still open',
+    );
     await first.client.callTool({ name: 'sandbox_open', arguments: { session: 'shared', runtime: 'bash' } });
     await first.client.callTool({
       name: 'sandbox_fs_write',

@@ -287,9 +287,14 @@ export class SandboxService {
     }
   }
 
-  async close(sandboxId: string | undefined, signal?: AbortSignal): Promise<SessionInfo> {
+  async close(
+    sandboxId: string | undefined,
+    signal?: AbortSignal,
+    admit?: (session: SessionInfo) => void,
+  ): Promise<SessionInfo> {
     const id = sandboxId ?? this.defaultSandboxId();
     const info = this.cached(id)?.info ?? (await this.find(id, signal));
+    if (info) admit?.(info);
     const wasDead = this.dead.delete(id);
     if (!info && wasDead) return { ...deadPlaceholder(id) };
     if (!info) {

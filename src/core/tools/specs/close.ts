@@ -47,7 +47,7 @@ export const closeTool = defineTool({
     };
   },
   async run(input, context) {
-    const closed = await context.service.close(input.sandbox_id, context.signal);
+    const closed = await context.service.close(input.sandbox_id, context.signal, context.admit);
     return { text: [formatClose(closed.name ?? closed.id), ...closed.notices].join('\n') };
   },
 });
