@@ -497,4 +497,21 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
       /still here/,
     );
   });
+
+  it('output shown in a terminal by the client cannot drive it: no escape sequence from the sandbox reaches it', async () => {
+    const { client } = await start(folder);
+    const result = await client.callTool({
+      name: 'sandbox_exec',
+      arguments: {
+        command:
+          "printf '\\033]52;c;cHduZWQ=\\007\\033]0;title\\007\\033[2J\\033[31mred\\033[0m bell\\007 end\\n' | tee out.txt",
+      },
+    });
+    const text = resultText(result);
+    assert.match(text, /red bell\u2407 end/);
+    assert.doesNotMatch(text, /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/, 'no control character but tab and line breaks');
+    const read = resultText(await client.callTool({ name: 'sandbox_fs_read', arguments: { path: 'out.txt' } }));
+    assert.match(read, /red bell\u2407 end/);
+    assert.doesNotMatch(read, /\x1b/);
+  });
 });

@@ -1,11 +1,12 @@
 /**
  * One tool call from raw input to the text the model reads: validate once with the tool's schema, run
  * its handler, keep host secrets out (before the output is shortened to the budget and once more
- * after). VS Code, the CLI's `tool` command and the hostile suite all go through here.
+ * after), and make it safe to show in a terminal (no escape sequences from the sandbox). VS Code, the CLI's `tool` command and the hostile suite all go through here.
  */
 import type { ExecResult } from '../engine/engine';
 import { SandboxError, errorMessage, type SandboxErrorReason } from '../errors';
 import { ReachRefusal } from './admit';
+import { terminalSafe } from '../results/terminalSafe';
 import { formatError } from './format';
 import type { ReachKind } from './reach';
 import type { HandlerContext } from './handlerContext';
@@ -46,9 +47,9 @@ export async function runTool(spec: AnyToolSpec, parsed: unknown, context: ToolC
   });
   try {
     const output = await spec.run(parsed, { ...context, redactResult, redactText: context.redact });
-    return { ...output, text: context.redact(output.text) };
+    return { ...output, text: terminalSafe(context.redact(output.text)) };
   } catch (error) {
-    throw new Error(context.redact(SandboxError.is(error) ? formatError(error) : errorMessage(error)), {
+    throw new Error(terminalSafe(context.redact(SandboxError.is(error) ? formatError(error) : errorMessage(error))), {
       cause: error,
     });
   }
