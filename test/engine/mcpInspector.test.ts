@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { TOOLS } from '../../src/core/tools/toolList';
 import { CLI } from './cliRunner';
 import { TEST_IMAGES, requireEngine } from './harness';
 
@@ -93,22 +94,14 @@ describe('the MCP Inspector (command-line mode) against agent-sandbox mcp', func
     }
   }
 
-  it('lists the ten tools', async () => {
+  it('lists the tools, as the LM tools are listed', async () => {
     const listed = await inspect('--method', 'tools/list');
     assert.equal(listed.code, 0, listed.text);
     const names = (listed.json as { tools: { name: string }[] }).tools.map((tool) => tool.name);
-    assert.deepEqual(names, [
-      'sandbox_run',
-      'sandbox_open',
-      'sandbox_exec',
-      'sandbox_fs_write',
-      'sandbox_fs_read',
-      'sandbox_fs_list',
-      'sandbox_fs_delete',
-      'sandbox_stage_file',
-      'sandbox_publish_file',
-      'sandbox_close',
-    ]);
+    assert.deepEqual(
+      names,
+      TOOLS.map((tool) => tool.name),
+    );
   });
 
   it('calls sandbox_run on the real engine', async () => {
