@@ -203,6 +203,27 @@ export interface ShellOptions {
   env?: Readonly<Record<string, string>>;
 }
 
+/**
+ * A long-running program in a sandbox on pipes, not a terminal: what a persistent interpreter runs
+ * in. It runs as the sandbox's user under the same limits; its output arrives as it is written.
+ */
+export interface SandboxProcess {
+  /** Writes to its standard input. */
+  write(data: string | Uint8Array): void;
+  onStdout(listener: (chunk: Buffer) => void): void;
+  onStderr(listener: (chunk: Buffer) => void): void;
+  /** Resolves once the process has ended, with its exit code when the engine knows it. */
+  readonly exited: Promise<number | null>;
+  /** Ends the process and everything it started. */
+  close(): Promise<void>;
+}
+
+export interface ProcessOptions {
+  /** Working directory; defaults to /workspace. */
+  cwd?: string;
+  env?: Readonly<Record<string, string>>;
+}
+
 /** An interactive terminal inside a sandbox, e.g. behind "Open Terminal in Sandbox". */
 export interface ShellSession {
   /** Sends keystrokes or pasted text to the terminal, as typed (Enter is "\r"). */
@@ -227,6 +248,8 @@ export interface Sandbox {
   deletePath(path: string, options?: DeleteOptions, signal?: AbortSignal): Promise<{ path: string; deleted: boolean }>;
   /** Starts an interactive shell on a terminal; it runs as the sandbox's user, under the same limits. */
   openShell(options?: ShellOptions): Promise<ShellSession>;
+  /** Starts a long-running program on pipes (engines that run real processes; see SandboxProcess). */
+  openProcess?(argv: readonly string[], options?: ProcessOptions): Promise<SandboxProcess>;
   close(): Promise<void>;
 }
 

@@ -12,8 +12,10 @@ import type {
   FileInput,
   ListOptions,
   ListResult,
+  ProcessOptions,
   ReadOptions,
   Sandbox,
+  SandboxProcess,
   SessionInfo,
   ShellOptions,
   ShellSession,
@@ -31,6 +33,7 @@ import { ALL_PROCESSES, execInContainer, killAll, startBlockedByProcessLimit, ty
 import { filesFillMemory, filledMemoryBecause } from './filesInMemory';
 import { DELETE_SCRIPT, FILE_EXIT, LIST_SCRIPT, READ_SCRIPT, WRITE_SCRIPT, fileErrorFor } from './fileScripts';
 import { DEFAULT_SHELL, DEFAULT_TERMINAL_SIZE, openDockerShell } from './shell';
+import { openDockerProcess } from './process';
 import { buildTar } from './tar';
 import { formatSize } from '../../core/spec/units';
 
@@ -208,6 +211,26 @@ export class DockerSandbox implements Sandbox {
     if (outcome.exitCode !== 0)
       throw fileErrorFor(absolute, outcome.exitCode, outcome.stderr.text('stderr'), 'delete', this.info.spec.limits);
     return { path: absolute, deleted: true };
+  }
+
+  async openProcess(argv: readonly string[], options: ProcessOptions = {}): Promise<SandboxProcess> {
+    if (this.closed)
+      throw new SandboxError('session-dead', 'This sandbox was closed.', 'Open a new session with sandbox_open.');
+    const params = {
+      docker: this.engine.docker,
+      container: this.container,
+      user: this.user,
+      argv,
+      cwd: options.cwd ? posix.resolve(WORKSPACE_DIR, options.cwd) : WORKSPACE_DIR,
+      env: Object.entries(options.env ?? {}).map(([key, value]) => `${key}=${value}`),
+    };
+    try {
+      return await this.engine.guard(() => openDockerProcess(params));
+    } catch (error) {
+      const status = (error as { cause?: { statusCode?: number } }).cause?.statusCode;
+      if (status === 404 || status === 409) throw await this.deathError();
+      throw error;
+    }
   }
 
   async openShell(options: ShellOptions = {}): Promise<ShellSession> {

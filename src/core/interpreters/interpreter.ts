@@ -1,0 +1,231 @@
+/**
+ * A persistent interpreter in a session: the kernel (pythonKernel.ts) started once as a
+ * SandboxProcess, then one call at a time. A call past its time is interrupted first (SIGINT, which
+ * keeps the state); if it does not stop within INTERRUPT_GRACE_MS the interpreter is killed and the
+ * result says the state was lost. An interpreter that ended on its own (os._exit, a segfault, the
+ * memory limit) is reported by the call it ended, and the next call starts a new one.
+ */
+import { z } from 'zod';
+import type { Sandbox, SandboxProcess } from '../engine/engine';
+import { SandboxError, abortError } from '../errors';
+import { PYTHON_KERNEL } from './pythonKernel';
+
+export const INTERPRETER_LANGUAGES = ['python'] as const;
+export type InterpreterLanguage = (typeof INTERPRETER_LANGUAGES)[number];
+
+/** How long interrupted code has to stop before the interpreter is killed. */
+const INTERRUPT_GRACE_MS = 5_000;
+/** How long a new interpreter has to say it is ready. */
+const START_TIMEOUT_MS = 30_000;
+
+const readySchema = z.object({ ready: z.literal(true), pid: z.number().int().positive(), python: z.string() });
+const replySchema = z.object({
+  id: z.number(),
+  value: z.string().nullable(),
+  error: z.string().nullable(),
+  interrupted: z.boolean(),
+  stdout: z.string(),
+  stdoutTotal: z.number(),
+  stderr: z.string(),
+  stderrTotal: z.number(),
+  ms: z.number(),
+});
+
+export interface EvalResult {
+  outcome: 'ok' | 'error' | 'timeout' | 'cancelled' | 'crashed';
+  /** The repr of the final expression's value, when it had one. */
+  value?: string;
+  /** The traceback of an exception (or a KeyboardInterrupt after a timeout). */
+  error?: string;
+  stdout: string;
+  stderr: string;
+  stdoutBytes: number;
+  stderrBytes: number;
+  durationMs: number;
+  /** The state is gone: the interpreter ended or was killed. */
+  stateLost: boolean;
+  notices: string[];
+}
+
+export class Interpreter {
+  private lines = '';
+  private readonly waiting = new Map<number, (reply: z.output<typeof replySchema>) => void>();
+  private nextId = 1;
+  private queue: Promise<unknown> = Promise.resolve();
+  private ended = false;
+  private endedBecause: string | undefined;
+
+  private constructor(
+    private readonly sandbox: Sandbox,
+    private readonly process: SandboxProcess,
+    readonly language: InterpreterLanguage,
+    private readonly pid: number,
+    readonly version: string,
+  ) {}
+
+  /** Starts the kernel in the sandbox; throws what to do when the sandbox cannot run one. */
+  static async start(sandbox: Sandbox, stdoutCap: number, signal?: AbortSignal): Promise<Interpreter> {
+    if (!sandbox.openProcess)
+      throw new SandboxError(
+        'unsupported',
+        'This engine cannot keep an interpreter running between calls.',
+        'Run the code with command (python3 -c ...) instead, or use the Docker engine.',
+      );
+    const process = await sandbox.openProcess(['python3', '-u', '-c', PYTHON_KERNEL, String(stdoutCap)]);
+    let buffered = '';
+    let stderr = '';
+    process.onStderr((chunk) => (stderr = `${stderr}${chunk.toString('utf8')}`.slice(-4_000)));
+    const ready = await new Promise<z.output<typeof readySchema>>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no answer')), START_TIMEOUT_MS);
+      const stop = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const onAbort = () => (stop(), reject(abortError(signal!)));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      process.onStdout((chunk) => {
+        buffered += chunk.toString('utf8');
+        const newline = buffered.indexOf('\n');
+        if (newline < 0) return;
+        const parsed = readySchema.safeParse(safeJson(buffered.slice(0, newline)));
+        stop();
+        if (parsed.success) resolve(parsed.data);
+        else reject(new Error(buffered.slice(0, 200)));
+      });
+      void process.exited.then((code) => (stop(), reject(new Error(`it exited with code ${code}`))));
+    }).catch(async (error: unknown) => {
+      await process.close();
+      if (SandboxError.is(error, 'aborted')) throw error;
+      const missing = /not found|No such file/.test(stderr);
+      throw new SandboxError(
+        missing ? 'unsupported' : 'engine-error',
+        missing
+          ? 'This sandbox has no python3, so it cannot run a Python interpreter.'
+          : `The Python interpreter did not start (${(error as Error).message})${stderr ? `: ${stderr.trim()}` : ''}.`,
+        missing
+          ? 'Open a sandbox with runtime python (sandbox_open with runtime "python").'
+          : 'Run the code with command (python3 -c ...) to see what fails.',
+      );
+    });
+    const interpreter = new Interpreter(sandbox, process, 'python', ready.pid, ready.python);
+    interpreter.lines = buffered.slice(buffered.indexOf('\n') + 1);
+    process.onStdout((chunk) => interpreter.receive(chunk));
+    void process.exited.then((code) => interpreter.onExit(code));
+    return interpreter;
+  }
+
+  /** Whether it still runs: a new call on one that ended starts a new interpreter. */
+  get alive(): boolean {
+    return !this.ended;
+  }
+
+  /** Runs code after the calls before it; never throws for the code's own failures. */
+  run(code: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<EvalResult> {
+    const call = this.queue.then(() => this.runNow(code, options));
+    this.queue = call.catch(() => undefined);
+    return call;
+  }
+
+  close(): Promise<void> {
+    this.ended = true;
+    return this.process.close();
+  }
+
+  private async runNow(code: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<EvalResult> {
+    const started = Date.now();
+    if (this.ended) return this.lost(started, this.endedBecause ?? 'The interpreter had ended.');
+    const id = this.nextId++;
+    const reply = new Promise<z.output<typeof replySchema> | undefined>((resolve) => {
+      this.waiting.set(id, resolve);
+      void this.process.exited.then(() => resolve(undefined));
+    });
+    this.process.write(`${JSON.stringify({ id, code })}\n`);
+    let stopped: 'timeout' | 'cancelled' | undefined;
+    const stop = async (why: 'timeout' | 'cancelled') => {
+      if (stopped) return;
+      stopped = why;
+      await this.signalKernel('INT');
+      const timer = setTimeout(() => void this.kill(why), INTERRUPT_GRACE_MS);
+      void reply.finally(() => clearTimeout(timer));
+    };
+    const timer = setTimeout(() => void stop('timeout'), options.timeoutMs);
+    const onAbort = () => void stop('cancelled');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.signal?.aborted) onAbort();
+    const answer = await reply.finally(() => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+    });
+    this.waiting.delete(id);
+    if (!answer)
+      return this.lost(
+        started,
+        stopped
+          ? `The code did not stop within ${INTERRUPT_GRACE_MS / 1000} s of being interrupted (${stopped === 'timeout' ? `after its ${options.timeoutMs / 1000} s limit` : 'the call was cancelled'}), so the interpreter was killed.`
+          : (this.endedBecause ?? 'The interpreter ended during the call.'),
+        stopped,
+      );
+    const stdout = Buffer.from(answer.stdout, 'base64').toString('utf8');
+    const stderr = Buffer.from(answer.stderr, 'base64').toString('utf8');
+    return {
+      outcome: stopped && answer.interrupted ? stopped : answer.error ? 'error' : 'ok',
+      ...(answer.value !== null ? { value: answer.value } : {}),
+      ...(answer.error !== null ? { error: answer.error } : {}),
+      stdout,
+      stderr,
+      stdoutBytes: answer.stdoutTotal,
+      stderrBytes: answer.stderrTotal,
+      durationMs: Date.now() - started,
+      stateLost: false,
+      notices: [],
+    };
+  }
+
+  private lost(started: number, why: string, stopped?: 'timeout' | 'cancelled'): EvalResult {
+    return {
+      outcome: stopped ?? 'crashed',
+      error: why,
+      stdout: '',
+      stderr: '',
+      stdoutBytes: 0,
+      stderrBytes: 0,
+      durationMs: Date.now() - started,
+      stateLost: true,
+      notices: [],
+    };
+  }
+
+  private receive(chunk: Buffer): void {
+    this.lines += chunk.toString('utf8');
+    for (let newline = this.lines.indexOf('\n'); newline >= 0; newline = this.lines.indexOf('\n')) {
+      const line = this.lines.slice(0, newline);
+      this.lines = this.lines.slice(newline + 1);
+      const parsed = replySchema.safeParse(safeJson(line));
+      if (parsed.success) this.waiting.get(parsed.data.id)?.(parsed.data);
+    }
+  }
+
+  private onExit(code: number | null): void {
+    this.ended = true;
+    this.endedBecause ??= `The Python interpreter ended${code === null ? '' : ` with exit code ${code}${code === 137 ? ' (killed: the memory limit, or a kill)' : code > 128 ? ` (signal ${code - 128})` : ''}`}.`;
+  }
+
+  private async kill(why: 'timeout' | 'cancelled'): Promise<void> {
+    this.endedBecause = `The interpreter was killed (${why === 'timeout' ? 'its code ran past the time limit and ignored the interrupt' : 'the call was cancelled and the code ignored the interrupt'}).`;
+    await this.signalKernel('KILL');
+    await this.process.close();
+  }
+
+  /** kill -SIG the kernel, from a separate command in the sandbox (the kernel's pid is the sandbox's own). */
+  private async signalKernel(name: 'INT' | 'KILL'): Promise<void> {
+    await this.sandbox.exec({ cmd: ['kill', `-${name}`, String(this.pid)], timeoutSeconds: 10 }).catch(() => undefined);
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

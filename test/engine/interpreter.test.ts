@@ -1,0 +1,103 @@
+/**
+ * The persistent Python interpreter against a real engine: state lives across calls, a final
+ * expression's value is shown, exceptions keep the state, a timeout interrupts and keeps it, a crash
+ * is reported and the next call starts afresh.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Sandbox } from '../../src/core/engine/engine';
+import { Interpreter } from '../../src/core/interpreters/interpreter';
+import { openSession } from './namedSession';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
+import { requireEngine, testEngine } from './harness';
+
+describe('persistent Python interpreter (real engine)', function () {
+  this.timeout(120_000);
+  const engine = testEngine();
+  let sandbox: Sandbox;
+  let python: Interpreter;
+
+  before(async function () {
+    await requireEngine(this);
+    ({ sandbox } = await openSession(engine, resolveSpec({ runtime: 'python' }), {
+      name: 'interpreter-test',
+      workspaceFolder: mkdtempSync(join(tmpdir(), 'agent-sandbox-interpreter-')),
+    }));
+    python = await Interpreter.start(sandbox, 1024 * 1024);
+  });
+  after(async () => {
+    await python?.close();
+    if (sandbox) await engine.remove(sandbox.info.id);
+    await engine.dispose();
+  });
+
+  it('keeps variables, imports and open files across 50 calls, and shows a final value', async () => {
+    await python.run('import math\ntotal = 0\nlog = open("/tmp/log.txt", "w")', { timeoutMs: 30_000 });
+    for (let i = 1; i <= 50; i++) {
+      const result = await python.run(`total += ${i}\nlog.write("${i}\\n")\ntotal`, { timeoutMs: 30_000 });
+      assert.equal(result.outcome, 'ok', result.error);
+      assert.equal(result.value, String((i * (i + 1)) / 2));
+    }
+    const final = await python.run('log.close()\nprint(open("/tmp/log.txt").read().count("\\n"), math.pi > 3)', {
+      timeoutMs: 30_000,
+    });
+    assert.equal(final.stdout, '50 True\n');
+    assert.equal(final.value, undefined);
+  });
+
+  it('keeps stdout and stderr apart, child processes included', async () => {
+    const result = await python.run(
+      'import os, sys\nprint("out")\nprint("err", file=sys.stderr)\nos.system("echo child")',
+      {
+        timeoutMs: 30_000,
+      },
+    );
+    assert.equal(result.stdout, 'out\nchild\n');
+    assert.equal(result.stderr, 'err\n');
+    assert.equal(result.value, '0');
+  });
+
+  it('an exception returns its traceback and keeps the state', async () => {
+    await python.run('kept = "yes"', { timeoutMs: 30_000 });
+    const failed = await python.run('def f():\n    return 1 / 0\nf()', { timeoutMs: 30_000 });
+    assert.equal(failed.outcome, 'error');
+    assert.match(
+      failed.error!,
+      /File "<cell>", line 3, in <module>[\s\S]*line 2, in f[\s\S]*ZeroDivisionError: division by zero/,
+    );
+    assert.doesNotMatch(failed.error!, /kernel|<string>/);
+    assert.equal((await python.run('kept', { timeoutMs: 30_000 })).value, "'yes'");
+  });
+
+  it('a timeout interrupts the code and keeps the state', async () => {
+    await python.run('before = 7', { timeoutMs: 30_000 });
+    const stuck = await python.run('import time\nwhile True:\n    time.sleep(0.05)', { timeoutMs: 1_000 });
+    assert.equal(stuck.outcome, 'timeout');
+    assert.equal(stuck.stateLost, false);
+    assert.match(stuck.error!, /KeyboardInterrupt/);
+    assert.equal((await python.run('before * 6', { timeoutMs: 30_000 })).value, '42');
+  });
+
+  it('code that ignores the interrupt is killed at the second deadline; the next call says the state was lost', async () => {
+    const stubborn = await python.run(
+      'import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.05)',
+      { timeoutMs: 500 },
+    );
+    assert.equal(stubborn.outcome, 'timeout');
+    assert.equal(stubborn.stateLost, true);
+    assert.match(stubborn.error!, /was killed/);
+    assert.equal(python.alive, false);
+    python = await Interpreter.start(sandbox, 1024 * 1024);
+    assert.equal((await python.run('1 + 1', { timeoutMs: 30_000 })).value, '2');
+  });
+
+  it('a crash (os._exit) is reported with its exit code', async () => {
+    const crashed = await python.run('import os\nos._exit(3)', { timeoutMs: 30_000 });
+    assert.equal(crashed.outcome, 'crashed');
+    assert.equal(crashed.stateLost, true);
+    assert.match(crashed.error!, /exit code 3/);
+    assert.equal(python.alive, false);
+  });
+});
