@@ -74,6 +74,8 @@ class Connection {
     const first = await this.tools.service.closeDefaultScope();
     await Promise.allSettled([...this.pending]);
     const late = await this.tools.service.closeDefaultScope();
+    // Interpreters in named sessions (which stay) end with the connection that started them.
+    await this.tools.service.closeInterpreters();
     return [...first, ...late].map(sandboxIdOf);
   }
 }

@@ -109,5 +109,8 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
       true,
     );
     return 1;
+  } finally {
+    // An interpreter lives as long as this process: it ends with the command (the session stays).
+    await tools.service.closeInterpreters();
   }
 }

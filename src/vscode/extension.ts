@@ -149,7 +149,10 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => service.reset()),
   );
-  shutdown = () => engine.shutdown();
+  shutdown = async () => {
+    await service.closeInterpreters();
+    await engine.shutdown();
+  };
   log.info(
     `Agent Sandbox ${context.extension.packageJSON.version as string} activated (${vscode.env.appName} ${vscode.version}, extension host ${process.version}).`,
   );

@@ -11,7 +11,12 @@ import type { Sandbox } from '../../src/core/engine/engine';
 import { Interpreter } from '../../src/core/interpreters/interpreter';
 import { openSession } from './namedSession';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
-import { requireEngine, testEngine } from './harness';
+import { FileStore } from '../../src/core/files/fileStore';
+import { Redactor } from '../../src/core/secrets/redaction';
+import { SandboxService } from '../../src/core/sessions/sandboxService';
+import { parseSettings } from '../../src/core/spec/settings';
+import { runNamedTool, type ToolCallContext } from '../../src/core/tools/runTool';
+import { TEST_IMAGES, requireEngine, testEngine } from './harness';
 
 describe('persistent Python interpreter (real engine)', function () {
   this.timeout(120_000);
@@ -99,5 +104,75 @@ describe('persistent Python interpreter (real engine)', function () {
     assert.equal(crashed.stateLost, true);
     assert.match(crashed.error!, /exit code 3/);
     assert.equal(python.alive, false);
+  });
+});
+
+describe('sandbox_exec with code (the tools path, real engine)', function () {
+  this.timeout(120_000);
+  const engine = testEngine();
+  let tool: ToolCallContext;
+  const secret = 'sk-interpreter-5e1f0c9a7d';
+
+  before(async function () {
+    await requireEngine(this);
+    const folder = mkdtempSync(join(tmpdir(), 'agent-sandbox-interpreter-tools-'));
+    const settings = parseSettings({ images: TEST_IMAGES });
+    tool = {
+      service: new SandboxService({
+        engine: () => engine,
+        settings: () => settings,
+        workspaceFolder: () => folder,
+        trusted: () => true,
+        injectedEnv: () => ({ PROBE_KEY: secret }),
+      }),
+      engine: 'docker',
+      signal: new AbortController().signal,
+      store: new FileStore(join(folder, '.store')),
+      budget: { maxChars: 48_000 },
+      redact: new Redactor({ PROBE_KEY: secret }).redact.bind(new Redactor({ PROBE_KEY: secret })),
+    };
+  });
+  after(async () => {
+    await tool?.service.closeAll().catch(() => undefined);
+    await tool?.service.closeInterpreters();
+    await engine.dispose();
+  });
+
+  it('keeps state between calls, shows the value, and keeps host secrets out of it', async () => {
+    await runNamedTool('sandbox_open', { runtime: 'python' }, tool);
+    const first = await runNamedTool(
+      'sandbox_exec',
+      { code: 'import os\nkey = os.environ["PROBE_KEY"]\nlen(key)' },
+      tool,
+    );
+    assert.match(first, /^python 3\.[\d.]+ \(persistent\) · \d+ ms · docker · sandbox default\nvalue:\n25$/);
+    const value = await runNamedTool('sandbox_exec', { code: 'key' }, tool);
+    assert.match(value, /\[redacted:PROBE_KEY\]/);
+    assert.ok(!value.includes(secret), value);
+  });
+
+  it('after a crash, the next call starts a new interpreter and says the state was lost', async () => {
+    await runNamedTool('sandbox_exec', { code: 'kept = 1' }, tool);
+    const crashed = await runNamedTool('sandbox_exec', { code: 'import os\nos._exit(9)' }, tool);
+    assert.match(crashed, /^failed · python/);
+    assert.match(crashed, /state is gone/);
+    const next = await runNamedTool('sandbox_exec', { code: '"kept" in globals()' }, tool);
+    assert.match(
+      next,
+      /Note: A new Python interpreter was started, so the variables and imports of the last one are gone: The Python interpreter ended with exit code 9\./,
+    );
+    assert.match(next, /value:\nFalse/);
+  });
+
+  it('refuses cwd, env or stdin with code, and language without code, naming the field', async () => {
+    await assert.rejects(
+      runNamedTool('sandbox_exec', { code: '1', cwd: '/tmp' }, tool),
+      /code: cwd, env and stdin are for command and cmd/,
+    );
+    await assert.rejects(
+      runNamedTool('sandbox_exec', { command: 'true', language: 'python' }, tool),
+      /language goes with code/,
+    );
+    await assert.rejects(runNamedTool('sandbox_exec', { code: '1', command: 'true' }, tool), /exactly one of command/);
   });
 });

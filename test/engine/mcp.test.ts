@@ -514,4 +514,11 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
     assert.match(read, /red bell\u2407 end/);
     assert.doesNotMatch(read, /\x1b/);
   });
+
+  it("keeps a Python interpreter's state between calls of a connection (sandbox_exec with code)", async () => {
+    const { client } = await start(folder);
+    await client.callTool({ name: 'sandbox_exec', arguments: { code: 'rows = [i * i for i in range(10)]' } });
+    const summed = resultText(await client.callTool({ name: 'sandbox_exec', arguments: { code: 'sum(rows)' } }));
+    assert.match(summed, /^python 3\.[\d.]+ \(persistent\) .*\nvalue:\n285$/);
+  });
 });

@@ -121,6 +121,8 @@ export interface ExecResult {
   durationMs: number;
   /** What to do next, when the call did not succeed. */
   hint?: string;
+  /** A persistent interpreter's call: the repr of its final expression's value, when it had one. */
+  value?: string;
   /** A write found no room in a writable place (ENOSPC): the disk or inode limit, see core/limits/diskLimit.ts. */
   diskLimitReached?: boolean;
   notices: string[];

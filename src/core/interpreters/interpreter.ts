@@ -114,6 +114,11 @@ export class Interpreter {
     return interpreter;
   }
 
+  /** Why it ended, once it has. */
+  get endReason(): string | undefined {
+    return this.ended ? this.endedBecause : undefined;
+  }
+
   /** Whether it still runs: a new call on one that ended starts a new interpreter. */
   get alive(): boolean {
     return !this.ended;

@@ -24,6 +24,7 @@ import { TOOL_WORDS, type SessionWords } from './sessionWords';
 import { allowedAccess, sessionSpec, type PolicyContext, type PolicyKnobs, type SessionAsk } from './sessionPolicy';
 import { specFromSettings, type Settings } from '../spec/settings';
 import type { Runtime, SandboxSpec, WorkspaceAccess } from '../spec/spec';
+import { Interpreter, type InterpreterLanguage } from '../interpreters/interpreter';
 
 export interface SandboxServiceContext {
   /** The engine to use; called on each use so that a settings change takes effect. */
@@ -97,6 +98,8 @@ export class SandboxService {
   private readonly events = new EventEmitter();
   /** Containers this service closed: a call still running in one ends with that reason, not a bare kill. */
   private readonly closedHere = new Set<string>();
+  /** Container id → its persistent interpreters. */
+  private readonly interpreters = new Map<string, Map<InterpreterLanguage, Interpreter>>();
   /** Container id → work a call left to do after its result (saving a cut output), which the next call waits for. */
   private readonly later = new Map<string, Promise<void>>();
   /** Container id → what that work could not do, told by the next call that asks (takeLaterNotices). */
@@ -109,6 +112,39 @@ export class SandboxService {
   /** The sandbox_id of the default session: "default", or the default scope's ("agent:mcp-…/default"). */
   defaultSandboxId(): string {
     return sandboxIdFor(this.defaultScope(), DEFAULT_SESSION);
+  }
+
+  /**
+   * The session's persistent interpreter for a language, started on first use; a new one when the
+   * last has ended, with a notice that its state was lost.
+   */
+  async interpreter(
+    sandbox: Sandbox,
+    language: InterpreterLanguage,
+    signal?: AbortSignal,
+  ): Promise<{ interpreter: Interpreter; notices: string[] }> {
+    const id = sandbox.info.id;
+    const mine = this.interpreters.get(id) ?? new Map<InterpreterLanguage, Interpreter>();
+    this.interpreters.set(id, mine);
+    const known = mine.get(language);
+    if (known?.alive) return { interpreter: known, notices: [] };
+    const started = await Interpreter.start(sandbox, sandbox.info.spec.limits.maxStdoutBytes, signal);
+    mine.set(language, started);
+    return {
+      interpreter: started,
+      notices: known
+        ? [
+            `A new Python interpreter was started, so the variables and imports of the last one are gone: ${known.endReason ?? 'it had ended.'}`,
+          ]
+        : [],
+    };
+  }
+
+  /** Ends the persistent interpreters this process started (their sessions stay); for a process about to exit. */
+  async closeInterpreters(): Promise<void> {
+    const all = [...this.interpreters.values()].flatMap((mine) => [...mine.values()]);
+    this.interpreters.clear();
+    await Promise.all(all.map((interpreter) => interpreter.close()));
   }
 
   /**
@@ -317,6 +353,8 @@ export class SandboxService {
     this.sandboxes.clear();
     this.lastUsed.clear();
     this.dead.clear();
+    for (const mine of this.interpreters.values()) for (const interpreter of mine.values()) void interpreter.close();
+    this.interpreters.clear();
     this.events.emit('change');
     return closed;
   }
@@ -529,6 +567,8 @@ export class SandboxService {
     if (this.sandboxes.get(id)?.info.id === info.id) this.sandboxes.delete(id);
     this.lastUsed.delete(info.id);
     this.laterNotices.delete(info.id);
+    for (const interpreter of this.interpreters.get(info.id)?.values() ?? []) void interpreter.close();
+    this.interpreters.delete(info.id);
     this.events.emit('change');
   }
 }

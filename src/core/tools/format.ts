@@ -14,6 +14,8 @@ import { fitToBudget, type TextBudget } from './fitBudget';
 export interface ExecContext {
   /** The sandbox_id of a session; absent for sandbox_run's one-off sandbox. */
   sandboxId?: string;
+  /** A persistent interpreter's call: its name and version ("python 3.11.2"), in place of an exit code. */
+  interpreter?: string;
   engine: string;
   image?: string;
 }
@@ -45,7 +47,8 @@ function renderExec(result: ExecResult, context: ExecContext, keep?: number): st
   const lines = [statusLine(result, context, shortened)];
   for (const notice of result.notices) lines.push(`Note: ${notice}`);
   if (result.hint) lines.push(`Next: ${result.hint}`);
-  if (!stdout && !stderr) lines.push('(no output)');
+  if (result.value !== undefined) lines.push('value:', cutValue(result.value));
+  if (!stdout && !stderr && result.value === undefined) lines.push('(no output)');
   if (stdout) lines.push('stdout:', cut(stdout, stdoutKeep, 'stdout'));
   if (stderr) lines.push('stderr:', cut(stderr, stderrKeep, 'stderr'));
   return lines.join('\n');
@@ -57,11 +60,13 @@ function statusLine(result: ExecResult, context: ExecContext, shortened: boolean
   const parts = [
     label,
     result.diskLimitReached ? DISK_LIMIT_REACHED : '',
-    result.exitCode === null
-      ? result.outcome === 'ok' || result.outcome === 'error'
-        ? 'no exit code'
-        : ''
-      : `exit code ${result.exitCode}`,
+    context.interpreter
+      ? `${context.interpreter} (persistent)`
+      : result.exitCode === null
+        ? result.outcome === 'ok' || result.outcome === 'error'
+          ? 'no exit code'
+          : ''
+        : `exit code ${result.exitCode}`,
     formatDuration(result.durationMs),
     context.engine,
     context.sandboxId ? `sandbox ${context.sandboxId}` : 'one-off sandbox',
@@ -164,4 +169,12 @@ export function count(value: number): string {
 
 export function plural(value: number, one: string, many = `${one}s`): string {
   return `${count(value)} ${value === 1 ? one : many}`;
+}
+
+/** The most of a value shown: a repr is meant to be read at a glance (print it to see more). */
+const VALUE_CHARS = 4_000;
+
+function cutValue(value: string): string {
+  if (value.length <= VALUE_CHARS) return value;
+  return `${value.slice(0, VALUE_CHARS)}\n[… ${value.length - VALUE_CHARS} more characters of the value; print it, or a part of it, to see more]`;
 }

@@ -44,6 +44,7 @@ export async function runTool(spec: AnyToolSpec, parsed: unknown, context: ToolC
     ...result,
     stdout: context.redact(result.stdout),
     stderr: context.redact(result.stderr),
+    ...(result.value !== undefined ? { value: context.redact(result.value) } : {}),
   });
   try {
     const output = await spec.run(parsed, { ...context, redactResult, redactText: context.redact });

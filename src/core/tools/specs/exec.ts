@@ -1,7 +1,9 @@
 /** sandbox_exec: a command in a persistent sandbox. */
 import { z } from 'zod';
 import { sandboxIdOf } from '../../sessions/sessions';
+import { INTERPRETER_LANGUAGES } from '../../interpreters/interpreter';
 import { formatExecResult } from '../format';
+import { evalAsExec } from '../evalResult';
 import { planSave, worthSaving } from './savedOutput';
 import { sessionReach } from '../reach';
 import { defineTool, words } from '../toolSpec';
@@ -28,7 +30,7 @@ export const execInputSchema = z
       .max(1024 * 1024)
       .optional()
       .describe(
-        'A shell command line, run with sh -c (pipes, redirections and && work). Give exactly one of command or cmd.',
+        'A shell command line, run with sh -c (pipes, redirections and && work). Give exactly one of command, cmd or code.',
       ),
     cmd: z
       .array(z.string().max(128 * 1024))
@@ -36,8 +38,20 @@ export const execInputSchema = z
       .max(4096)
       .optional()
       .describe(
-        'A program and its arguments, run without a shell, like ["python3", "main.py"]. Give exactly one of command or cmd.',
+        'A program and its arguments, run without a shell, like ["python3", "main.py"]. Give exactly one of command, cmd or code.',
       ),
+    code: z
+      .string()
+      .min(1)
+      .max(1024 * 1024)
+      .optional()
+      .describe(
+        "Code for the sandbox's persistent interpreter (see language): variables, imports and open files survive between calls, and the value of a final expression is shown. Give exactly one of command, cmd or code.",
+      ),
+    language: z
+      .enum(INTERPRETER_LANGUAGES)
+      .optional()
+      .describe('The interpreter that runs code: python (the default).'),
     cwd: z.string().min(1).max(4096).optional().describe('Working directory; defaults to /workspace.'),
     env: z.record(z.string(), z.string()).optional().describe('Extra environment variables for this command.'),
     stdin: z
@@ -48,9 +62,19 @@ export const execInputSchema = z
     timeout_seconds: timeoutSecondsField.optional(),
   })
   .strict()
-  .refine((input) => (input.command === undefined) !== (input.cmd === undefined), {
-    message: 'give exactly one of command (a shell string) or cmd (an argv array)',
+  .refine((input) => [input.command, input.cmd, input.code].filter((given) => given !== undefined).length === 1, {
+    message:
+      'give exactly one of command (a shell string), cmd (an argv array) or code (for the persistent interpreter)',
     path: ['command'],
+  })
+  .refine((input) => input.code !== undefined || input.language === undefined, {
+    message: 'language goes with code',
+    path: ['language'],
+  })
+  .refine((input) => input.code === undefined || (input.cwd ?? input.env ?? input.stdin) === undefined, {
+    message:
+      'cwd, env and stdin are for command and cmd; the interpreter keeps its own (set os.environ or chdir in code)',
+    path: ['code'],
   });
 
 export const execTool = defineTool({
@@ -58,14 +82,12 @@ export const execTool = defineTool({
   displayName: 'Run Command in Sandbox',
   userDescription: 'Runs a command in a persistent sandbox whose files, packages and processes last across calls.',
   modelDescription: [
-    'Run a command in a persistent Linux sandbox and get back its exit code, duration, stdout and stderr.',
-    'Files, packages and background processes persist until the sandbox is closed: use it for multi-step work.',
-    'Give exactly one of `command` (a shell line for sh -c) or `cmd` (a program and its arguments, no shell).',
-    'Each call is a new shell: use `cwd` and `env`, or chain with &&.',
+    'Run a command in a persistent Linux sandbox and get back its exit code, duration, stdout and stderr; files, packages and background processes persist until the sandbox is closed.',
+    "Give exactly one of `command` (a shell line for sh -c), `cmd` (a program and its arguments, no shell) or `code` (Python for the sandbox's persistent interpreter: variables and imports survive between calls, a final expression's value is shown).",
+    'Each command is a new shell: use `cwd` and `env`, or chain with &&.',
     `The working directory is /workspace. ${SANDBOX_ID_NOTE}`,
-    'Default limits: 120 s per call (timeout_seconds, at most 3600), stdout and stderr 1 MiB each (redirect big output to a file), 512 MiB memory, 1 CPU, 256 processes.',
-    'Only /tmp, $HOME and /workspace are writable, each up to 256 MiB and 100,000 files; past that: "disk limit reached".',
-    'Non-root; pip install --user and npm need the network the user may allow (off by default). Run servers in the background (nohup ... &).',
+    'Defaults: 120 s per call (timeout_seconds, at most 3600), stdout and stderr 1 MiB each, 512 MiB memory, 1 CPU, 256 processes; /tmp, $HOME and /workspace hold 256 MiB each.',
+    'Non-root; pip install --user needs the network the user may allow. Run servers in the background (nohup ... &).',
     NEXT_NOTE,
   ].join(' '),
   icon: '$(terminal)',
@@ -82,9 +104,18 @@ export const execTool = defineTool({
     if (input.cwd) details.push(words('In {0}.', codeSpan(input.cwd)));
     details.push(reachWords(target));
     return {
-      progress: words('Running a command in sandbox {0}', targetName(target)),
-      title: words('Run a command in sandbox {0}?', targetName(target)),
-      code: { text: shownCode(input.command ?? shellLine(input.cmd ?? [])), language: 'sh' },
+      progress:
+        input.code !== undefined
+          ? words('Running Python in sandbox {0}', targetName(target))
+          : words('Running a command in sandbox {0}', targetName(target)),
+      title:
+        input.code !== undefined
+          ? words("Run Python in sandbox {0}'s interpreter?", targetName(target))
+          : words('Run a command in sandbox {0}?', targetName(target)),
+      code:
+        input.code !== undefined
+          ? { text: shownCode(input.code), language: 'python' }
+          : { text: shownCode(input.command ?? shellLine(input.cmd ?? [])), language: 'sh' },
       details,
     };
   },
@@ -92,6 +123,34 @@ export const execTool = defineTool({
     return context.service.use(
       input.sandbox_id,
       async (sandbox) => {
+        if (input.code !== undefined) {
+          const timeoutSeconds = input.timeout_seconds ?? sandbox.info.spec.timeoutSeconds;
+          const { interpreter, notices } = await context.service.interpreter(
+            sandbox,
+            input.language ?? 'python',
+            context.signal,
+          );
+          const evaluated = await interpreter.run(input.code, {
+            timeoutMs: timeoutSeconds * 1000,
+            signal: context.signal,
+          });
+          const result = evalAsExec(evaluated, timeoutSeconds, sandbox.info.spec.limits, [
+            ...context.service.takeLaterNotices(sandbox),
+            ...notices,
+          ]);
+          const shown = context.redactResult?.(result) ?? result;
+          return {
+            text: await formatExecResult(
+              shown,
+              {
+                engine: context.engine,
+                sandboxId: sandboxIdOf(sandbox.info),
+                interpreter: `python ${interpreter.version}`,
+              },
+              context.budget,
+            ),
+          };
+        }
         const result = await sandbox.exec(
           {
             command: input.command,
