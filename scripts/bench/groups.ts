@@ -93,6 +93,29 @@ export function benchGroups(setup: BenchSetup): Group[] {
       ],
       ...base,
     },
+    {
+      id: 'interpreter',
+      title: "sandbox_exec: 1+1 in the session's persistent Python interpreter beside python3 -c",
+      arms: [
+        {
+          name: 'persistent interpreter: code 1+1',
+          run: async () => expect(await runNamedTool('sandbox_exec', { code: '1+1' }, tool), '2', 'the interpreter'),
+        },
+        {
+          name: "sandbox_exec: python3 -c 'print(1+1)'",
+          run: async () =>
+            expect(
+              await runNamedTool('sandbox_exec', { cmd: ['python3', '-c', 'print(1+1)'] }, tool),
+              '2',
+              'python3 -c',
+            ),
+        },
+      ],
+      comparisons: [
+        { ours: 'persistent interpreter: code 1+1', baseline: "sandbox_exec: python3 -c 'print(1+1)'", target: 0.25 },
+      ],
+      ...base,
+    },
   ];
 
   let channel: ShellChannel | undefined;
