@@ -17,6 +17,9 @@ Commands:
          with the network on for the install only.
   exec   [--session NAME] [--timeout SECONDS] [-i] -- COMMAND [ARGS...]
          Run a command in a session. -i passes this process's standard input.
+  exec   [--session NAME] [--timeout SECONDS] --python CODE
+         Run Python code in the session's persistent interpreter: variables and imports stay for the
+         next call (from here, VS Code or an MCP client); the value of a final expression is printed.
   ls     List the sessions of this folder (--all-folders for every folder), each by the id
          --session takes: its name, or agent:KEY/NAME and workflow:RUN/NAME outside the
          workspace scope (sessions an agent or a workflow opened in VS Code).
@@ -114,6 +117,7 @@ const OPTIONS = {
   list: { type: 'boolean' },
   'allow-config-writes': { type: 'boolean' },
   http: { type: 'string' },
+  python: { type: 'string' },
 } as const;
 
 export interface ParsedArgs {
@@ -150,6 +154,7 @@ export interface ParsedArgs {
     list?: boolean;
     'allow-config-writes'?: boolean;
     http?: string;
+    python?: string;
   };
   positionals: string[];
 }

@@ -12,6 +12,7 @@ import { removeOrphans } from '../core/sessions/orphans';
 import { PROTECTED_PATHS } from '../core/policy/protectedPaths';
 import { resolveSpec } from '../core/spec/resolveSpec';
 import { DEFAULT_SESSION, parseSandboxId, sandboxIdOf } from '../core/sessions/sessions';
+import { evalAsExec } from '../core/tools/evalResult';
 import { DockerEngine } from '../engines/docker/dockerEngine';
 import { VirtualEngine } from '../engines/virtual/virtualEngine';
 import { runtimeFlag, specFromFlags, usageError, type ParsedArgs } from './args';
@@ -159,6 +160,7 @@ export async function openCommand(engine: SandboxEngine, context: CommandContext
 
 export async function execCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
   const { args, output, signal } = context;
+  if (args.values.python !== undefined) return pythonCommand(engine, context);
   if (args.positionals.length === 0)
     throw usageError('exec needs a command after --, like: agent-sandbox exec -- python3 -c "print(42)"');
   const folder = workspaceFolder(args);
@@ -175,6 +177,28 @@ export async function execCommand(engine: SandboxEngine, context: CommandContext
   );
   output.execResult(result, { session: sandboxIdOf(sandbox.info), engine: engine.kind });
   return exitCodeFor(result);
+}
+
+/** `exec --python CODE`: the code in the session's persistent Python interpreter, its value printed as a REPL would. */
+async function pythonCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
+  const { args, output, signal } = context;
+  if (args.positionals.length) throw usageError('exec takes either --python CODE or a command after --, not both.');
+  const folder = workspaceFolder(args);
+  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder));
+  const sandbox = await service.requireSession(sessionFlag(args), { signal });
+  const timeout = args.values.timeout !== undefined ? Number(args.values.timeout) : sandbox.info.spec.timeoutSeconds;
+  if (!(timeout > 0)) throw usageError(`--timeout must be a positive number of seconds, not "${args.values.timeout}".`);
+  try {
+    const { interpreter, notices } = await service.interpreter(sandbox, 'python', signal);
+    const evaluated = await interpreter.run(args.values.python!, { timeoutMs: timeout * 1000, signal });
+    const result = evalAsExec(evaluated, timeout, sandbox.info.spec.limits, notices);
+    const shown = result.value === undefined ? result : { ...result, stdout: `${result.stdout}${result.value}\n` };
+    output.execResult(shown, { session: sandboxIdOf(sandbox.info), engine: engine.kind });
+    return evaluated.outcome === 'error' ? 1 : evaluated.outcome === 'crashed' ? 125 : exitCodeFor(result);
+  } finally {
+    // The interpreter stays with the session; only this command's connection to it ends.
+    await service.closeInterpreters();
+  }
 }
 
 export async function lsCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {

@@ -16,6 +16,7 @@ import { Redactor } from '../../src/core/secrets/redaction';
 import { SandboxService } from '../../src/core/sessions/sandboxService';
 import { parseSettings } from '../../src/core/spec/settings';
 import { runNamedTool, type ToolCallContext } from '../../src/core/tools/runTool';
+import { runCliText } from './cliRunner';
 import { TEST_IMAGES, requireEngine, testEngine } from './harness';
 
 describe('persistent Python interpreter (real engine)', function () {
@@ -98,12 +99,28 @@ describe('persistent Python interpreter (real engine)', function () {
     assert.equal((await python.run('1 + 1', { timeoutMs: 30_000 })).value, '2');
   });
 
+  it("is the session's: a second client finds the same state, and closing a client keeps it", async () => {
+    await python.run('shared = "from the first client"', { timeoutMs: 30_000 });
+    const second = await Interpreter.start(sandbox, 1024 * 1024);
+    try {
+      assert.ok(second.callsBefore > 0, 'the same kernel');
+      assert.equal((await second.run('shared', { timeoutMs: 30_000 })).value, "'from the first client'");
+    } finally {
+      await second.close();
+    }
+    assert.equal((await python.run('shared', { timeoutMs: 30_000 })).value, "'from the first client'");
+  });
+
   it('a crash (os._exit) is reported with its exit code', async () => {
     const crashed = await python.run('import os\nos._exit(3)', { timeoutMs: 30_000 });
     assert.equal(crashed.outcome, 'crashed');
     assert.equal(crashed.stateLost, true);
     assert.match(crashed.error!, /exit code 3/);
     assert.equal(python.alive, false);
+    const next = await Interpreter.start(sandbox, 1024 * 1024);
+    assert.equal(next.previousEnd, 'The Python interpreter ended with exit code 3.');
+    assert.equal(next.callsBefore, 0);
+    python = next;
   });
 });
 
@@ -174,5 +191,42 @@ describe('sandbox_exec with code (the tools path, real engine)', function () {
       /language goes with code/,
     );
     await assert.rejects(runNamedTool('sandbox_exec', { code: '1', command: 'true' }, tool), /exactly one of command/);
+  });
+});
+
+describe('the persistent interpreter from the command line (a process per call)', function () {
+  this.timeout(120_000);
+  let folder: string;
+  const cli = (...args: string[]) =>
+    runCliText([args[0]!, '--folder', folder, ...args.slice(1)], {
+      stdin: '',
+      env: { AGENT_SANDBOX_ENGINE: 'docker', AGENT_SANDBOX_IMAGE_PYTHON: TEST_IMAGES.python },
+    });
+
+  before(async function () {
+    await requireEngine(this);
+    folder = mkdtempSync(join(tmpdir(), 'agent-sandbox-interpreter-cli-'));
+    const opened = await cli('open', '--runtime', 'python');
+    assert.equal(opened.code, 0, opened.stderr);
+  });
+  after(async () => {
+    await cli('close', '--all');
+  });
+
+  it('keeps state from one command to the next, exec --python and the tool command alike', async () => {
+    const first = await cli('exec', '--python', 'import math\nr = 2');
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(first.stdout, '');
+    const second = await cli('exec', '--python', 'round(math.pi * r ** 2, 3)');
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal(second.stdout, '12.566\n');
+    const tool = await cli('tool', 'sandbox_exec', '{"code": "r + 1"}');
+    assert.match(tool.stdout, /^python 3\.[\d.]+ \(persistent\) .*\nvalue:\n3\n?$/);
+    const failed = await cli('exec', '--python', 'undefined_name');
+    assert.equal(failed.code, 1);
+    assert.match(failed.stderr, /NameError: name 'undefined_name' is not defined/);
+    const usage = await cli('exec', '--python', '1', '--', 'true');
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /either --python CODE or a command/);
   });
 });

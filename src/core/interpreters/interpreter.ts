@@ -1,14 +1,16 @@
 /**
- * A persistent interpreter in a session: the kernel (pythonKernel.ts) started once as a
- * SandboxProcess, then one call at a time. A call past its time is interrupted first (SIGINT, which
- * keeps the state); if it does not stop within INTERRUPT_GRACE_MS the interpreter is killed and the
- * result says the state was lost. An interpreter that ended on its own (os._exit, a segfault, the
- * memory limit) is reported by the call it ended, and the next call starts a new one.
+ * A persistent interpreter in a session, as this process reaches it: the session's kernel
+ * (pythonKernel.ts, started once per session and shared by every process that uses the session)
+ * through a client running as a SandboxProcess. A call's clock starts when the kernel starts it; a
+ * call past its time is interrupted first (SIGINT, which keeps the state); if it does not stop
+ * within INTERRUPT_GRACE_MS the kernel is killed and the result says the state was lost. A kernel
+ * that ended on its own (os._exit, a segfault, the memory limit) is reported by the call it ended,
+ * with its exit status, and the next call starts a new one.
  */
 import { z } from 'zod';
 import type { Sandbox, SandboxProcess } from '../engine/engine';
 import { SandboxError, abortError } from '../errors';
-import { PYTHON_KERNEL } from './pythonKernel';
+import { PYTHON_CLIENT, PYTHON_KERNEL, PYTHON_LAUNCH, PYTHON_SOCKET, PYTHON_SUPERVISE } from './pythonKernel';
 
 export const INTERPRETER_LANGUAGES = ['python'] as const;
 export type InterpreterLanguage = (typeof INTERPRETER_LANGUAGES)[number];
@@ -18,7 +20,15 @@ const INTERRUPT_GRACE_MS = 5_000;
 /** How long a new interpreter has to say it is ready. */
 const START_TIMEOUT_MS = 30_000;
 
-const readySchema = z.object({ ready: z.literal(true), pid: z.number().int().positive(), python: z.string() });
+const readySchema = z.object({
+  ready: z.literal(true),
+  pid: z.number().int().positive(),
+  python: z.string(),
+  /** Calls the kernel has run so far: 0 for a new kernel, so a state that was there is gone. */
+  calls: z.number().int().min(0),
+});
+const startedSchema = z.object({ started: z.number() });
+const endedSchema = z.object({ ended: z.number().int() });
 const replySchema = z.object({
   id: z.number(),
   value: z.string().nullable(),
@@ -49,7 +59,8 @@ export interface EvalResult {
 
 export class Interpreter {
   private lines = '';
-  private readonly waiting = new Map<number, (reply: z.output<typeof replySchema>) => void>();
+  private readonly waiting = new Map<number, (reply: z.output<typeof replySchema> | undefined) => void>();
+  private readonly starting = new Map<number, () => void>();
   private nextId = 1;
   private queue: Promise<unknown> = Promise.resolve();
   private ended = false;
@@ -61,6 +72,8 @@ export class Interpreter {
     readonly language: InterpreterLanguage,
     private readonly pid: number,
     readonly version: string,
+    /** Calls the kernel had run when this client connected (0: a new kernel). */
+    readonly callsBefore: number,
   ) {}
 
   /** Starts the kernel in the sandbox; throws what to do when the sandbox cannot run one. */
@@ -71,7 +84,27 @@ export class Interpreter {
         'This engine cannot keep an interpreter running between calls.',
         'Run the code with command (python3 -c ...) instead, or use the Docker engine.',
       );
-    const process = await sandbox.openProcess(['python3', '-u', '-c', PYTHON_KERNEL, String(stdoutCap)]);
+    // The session's kernel, started once (detached, so it outlives this process); then this process's client.
+    const launched = await sandbox.exec(
+      {
+        cmd: ['python3', '-c', PYTHON_LAUNCH, PYTHON_SOCKET, String(stdoutCap), PYTHON_SUPERVISE, PYTHON_KERNEL],
+        timeoutSeconds: 30,
+      },
+      signal,
+    );
+    if (launched.exitCode !== 0) {
+      const missing = launched.exitCode === 127 || /not found|No such file/.test(launched.stderr);
+      throw new SandboxError(
+        missing ? 'unsupported' : 'engine-error',
+        missing
+          ? 'This sandbox has no python3, so it cannot run a Python interpreter.'
+          : `The Python interpreter did not start (exit code ${launched.exitCode}): ${launched.stderr.trim().slice(-2_000)}`,
+        missing
+          ? 'Open a sandbox with runtime python (sandbox_open with runtime "python").'
+          : 'Run the code with command (python3 -c ...) to see what fails.',
+      );
+    }
+    const process = await sandbox.openProcess(['python3', '-u', '-c', PYTHON_CLIENT, PYTHON_SOCKET]);
     let buffered = '';
     let stderr = '';
     process.onStderr((chunk) => (stderr = `${stderr}${chunk.toString('utf8')}`.slice(-4_000)));
@@ -107,12 +140,17 @@ export class Interpreter {
           : 'Run the code with command (python3 -c ...) to see what fails.',
       );
     });
-    const interpreter = new Interpreter(sandbox, process, 'python', ready.pid, ready.python);
+    const interpreter = new Interpreter(sandbox, process, 'python', ready.pid, ready.python, ready.calls);
+    const previous = /^previous (-?\d+)$/m.exec(launched.stdout)?.[1];
+    if (previous !== undefined) interpreter.previousEnd = describeEnd(Number(previous));
     interpreter.lines = buffered.slice(buffered.indexOf('\n') + 1);
     process.onStdout((chunk) => interpreter.receive(chunk));
     void process.exited.then((code) => interpreter.onExit(code));
     return interpreter;
   }
+
+  /** How the session's last kernel ended, when this one replaced it: its state is gone. */
+  previousEnd: string | undefined;
 
   /** Why it ended, once it has. */
   get endReason(): string | undefined {
@@ -131,6 +169,7 @@ export class Interpreter {
     return call;
   }
 
+  /** Ends this process's client; the kernel, and the state, stay with the session. */
   close(): Promise<void> {
     this.ended = true;
     return this.process.close();
@@ -145,6 +184,7 @@ export class Interpreter {
       void this.process.exited.then(() => resolve(undefined));
     });
     this.process.write(`${JSON.stringify({ id, code })}\n`);
+    const begun = new Promise<void>((resolve) => this.starting.set(id, resolve));
     let stopped: 'timeout' | 'cancelled' | undefined;
     const stop = async (why: 'timeout' | 'cancelled') => {
       if (stopped) return;
@@ -153,7 +193,11 @@ export class Interpreter {
       const timer = setTimeout(() => void this.kill(why), INTERRUPT_GRACE_MS);
       void reply.finally(() => clearTimeout(timer));
     };
-    const timer = setTimeout(() => void stop('timeout'), options.timeoutMs);
+    // The clock starts when the kernel starts the code: calls of other processes may run first.
+    let timer: NodeJS.Timeout | undefined;
+    void begun.then(() => {
+      if (!stopped) timer = setTimeout(() => void stop('timeout'), options.timeoutMs);
+    });
     const onAbort = () => void stop('cancelled');
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (options.signal?.aborted) onAbort();
@@ -162,6 +206,7 @@ export class Interpreter {
       options.signal?.removeEventListener('abort', onAbort);
     });
     this.waiting.delete(id);
+    this.starting.delete(id);
     if (!answer)
       return this.lost(
         started,
@@ -205,14 +250,33 @@ export class Interpreter {
     for (let newline = this.lines.indexOf('\n'); newline >= 0; newline = this.lines.indexOf('\n')) {
       const line = this.lines.slice(0, newline);
       this.lines = this.lines.slice(newline + 1);
-      const parsed = replySchema.safeParse(safeJson(line));
+      const message = safeJson(line);
+      const started = startedSchema.safeParse(message);
+      if (started.success) {
+        this.starting.get(started.data.started)?.();
+        continue;
+      }
+      const ended = endedSchema.safeParse(message);
+      if (ended.success) {
+        this.kernelEnded(ended.data.ended);
+        continue;
+      }
+      const parsed = replySchema.safeParse(message);
       if (parsed.success) this.waiting.get(parsed.data.id)?.(parsed.data);
     }
   }
 
+  /** The kernel's exit status, as its supervisor wrote it: negative for a signal. */
+  private kernelEnded(code: number): void {
+    this.ended = true;
+    this.endedBecause ??= describeEnd(code);
+    for (const resolve of this.waiting.values()) resolve(undefined);
+  }
+
+  /** This process's client ended: without the kernel's status, the connection was lost (the kernel may live on). */
   private onExit(code: number | null): void {
     this.ended = true;
-    this.endedBecause ??= `The Python interpreter ended${code === null ? '' : ` with exit code ${code}${code === 137 ? ' (killed: the memory limit, or a kill)' : code > 128 ? ` (signal ${code - 128})` : ''}`}.`;
+    this.endedBecause ??= `The connection to the Python interpreter was lost${code === null ? '' : ` (its client exited with code ${code})`}.`;
   }
 
   private async kill(why: 'timeout' | 'cancelled'): Promise<void> {
@@ -233,4 +297,11 @@ function safeJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** A kernel's exit status in words: negative for a signal. */
+function describeEnd(code: number): string {
+  return code < 0
+    ? `The Python interpreter was killed by signal ${-code}${-code === 9 ? ' (SIGKILL: the memory limit, or a kill)' : ''}.`
+    : `The Python interpreter ended with exit code ${code}.`;
 }

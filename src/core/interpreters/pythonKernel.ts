@@ -1,23 +1,36 @@
 /**
- * The persistent Python interpreter that runs inside a sandbox (python3 -u KERNEL): one JSON request
- * per line on stdin, one JSON reply per line on its own copy of stdout. Code runs in one namespace
- * that outlives the call, as in a REPL: the value of a final expression is shown, an exception
- * returns its traceback and keeps the state, KeyboardInterrupt (SIGINT, sent on a timeout) stops the
- * code and keeps the state. File descriptors 1 and 2 are pipes it drains, so output of C code and
- * child processes is captured too, per call, capped; stdin is /dev/null, so code cannot read the
- * protocol. Standard library only: it works in any image with python3.
+ * The persistent Python interpreter inside a sandbox, in three small programs (standard library
+ * only, so any image with python3 runs them):
+ *
+ * - PYTHON_LAUNCH makes sure a kernel serves the session's socket: when none answers, it starts
+ *   PYTHON_SUPERVISE detached (its own session, without the calling exec's marker, so that ending a
+ *   call or a client never ends the kernel) and waits until the socket answers.
+ * - PYTHON_SUPERVISE runs the kernel and, when it ends for any reason (os._exit, a signal, the memory
+ *   limit), writes its exit status beside the socket, so that clients can say why.
+ * - PYTHON_KERNEL serves any number of clients on the socket, one JSON request per line, and runs
+ *   their code one call at a time in its main thread, in one namespace that outlives the calls and
+ *   the clients: the value of a final expression is shown, an exception returns its traceback and
+ *   keeps the state, SIGINT (sent on a timeout) interrupts the running code and keeps the state.
+ *   File descriptors 1 and 2 are pipes it drains, so output of C code and child processes is
+ *   captured too, per call, capped; stdin is /dev/null.
+ * - PYTHON_CLIENT relays between its stdin/stdout (a SandboxProcess of the host) and the socket, and
+ *   says the kernel's exit status when the kernel goes.
+ *
+ * So VS Code, an MCP connection and one `agent-sandbox tool` command after another share the same
+ * interpreter of a session, and its state lasts as long as the session.
  */
-export const PYTHON_KERNEL = String.raw`
-import ast, base64, json, os, signal, sys, threading, time, traceback
 
-CAP = int(sys.argv[1]) if len(sys.argv) > 1 else 1048576  # python3 -c KERNEL CAP
+/** Where a session's Python kernel listens (the sandbox user's own /tmp). */
+export const PYTHON_SOCKET = '/tmp/.agent-sandbox/python.sock';
+
+export const PYTHON_KERNEL = String.raw`
+import ast, base64, json, os, queue, signal, socket, sys, threading, time, traceback
+
+SOCK, CAP = sys.argv[1], int(sys.argv[2])
 MARK = os.urandom(16).hex().encode()
 OWN = globals().get('__file__', '<string>')
-reply_out = os.fdopen(os.dup(1), 'w', encoding='utf-8', buffering=1)
-requests = os.fdopen(os.dup(0), 'r', encoding='utf-8')
-null = os.open(os.devnull, os.O_RDONLY)
+null = os.open(os.devnull, os.O_RDWR)
 os.dup2(null, 0)
-os.close(null)
 
 class Capture:
     def __init__(self, fd):
@@ -75,13 +88,58 @@ sys.stdout = os.fdopen(1, 'w', encoding='utf-8', errors='backslashreplace', buff
 sys.stderr = os.fdopen(2, 'w', encoding='utf-8', errors='backslashreplace', buffering=1, closefd=False)
 namespace = {'__name__': '__main__', '__builtins__': __builtins__}
 running = False
+calls = 0
+work = queue.Queue()
 
 def on_interrupt(signum, frame):
-    # Only the user's code is interrupted; between calls the signal is ignored.
+    # Only the code of a call is interrupted; between calls the signal is ignored.
     if running:
         raise KeyboardInterrupt
 
 signal.signal(signal.SIGINT, on_interrupt)
+
+class Client:
+    def __init__(self, conn):
+        self.conn = conn
+        self.lock = threading.Lock()
+        self.pending = 0
+        self.reading = True
+
+    def send(self, message, answered=False):
+        data = (json.dumps(message) + '\n').encode()
+        with self.lock:
+            try:
+                self.conn.sendall(data)
+            except OSError:
+                pass
+            if answered:
+                self.pending -= 1
+                self.close_when_done()
+
+    def close_when_done(self):
+        # A client that stopped sending still gets the answers to what it sent.
+        if not self.reading and self.pending == 0:
+            self.conn.close()
+
+    def serve(self):
+        self.send({'ready': True, 'pid': os.getpid(), 'python': sys.version.split()[0], 'calls': calls})
+        reader = self.conn.makefile('r', encoding='utf-8')
+        for line in reader:
+            try:
+                request = json.loads(line)
+            except ValueError:
+                continue
+            with self.lock:
+                self.pending += 1
+            work.put((self, request))
+        with self.lock:
+            self.reading = False
+            self.close_when_done()
+
+def accept(server):
+    while True:
+        conn, _ = server.accept()
+        threading.Thread(target=Client(conn).serve, daemon=True).start()
 
 def user_traceback(error):
     frames = traceback.extract_tb(error.__traceback__)
@@ -108,12 +166,18 @@ def run(code):
 def encode(data):
     return base64.b64encode(data).decode('ascii')
 
-reply_out.write(json.dumps({'ready': True, 'pid': os.getpid(), 'python': sys.version.split()[0]}) + '\n')
-for line in requests:
+os.umask(0o077)
+server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+server.bind(SOCK)
+server.listen(16)
+threading.Thread(target=accept, args=(server,), daemon=True).start()
+
+while True:
     try:
-        request = json.loads(line)
-    except ValueError:
+        client, request = work.get()
+    except KeyboardInterrupt:
         continue
+    client.send({'started': request.get('id')})
     started = time.monotonic()
     value, error, interrupted = None, None, False
     try:
@@ -129,6 +193,7 @@ for line in requests:
         error = 'SystemExit: %r (the interpreter keeps running; its state is kept)\n' % (caught.code,)
     except BaseException as caught:
         error = user_traceback(caught)
+    calls += 1
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -138,7 +203,7 @@ for line in requests:
     stderr, stderr_total = err.take(2)
     if value is not None and len(value) > CAP:
         value = value[:CAP]
-    reply_out.write(json.dumps({
+    client.send({
         'id': request.get('id'),
         'value': value,
         'error': error,
@@ -148,5 +213,102 @@ for line in requests:
         'stderr': encode(stderr),
         'stderrTotal': stderr_total,
         'ms': round((time.monotonic() - started) * 1000),
-    }) + '\n')
+    }, answered=True)
+`;
+
+export const PYTHON_SUPERVISE = String.raw`
+import os, subprocess, sys
+sock, cap, kernel = sys.argv[1], sys.argv[2], sys.argv[3]
+status = sock + '.exit'
+try:
+    os.unlink(status)
+except FileNotFoundError:
+    pass
+code = subprocess.call([sys.executable, '-u', '-c', kernel, sock, cap])
+try:
+    os.unlink(sock)
+except FileNotFoundError:
+    pass
+with open(status, 'w') as f:
+    f.write(str(code))
+`;
+
+export const PYTHON_LAUNCH = String.raw`
+import os, socket, subprocess, sys, time
+sock, cap, supervise, kernel = sys.argv[1:5]
+
+def answers():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(sock)
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+if not answers():
+    os.makedirs(os.path.dirname(sock), mode=0o700, exist_ok=True)
+    # How the last kernel of this session ended, if one did: its state is gone.
+    try:
+        with open(sock + '.exit') as f:
+            print('previous ' + f.read().strip(), flush=True)
+    except (OSError, ValueError):
+        pass
+    try:
+        os.unlink(sock)
+    except FileNotFoundError:
+        pass
+    env = {k: v for k, v in os.environ.items() if k != 'AGENT_SANDBOX_EXEC'}
+    subprocess.Popen([sys.executable, '-c', supervise, sock, cap, kernel], env=env, start_new_session=True,
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True)
+    for _ in range(300):
+        if answers():
+            break
+        time.sleep(0.02)
+    else:
+        sys.exit('the Python kernel did not start')
+`;
+
+export const PYTHON_CLIENT = String.raw`
+import os, socket, sys, threading, time
+sock = sys.argv[1]
+conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+conn.connect(sock)
+
+leaving = threading.Event()
+
+def forward():
+    for line in sys.stdin.buffer:
+        try:
+            conn.sendall(line)
+        except OSError:
+            break
+    leaving.set()
+    try:
+        conn.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+threading.Thread(target=forward, daemon=True).start()
+out = sys.stdout.buffer
+while True:
+    data = conn.recv(65536)
+    if not data:
+        break
+    out.write(data)
+    out.flush()
+# The kernel went, unless this client is the one leaving: say how it ended (its supervisor writes the status).
+status = sock + '.exit'
+for _ in range(0 if leaving.is_set() else 100):
+    if os.path.exists(status):
+        try:
+            with open(status) as f:
+                out.write(('{"ended": %d}\n' % int(f.read().strip())).encode())
+        except (OSError, ValueError):
+            pass
+        break
+    time.sleep(0.02)
+out.flush()
+os._exit(0)
 `;

@@ -130,17 +130,18 @@ export class SandboxService {
     if (known?.alive) return { interpreter: known, notices: [] };
     const started = await Interpreter.start(sandbox, sandbox.info.spec.limits.maxStdoutBytes, signal);
     mine.set(language, started);
+    // The session's kernel outlives this process's client: a new client may find the same state, or a
+    // new kernel after the last one ended (said once, by whichever process starts it).
+    const ended = started.previousEnd ?? (known && started.callsBefore === 0 ? known.endReason : undefined);
     return {
       interpreter: started,
-      notices: known
-        ? [
-            `A new Python interpreter was started, so the variables and imports of the last one are gone: ${known.endReason ?? 'it had ended.'}`,
-          ]
+      notices: ended
+        ? [`A new Python interpreter was started, so the variables and imports of the last one are gone: ${ended}`]
         : [],
     };
   }
 
-  /** Ends the persistent interpreters this process started (their sessions stay); for a process about to exit. */
+  /** Ends this process's connections to the sessions' interpreters (the interpreters, and their state, stay); for a process about to exit. */
   async closeInterpreters(): Promise<void> {
     const all = [...this.interpreters.values()].flatMap((mine) => [...mine.values()]);
     this.interpreters.clear();
