@@ -13,6 +13,7 @@ import { PROTECTED_PATHS } from '../core/policy/protectedPaths';
 import { resolveSpec } from '../core/spec/resolveSpec';
 import { DEFAULT_SESSION, parseSandboxId, sandboxIdOf } from '../core/sessions/sessions';
 import { evalAsExec } from '../core/tools/evalResult';
+import { saveImages } from './savedImages';
 import { DockerEngine } from '../engines/docker/dockerEngine';
 import { VirtualEngine } from '../engines/virtual/virtualEngine';
 import { runtimeFlag, specFromFlags, usageError, type ParsedArgs } from './args';
@@ -192,7 +193,12 @@ async function pythonCommand(engine: SandboxEngine, context: CommandContext): Pr
     const { interpreter, notices } = await service.interpreter(sandbox, 'python', signal);
     const evaluated = await interpreter.run(args.values.python!, { timeoutMs: timeout * 1000, signal });
     const result = evalAsExec(evaluated, timeout, sandbox.info.spec.limits, notices);
-    const shown = result.value === undefined ? result : { ...result, stdout: `${result.stdout}${result.value}\n` };
+    const saved = await saveImages(evaluated.images);
+    const withValue = result.value === undefined ? result : { ...result, stdout: `${result.stdout}${result.value}\n` };
+    const shown = {
+      ...withValue,
+      notices: [...withValue.notices, ...saved.map((image) => `image saved: ${image.path}`)],
+    };
     output.execResult(shown, { session: sandboxIdOf(sandbox.info), engine: engine.kind });
     return evaluated.outcome === 'error' ? 1 : evaluated.outcome === 'crashed' ? 125 : exitCodeFor(result);
   } finally {

@@ -14,7 +14,8 @@ function sessionLabel(info: SessionInfo): string {
   return info.name ? sandboxIdOf(info) : info.id.slice(0, 12);
 }
 
-export type ToolResultPart = { type: 'text'; text: string } | { type: 'image'; mime: string; bytes: number };
+export type ToolResultPart =
+  { type: 'text'; text: string } | { type: 'image'; mime: string; bytes: number; path: string };
 
 export class Output {
   constructor(
@@ -193,7 +194,9 @@ export class Output {
   toolResult(parts: ToolResultPart[], failed = false): void {
     if (this.json) return this.print(failed ? { error: true, parts } : { parts });
     const text = parts
-      .map((part) => (part.type === 'text' ? part.text : `[image ${part.mime}, ${formatSize(part.bytes)}]`))
+      .map((part) =>
+        part.type === 'text' ? part.text : `\nimage saved: ${part.path} (${part.mime}, ${formatSize(part.bytes)})`,
+      )
       .join('');
     (failed ? this.stderr : this.stdout).write(text.endsWith('\n') ? text : `${text}\n`);
   }

@@ -16,6 +16,7 @@ import { usageError, type ParsedArgs } from './args';
 import type { CommandContext } from './commands';
 import { cliSettings } from './cliService';
 import { flagPolicyTools } from './flagPolicyTools';
+import { saveImages } from './savedImages';
 
 /** `tool --list`: each tool's name, description and input schema; needs no engine. */
 export function toolList(context: CommandContext): number {
@@ -93,12 +94,16 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
     withFlag: 'run the command with',
   });
   try {
-    const { text, failure } = await tools.call(name, input, {
+    const { text, failure, images } = await tools.call(name, input, {
       signal,
       onProgress: (progress) => output.progress(progress.message),
     });
+    const saved = await saveImages(images ?? []);
     output.toolResult(
-      resultParts(text).map((part) => ({ type: 'text' as const, text: part })),
+      [
+        ...resultParts(text).map((part) => ({ type: 'text' as const, text: part })),
+        ...saved.map((image) => ({ type: 'image' as const, ...image })),
+      ],
       Boolean(failure),
     );
     return failure ? 1 : 0;

@@ -82,7 +82,14 @@ export function mcpConnection(options: McpConnectionOptions): Server {
       if (refusal && canAsk(server) && (await allowed(server, name, refusal, options.flags, signal)))
         outcome = await caller.call(name, input ?? {}, { signal, onProgress, granted: refusal.wider });
       return {
-        content: resultParts(outcome.text).map((text) => ({ type: 'text' as const, text })),
+        content: [
+          ...resultParts(outcome.text).map((text) => ({ type: 'text' as const, text })),
+          ...(outcome.images ?? []).map((image) => ({
+            type: 'image' as const,
+            data: Buffer.from(image.data).toString('base64'),
+            mimeType: image.mime,
+          })),
+        ],
         ...(outcome.failure ? { isError: true } : {}),
       };
     } catch (error) {

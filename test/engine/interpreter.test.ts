@@ -4,7 +4,7 @@
  * is reported and the next call starts afresh.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../../src/core/engine/engine';
@@ -15,8 +15,10 @@ import { FileStore } from '../../src/core/files/fileStore';
 import { Redactor } from '../../src/core/secrets/redaction';
 import { SandboxService } from '../../src/core/sessions/sandboxService';
 import { parseSettings } from '../../src/core/spec/settings';
-import { runNamedTool, type ToolCallContext } from '../../src/core/tools/runTool';
+import { callNamedTool, runNamedTool, type ToolCallContext } from '../../src/core/tools/runTool';
+import { imageSize } from '../../src/core/results/images';
 import { runCliText } from './cliRunner';
+import { PNG_MAKER } from './pngMaker';
 import { TEST_IMAGES, requireEngine, testEngine } from './harness';
 
 describe('persistent Python interpreter (real engine)', function () {
@@ -225,8 +227,95 @@ describe('the persistent interpreter from the command line (a process per call)'
     const failed = await cli('exec', '--python', 'undefined_name');
     assert.equal(failed.code, 1);
     assert.match(failed.stderr, /NameError: name 'undefined_name' is not defined/);
+    const images = mkdtempSync(join(tmpdir(), 'agent-sandbox-cli-images-'));
+    const pictured = await runCliText(['tool', 'sandbox_exec', '--folder', folder, '--json', '-'], {
+      stdin: JSON.stringify({ code: `${PNG_MAKER}\nPicture(30, 20)` }),
+      env: {
+        AGENT_SANDBOX_ENGINE: 'docker',
+        AGENT_SANDBOX_IMAGE_PYTHON: TEST_IMAGES.python,
+        AGENT_SANDBOX_IMAGES: images,
+      },
+    });
+    const parts = (JSON.parse(pictured.stdout) as { parts: { type: string; path?: string; mime?: string }[] }).parts;
+    const saved = parts.find((part) => part.type === 'image');
+    assert.ok(saved?.path?.startsWith(images), pictured.stdout);
+    assert.deepEqual(imageSize({ mime: 'image/png', data: readFileSync(saved!.path!), source: 'file' }), {
+      width: 30,
+      height: 20,
+    });
     const usage = await cli('exec', '--python', '1', '--', 'true');
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /either --python CODE or a command/);
+  });
+});
+
+describe('images from the persistent interpreter (real engine)', function () {
+  this.timeout(120_000);
+  const engine = testEngine();
+  let tool: ToolCallContext;
+
+  before(async function () {
+    await requireEngine(this);
+    const folder = mkdtempSync(join(tmpdir(), 'agent-sandbox-interpreter-images-'));
+    const settings = parseSettings({ images: TEST_IMAGES });
+    tool = {
+      service: new SandboxService({
+        engine: () => engine,
+        settings: () => settings,
+        workspaceFolder: () => folder,
+        trusted: () => true,
+      }),
+      engine: 'docker',
+      signal: new AbortController().signal,
+      store: new FileStore(join(folder, '.store')),
+      budget: { maxChars: 48_000 },
+      redact: (text) => text,
+    };
+    await runNamedTool('sandbox_open', { runtime: 'python' }, tool);
+    await runNamedTool('sandbox_exec', { code: PNG_MAKER }, tool);
+  });
+  after(async () => {
+    await tool?.service.closeAll().catch(() => undefined);
+    await tool?.service.closeInterpreters();
+    await engine.dispose();
+  });
+
+  it('an image value and a picture written to /tmp/outputs come back as PNG images, said in the text', async () => {
+    const output = await callNamedTool(
+      'sandbox_exec',
+      {
+        code: 'import os\nos.makedirs("/tmp/outputs", exist_ok=True)\nopen("/tmp/outputs/chart.png", "wb").write(png(600, 400))\nPicture(320, 200)',
+      },
+      tool,
+    );
+    const images = output.images ?? [];
+    assert.deepEqual(
+      images.map((image) => [image.source, image.mime, imageSize(image)]),
+      [
+        ['the value', 'image/png', { width: 320, height: 200 }],
+        ['/tmp/outputs/chart.png', 'image/png', { width: 600, height: 400 }],
+      ],
+    );
+    assert.match(
+      output.text,
+      /2 images came back: the value \(320×200 PNG, \d+ KB\), \/tmp\/outputs\/chart\.png \(600×400 PNG, \d+ KB\)\./,
+    );
+    const again = await callNamedTool('sandbox_exec', { code: '1 + 1' }, tool);
+    assert.deepEqual(again.images, [], 'a picture is returned by the call that made it, not again');
+  });
+
+  it('returns at most four, and says which were left out', async () => {
+    const output = await callNamedTool(
+      'sandbox_exec',
+      {
+        code: 'for i in range(6):\n    open("/tmp/outputs/p%d.png" % i, "wb").write(png(10 + i, 10))',
+      },
+      tool,
+    );
+    assert.equal(output.images?.length, 4);
+    assert.match(
+      output.text,
+      /Images not returned \(at most 4, of 5 MiB each\): \/tmp\/outputs\/p4\.png, \/tmp\/outputs\/p5\.png\./,
+    );
   });
 });

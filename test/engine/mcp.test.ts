@@ -17,6 +17,7 @@ import { CLI, runCliText } from './cliRunner';
 import { startEngineProxy } from './engineProxy';
 import { TEST_IMAGES, requireEngine, testEngine } from './harness';
 import { resultText, startMcp, startRawMcp, toolCall, type McpServerProcess, type RawMcpServer } from './mcpHarness';
+import { PNG_MAKER } from './pngMaker';
 import { seeded } from '../seed';
 import { GENERATOR, generatorCommand, type Shape } from '../vscode/suite/outputShapes';
 
@@ -520,5 +521,18 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
     await client.callTool({ name: 'sandbox_exec', arguments: { code: 'rows = [i * i for i in range(10)]' } });
     const summed = resultText(await client.callTool({ name: 'sandbox_exec', arguments: { code: 'sum(rows)' } }));
     assert.match(summed, /^python 3\.[\d.]+ \(persistent\) .*\nvalue:\n285$/);
+  });
+
+  it('returns a picture the code made as MCP image content', async () => {
+    const { client } = await start(folder);
+    await client.callTool({ name: 'sandbox_exec', arguments: { code: PNG_MAKER } });
+    const result = await client.callTool({ name: 'sandbox_exec', arguments: { code: 'Picture(64, 48)' } });
+    const content = result.content as { type: string; data?: string; mimeType?: string; text?: string }[];
+    const image = content.find((part) => part.type === 'image');
+    assert.ok(image, JSON.stringify(content).slice(0, 500));
+    assert.equal(image.mimeType, 'image/png');
+    const png = Buffer.from(image.data!, 'base64');
+    assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [64, 48]);
+    assert.equal(content[0]!.type, 'text', 'the text, headline first, comes before the image');
   });
 });

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import type { Sandbox, SandboxProcess } from '../engine/engine';
 import { SandboxError, abortError } from '../errors';
+import type { ImageOutput } from '../results/images';
 import { PYTHON_CLIENT, PYTHON_KERNEL, PYTHON_LAUNCH, PYTHON_SOCKET, PYTHON_SUPERVISE } from './pythonKernel';
 
 export const INTERPRETER_LANGUAGES = ['python'] as const;
@@ -39,6 +40,8 @@ const replySchema = z.object({
   stderr: z.string(),
   stderrTotal: z.number(),
   ms: z.number(),
+  images: z.array(z.object({ mime: z.string(), data: z.string(), source: z.string() })).default([]),
+  imagesDropped: z.array(z.string()).default([]),
 });
 
 export interface EvalResult {
@@ -54,6 +57,8 @@ export interface EvalResult {
   durationMs: number;
   /** The state is gone: the interpreter ended or was killed. */
   stateLost: boolean;
+  /** Figures left open, an image value, pictures written to /tmp/outputs during the call. */
+  images: ImageOutput[];
   notices: string[];
 }
 
@@ -227,7 +232,14 @@ export class Interpreter {
       stderrBytes: answer.stderrTotal,
       durationMs: Date.now() - started,
       stateLost: false,
-      notices: [],
+      images: answer.images.map((image) => ({
+        mime: image.mime,
+        data: Buffer.from(image.data, 'base64'),
+        source: image.source,
+      })),
+      notices: answer.imagesDropped.length
+        ? [`Images not returned (at most 4, of 5 MiB each): ${answer.imagesDropped.join(', ')}.`]
+        : [],
     };
   }
 
@@ -241,6 +253,7 @@ export class Interpreter {
       stderrBytes: 0,
       durationMs: Date.now() - started,
       stateLost: true,
+      images: [],
       notices: [],
     };
   }

@@ -160,11 +160,91 @@ def run(code):
         value = eval(compile(last, '<cell>', 'eval'), namespace)
         if value is not None:
             namespace['_'] = value
-            return repr(value)
+            return value
     return None
 
 def encode(data):
     return base64.b64encode(data).decode('ascii')
+
+OUTPUTS = '/tmp/outputs'
+IMAGE_TYPES = {'.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.gif': 'image/gif', '.webp': 'image/webp'}
+MOST_IMAGES = 4
+IMAGE_BYTES = 5 * 1024 * 1024
+LONG_SIDE = 1568
+
+def fit(data, mime):
+    # Scaled down (with Pillow, where the image has it) when its long side is more than a model takes.
+    try:
+        from PIL import Image
+    except Exception:
+        return data, mime
+    try:
+        import io
+        picture = Image.open(io.BytesIO(data))
+        if max(picture.size) <= LONG_SIDE and len(data) <= IMAGE_BYTES:
+            return data, mime
+        picture.thumbnail((LONG_SIDE, LONG_SIDE))
+        out = io.BytesIO()
+        picture.save(out, format='PNG')
+        return out.getvalue(), 'image/png'
+    except Exception:
+        return data, mime
+
+def snapshot():
+    # What /tmp/outputs holds before a call: a picture is new, or changed, when this differs after it.
+    seen = {}
+    try:
+        for entry in os.scandir(OUTPUTS):
+            try:
+                stat = entry.stat()
+                seen[entry.name] = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return seen
+
+def images(value, before):
+    found, dropped = [], []
+    def add(data, mime, source):
+        if len(found) >= MOST_IMAGES:
+            dropped.append(source)
+            return
+        data, mime = fit(data, mime)
+        if len(data) > IMAGE_BYTES:
+            dropped.append(source + ' (over 5 MiB)')
+            return
+        found.append({'mime': mime, 'data': encode(data), 'source': source})
+    if value is not None and hasattr(value, '_repr_png_'):
+        try:
+            data = value._repr_png_()
+            if data:
+                add(data, 'image/png', 'the value')
+        except Exception:
+            pass
+    pyplot = sys.modules.get('matplotlib.pyplot')
+    if pyplot is not None:
+        try:
+            import io
+            for number in pyplot.get_fignums():
+                figure = pyplot.figure(number)
+                out = io.BytesIO()
+                figure.savefig(out, format='png', dpi=100)
+                add(out.getvalue(), 'image/png', 'figure %d' % number)
+                pyplot.close(figure)
+        except Exception:
+            pass
+    after = snapshot()
+    for name in sorted(after):
+        path = os.path.join(OUTPUTS, name)
+        mime = IMAGE_TYPES.get(os.path.splitext(name)[1].lower())
+        try:
+            if mime and after[name] != before.get(name) and os.path.isfile(path):
+                with open(path, 'rb') as f:
+                    add(f.read(IMAGE_BYTES + 1), mime, path)
+        except OSError:
+            pass
+    return found, dropped
 
 os.umask(0o077)
 server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -179,11 +259,14 @@ while True:
         continue
     client.send({'started': request.get('id')})
     started = time.monotonic()
+    before = snapshot()
     value, error, interrupted = None, None, False
+    result = None
     try:
         running = True
         try:
-            value = run(request.get('code', ''))
+            result = run(request.get('code', ''))
+            value = None if result is None else repr(result)
         finally:
             running = False
     except KeyboardInterrupt as caught:
@@ -199,6 +282,7 @@ while True:
         sys.stderr.flush()
     except Exception:
         pass
+    found, dropped = images(result, before)
     stdout, stdout_total = out.take(1)
     stderr, stderr_total = err.take(2)
     if value is not None and len(value) > CAP:
@@ -213,6 +297,8 @@ while True:
         'stderr': encode(stderr),
         'stderrTotal': stderr_total,
         'ms': round((time.monotonic() - started) * 1000),
+        'images': found,
+        'imagesDropped': dropped,
     }, answered=True)
 `;
 

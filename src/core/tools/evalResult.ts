@@ -36,7 +36,7 @@ export function evalAsExec(
     durationMs: result.durationMs,
     ...(result.value !== undefined ? { value: result.value } : {}),
     ...(hint(result, timeoutSeconds) ? { hint: hint(result, timeoutSeconds) } : {}),
-    notices: [...notices],
+    notices: [...notices, ...result.notices],
   };
 }
 

@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import type { Settings } from '../spec/settings';
 import type { HandlerContext } from './handlerContext';
 import type { Reach, TargetView } from './reach';
+import type { ImageOutput } from '../results/images';
 
 /** A message for people: an English template with {0}-style placeholders, localized by the front end. */
 export interface Words {
@@ -53,6 +54,8 @@ export interface ToolOutput {
   readonly text: string;
   /** The exit code of the program the call ran, when it ran one. */
   readonly exitCode?: number | null;
+  /** Images the call returns beside its text; the text says what they are. */
+  readonly images?: readonly ImageOutput[];
 }
 
 export interface ToolSpec<S extends z.ZodType = z.ZodType, N extends string = string> {

@@ -4,6 +4,7 @@ import { sandboxIdOf } from '../../sessions/sessions';
 import { INTERPRETER_LANGUAGES } from '../../interpreters/interpreter';
 import { formatExecResult } from '../format';
 import { evalAsExec } from '../evalResult';
+import { describeImages } from '../../results/images';
 import { planSave, worthSaving } from './savedOutput';
 import { sessionReach } from '../reach';
 import { defineTool, words } from '../toolSpec';
@@ -137,6 +138,7 @@ export const execTool = defineTool({
           const result = evalAsExec(evaluated, timeoutSeconds, sandbox.info.spec.limits, [
             ...context.service.takeLaterNotices(sandbox),
             ...notices,
+            ...(evaluated.images.length ? [describeImages(evaluated.images)] : []),
           ]);
           const shown = context.redactResult?.(result) ?? result;
           return {
@@ -149,6 +151,7 @@ export const execTool = defineTool({
               },
               context.budget,
             ),
+            images: evaluated.images,
           };
         }
         const result = await sandbox.exec(
