@@ -16,6 +16,7 @@ import { NO_REACH, reachSentence, union, widening, type Reach, type ReachKind } 
 import { RESULT_CHARS } from '../../core/tools/fitBudget';
 import { formatError } from '../../core/tools/format';
 import { resultParts } from '../../core/tools/resultParts';
+import type { ImageOutput } from '../../core/results/images';
 import { callTool, failureText, parseToolInput } from '../../core/tools/runTool';
 import { resolveTarget, viewTarget } from '../../core/tools/targetView';
 import { TOOLS, type AnyToolSpec } from '../../core/tools/toolList';
@@ -182,7 +183,7 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
         `${this.spec.name} (${Math.round(performance.now() - started)} ms): ${firstLine(outcome.text)}`,
       );
       this.record(input, started, !failure, outcome.exitCode);
-      return textResult(outcome.text);
+      return textResult(outcome.text, outcome.images);
     } catch (error) {
       this.services.engine.reportFailure((error as Error).cause ?? error);
       this.services.log.error(
@@ -285,9 +286,15 @@ function knownEngine(engine: EngineState, settings: Settings): 'docker' | 'virtu
   return engine.status.state === 'connected' ? engine.status.kind : undefined;
 }
 
-/** The text as the parts of a result, none longer than a client shows the model (see resultParts.ts). */
-function textResult(value: string): vscode.LanguageModelToolResult {
-  return new vscode.LanguageModelToolResult(resultParts(value).map((part) => new vscode.LanguageModelTextPart(part)));
+/**
+ * The text as the parts of a result, none longer than a client shows the model (see resultParts.ts),
+ * then the images the call returned as image parts (the text, headline first, says what they are).
+ */
+function textResult(value: string, images: readonly ImageOutput[] = []): vscode.LanguageModelToolResult {
+  return new vscode.LanguageModelToolResult([
+    ...resultParts(value).map((part) => new vscode.LanguageModelTextPart(part)),
+    ...images.map((image) => vscode.LanguageModelDataPart.image(image.data, image.mime)),
+  ]);
 }
 
 function firstLine(value: string): string {
