@@ -126,6 +126,30 @@ describe('persistent Python interpreter (real engine)', function () {
   });
 });
 
+/** The tools' own path on a real engine, as VS Code and the CLI call it, for a fresh folder. */
+function toolsOn(
+  engine: ReturnType<typeof testEngine>,
+  prefix: string,
+  more: { injectedEnv?: () => Record<string, string>; redact?: (text: string) => string } = {},
+): ToolCallContext {
+  const folder = mkdtempSync(join(tmpdir(), prefix));
+  const settings = parseSettings({ images: TEST_IMAGES });
+  return {
+    service: new SandboxService({
+      engine: () => engine,
+      settings: () => settings,
+      workspaceFolder: () => folder,
+      trusted: () => true,
+      ...(more.injectedEnv ? { injectedEnv: more.injectedEnv } : {}),
+    }),
+    engine: 'docker',
+    signal: new AbortController().signal,
+    store: new FileStore(join(folder, '.store')),
+    budget: { maxChars: 48_000 },
+    redact: more.redact ?? ((text) => text),
+  };
+}
+
 describe('sandbox_exec with code (the tools path, real engine)', function () {
   this.timeout(120_000);
   const engine = testEngine();
@@ -134,22 +158,10 @@ describe('sandbox_exec with code (the tools path, real engine)', function () {
 
   before(async function () {
     await requireEngine(this);
-    const folder = mkdtempSync(join(tmpdir(), 'agent-sandbox-interpreter-tools-'));
-    const settings = parseSettings({ images: TEST_IMAGES });
-    tool = {
-      service: new SandboxService({
-        engine: () => engine,
-        settings: () => settings,
-        workspaceFolder: () => folder,
-        trusted: () => true,
-        injectedEnv: () => ({ PROBE_KEY: secret }),
-      }),
-      engine: 'docker',
-      signal: new AbortController().signal,
-      store: new FileStore(join(folder, '.store')),
-      budget: { maxChars: 48_000 },
-      redact: new Redactor({ PROBE_KEY: secret }).redact.bind(new Redactor({ PROBE_KEY: secret })),
-    };
+    tool = toolsOn(engine, 'agent-sandbox-interpreter-tools-', {
+      injectedEnv: () => ({ PROBE_KEY: secret }),
+      redact: (text) => new Redactor({ PROBE_KEY: secret }).redact(text),
+    });
   });
   after(async () => {
     await tool?.service.closeAll().catch(() => undefined);
@@ -256,21 +268,7 @@ describe('images from the persistent interpreter (real engine)', function () {
 
   before(async function () {
     await requireEngine(this);
-    const folder = mkdtempSync(join(tmpdir(), 'agent-sandbox-interpreter-images-'));
-    const settings = parseSettings({ images: TEST_IMAGES });
-    tool = {
-      service: new SandboxService({
-        engine: () => engine,
-        settings: () => settings,
-        workspaceFolder: () => folder,
-        trusted: () => true,
-      }),
-      engine: 'docker',
-      signal: new AbortController().signal,
-      store: new FileStore(join(folder, '.store')),
-      budget: { maxChars: 48_000 },
-      redact: (text) => text,
-    };
+    tool = toolsOn(engine, 'agent-sandbox-interpreter-images-');
     await runNamedTool('sandbox_open', { runtime: 'python' }, tool);
     await runNamedTool('sandbox_exec', { code: PNG_MAKER }, tool);
   });
