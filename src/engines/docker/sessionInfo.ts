@@ -47,12 +47,7 @@ export function sessionInfo(facts: SessionFacts): SessionInfo {
 
 /** A listed container of ours, as a session. */
 export function sessionFromSummary(container: ContainerSummary): SessionInfo {
-  return sessionFromLabels(
-    container.Id,
-    container.Labels,
-    container.State === 'running' ? 'running' : 'stopped',
-    container.Image,
-  );
+  return sessionFromLabels(container.Id, container.Labels, listedState(container.State), container.Image);
 }
 
 /** An inspected container of ours, as a session (attach takes only running ones). */
@@ -114,4 +109,14 @@ function jsonOrUndefined(text: string | undefined): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A listed container's state as a session's: paused (a folder watch measuring, for a moment) is
+ * still running, and created (between create and start) is starting; anything else has stopped.
+ */
+function listedState(state: string | undefined): SessionInfo['state'] {
+  if (state === 'running' || state === 'paused') return 'running';
+  if (state === 'created') return 'starting';
+  return 'stopped';
 }

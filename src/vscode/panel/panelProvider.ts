@@ -34,6 +34,8 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
   private live: vscode.Disposable[] = [];
   private readonly stats = new Map<string, { dispose(): void }>();
   private refreshTimer: NodeJS.Timeout | undefined;
+  /** Looks at the engine's sessions begun so far; only the latest one's answer is sent. */
+  private looks = 0;
   /** The sessions last sent, as JSON: a poll that finds the same sends nothing. */
   private lastSessions: string | undefined;
 
@@ -244,6 +246,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
     } catch {
       defaults = undefined;
     }
+    ++this.looks; // a poll under way answers for an older moment than this
     const sessions = await this.sessionViews();
     if (!defaults) return;
     this.lastSessions = JSON.stringify(sessions);
@@ -256,9 +259,14 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
     });
   }
 
-  /** Sends the sessions when they changed since the last sending (or always, with `force`). */
+  /**
+   * Sends the sessions when they changed since the last sending (or always, with `force`). Only the
+   * latest look is sent: a slower one that started before it (a poll during a restart) is dropped.
+   */
   private async sendSessions(force = false): Promise<void> {
+    const look = ++this.looks;
     const sessions = await this.sessionViews();
+    if (look !== this.looks) return;
     const text = JSON.stringify(sessions);
     if (!force && text === this.lastSessions) return;
     this.lastSessions = text;

@@ -36,7 +36,8 @@ export function sessionView(
   const sandboxId = sandboxIdOf(info);
   const lastUsed = service.lastUsedAt(info.id);
   const last = activity.lastCommand(sandboxId);
-  const dead = info.state !== 'running';
+  // A container between create and start is starting, not dead (the panel may look during an open or a restart).
+  const dead = info.state === 'stopped' || info.state === 'unknown';
   return {
     id: info.id,
     sandboxId,
@@ -45,7 +46,13 @@ export function sessionView(
     ...(info.client ? { openedBy: info.client } : {}),
     runtime: info.runtime,
     image: info.image,
-    state: dead ? 'dead' : lastUsed !== undefined && now - lastUsed > IDLE_AFTER_MS ? 'idle' : 'running',
+    state: dead
+      ? 'dead'
+      : info.state === 'starting'
+        ? 'starting'
+        : lastUsed !== undefined && now - lastUsed > IDLE_AFTER_MS
+          ? 'idle'
+          : 'running',
     ...(dead ? { deathReason: capitalize(engine.deathReason?.(info.id) ?? 'it is no longer running') } : {}),
     createdAt: info.createdAt,
     ...(lastUsed !== undefined ? { lastUsedAt: new Date(lastUsed).toISOString() } : {}),
