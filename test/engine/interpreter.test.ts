@@ -33,7 +33,7 @@ describe('persistent Python interpreter (real engine)', function () {
       name: 'interpreter-test',
       workspaceFolder: mkdtempSync(join(tmpdir(), 'agent-sandbox-interpreter-')),
     }));
-    python = await Interpreter.start(sandbox, 1024 * 1024);
+    python = await Interpreter.start(sandbox, 'python', 1024 * 1024);
   });
   after(async () => {
     await python?.close();
@@ -97,13 +97,13 @@ describe('persistent Python interpreter (real engine)', function () {
     assert.equal(stubborn.stateLost, true);
     assert.match(stubborn.error!, /was killed/);
     assert.equal(python.alive, false);
-    python = await Interpreter.start(sandbox, 1024 * 1024);
+    python = await Interpreter.start(sandbox, 'python', 1024 * 1024);
     assert.equal((await python.run('1 + 1', { timeoutMs: 30_000 })).value, '2');
   });
 
   it("is the session's: a second client finds the same state, and closing a client keeps it", async () => {
     await python.run('shared = "from the first client"', { timeoutMs: 30_000 });
-    const second = await Interpreter.start(sandbox, 1024 * 1024);
+    const second = await Interpreter.start(sandbox, 'python', 1024 * 1024);
     try {
       assert.ok(second.callsBefore > 0, 'the same kernel');
       assert.equal((await second.run('shared', { timeoutMs: 30_000 })).value, "'from the first client'");
@@ -119,7 +119,7 @@ describe('persistent Python interpreter (real engine)', function () {
     assert.equal(crashed.stateLost, true);
     assert.match(crashed.error!, /exit code 3/);
     assert.equal(python.alive, false);
-    const next = await Interpreter.start(sandbox, 1024 * 1024);
+    const next = await Interpreter.start(sandbox, 'python', 1024 * 1024);
     assert.equal(next.previousEnd, 'The Python interpreter ended with exit code 3.');
     assert.equal(next.callsBefore, 0);
     python = next;

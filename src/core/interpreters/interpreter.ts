@@ -11,10 +11,9 @@ import { z } from 'zod';
 import type { Sandbox, SandboxProcess } from '../engine/engine';
 import { SandboxError, abortError } from '../errors';
 import type { ImageOutput } from '../results/images';
-import { PYTHON_CLIENT, PYTHON_KERNEL, PYTHON_LAUNCH, PYTHON_SOCKET, PYTHON_SUPERVISE } from './pythonKernel';
+import { kernelRecipe, type InterpreterLanguage, type KernelRecipe } from './kernels';
 
-export const INTERPRETER_LANGUAGES = ['python'] as const;
-export type InterpreterLanguage = (typeof INTERPRETER_LANGUAGES)[number];
+export { INTERPRETER_LANGUAGES, interpreterName, type InterpreterLanguage } from './kernels';
 
 /** How long interrupted code has to stop before the interpreter is killed. */
 const INTERRUPT_GRACE_MS = 5_000;
@@ -24,7 +23,8 @@ const START_TIMEOUT_MS = 30_000;
 const readySchema = z.object({
   ready: z.literal(true),
   pid: z.number().int().positive(),
-  python: z.string(),
+  /** The language's version, e.g. 3.11.2. */
+  version: z.string(),
   /** Calls the kernel has run so far: 0 for a new kernel, so a state that was there is gone. */
   calls: z.number().int().min(0),
 });
@@ -74,6 +74,7 @@ export class Interpreter {
   private constructor(
     private readonly sandbox: Sandbox,
     private readonly process: SandboxProcess,
+    private readonly recipe: KernelRecipe,
     readonly language: InterpreterLanguage,
     private readonly pid: number,
     readonly version: string,
@@ -82,34 +83,26 @@ export class Interpreter {
   ) {}
 
   /** Starts the kernel in the sandbox; throws what to do when the sandbox cannot run one. */
-  static async start(sandbox: Sandbox, stdoutCap: number, signal?: AbortSignal): Promise<Interpreter> {
+  static async start(
+    sandbox: Sandbox,
+    language: InterpreterLanguage,
+    stdoutCap: number,
+    signal?: AbortSignal,
+  ): Promise<Interpreter> {
+    const recipe = kernelRecipe(language);
     if (!sandbox.openProcess)
       throw new SandboxError(
         'unsupported',
         'This engine cannot keep an interpreter running between calls.',
-        'Run the code with command (python3 -c ...) instead, or use the Docker engine.',
+        `Run the code with ${recipe.oneShot} instead, or use the Docker engine.`,
       );
     // The session's kernel, started once (detached, so it outlives this process); then this process's client.
-    const launched = await sandbox.exec(
-      {
-        cmd: ['python3', '-c', PYTHON_LAUNCH, PYTHON_SOCKET, String(stdoutCap), PYTHON_SUPERVISE, PYTHON_KERNEL],
-        timeoutSeconds: 30,
-      },
-      signal,
-    );
+    const launched = await sandbox.exec({ cmd: recipe.launch(stdoutCap), timeoutSeconds: 30 }, signal);
     if (launched.exitCode !== 0) {
       const missing = launched.exitCode === 127 || /not found|No such file/.test(launched.stderr);
-      throw new SandboxError(
-        missing ? 'unsupported' : 'engine-error',
-        missing
-          ? 'This sandbox has no python3, so it cannot run a Python interpreter.'
-          : `The Python interpreter did not start (exit code ${launched.exitCode}): ${launched.stderr.trim().slice(-2_000)}`,
-        missing
-          ? 'Open a sandbox with runtime python (sandbox_open with runtime "python").'
-          : 'Run the code with command (python3 -c ...) to see what fails.',
-      );
+      throw notStarted(recipe, missing, `exit code ${launched.exitCode}: ${launched.stderr.trim().slice(-2_000)}`);
     }
-    const process = await sandbox.openProcess(['python3', '-u', '-c', PYTHON_CLIENT, PYTHON_SOCKET]);
+    const process = await sandbox.openProcess(recipe.client());
     let buffered = '';
     let stderr = '';
     process.onStderr((chunk) => (stderr = `${stderr}${chunk.toString('utf8')}`.slice(-4_000)));
@@ -134,20 +127,15 @@ export class Interpreter {
     }).catch(async (error: unknown) => {
       await process.close();
       if (SandboxError.is(error, 'aborted')) throw error;
-      const missing = /not found|No such file/.test(stderr);
-      throw new SandboxError(
-        missing ? 'unsupported' : 'engine-error',
-        missing
-          ? 'This sandbox has no python3, so it cannot run a Python interpreter.'
-          : `The Python interpreter did not start (${(error as Error).message})${stderr ? `: ${stderr.trim()}` : ''}.`,
-        missing
-          ? 'Open a sandbox with runtime python (sandbox_open with runtime "python").'
-          : 'Run the code with command (python3 -c ...) to see what fails.',
+      throw notStarted(
+        recipe,
+        /not found|No such file/.test(stderr),
+        `${(error as Error).message}${stderr ? `: ${stderr.trim()}` : ''}`,
       );
     });
-    const interpreter = new Interpreter(sandbox, process, 'python', ready.pid, ready.python, ready.calls);
+    const interpreter = new Interpreter(sandbox, process, recipe, language, ready.pid, ready.version, ready.calls);
     const previous = /^previous (-?\d+)$/m.exec(launched.stdout)?.[1];
-    if (previous !== undefined) interpreter.previousEnd = describeEnd(Number(previous));
+    if (previous !== undefined) interpreter.previousEnd = describeEnd(recipe, Number(previous));
     interpreter.lines = buffered.slice(buffered.indexOf('\n') + 1);
     process.onStdout((chunk) => interpreter.receive(chunk));
     void process.exited.then((code) => interpreter.onExit(code));
@@ -282,14 +270,14 @@ export class Interpreter {
   /** The kernel's exit status, as its supervisor wrote it: negative for a signal. */
   private kernelEnded(code: number): void {
     this.ended = true;
-    this.endedBecause ??= describeEnd(code);
+    this.endedBecause ??= describeEnd(this.recipe, code);
     for (const resolve of this.waiting.values()) resolve(undefined);
   }
 
   /** This process's client ended: without the kernel's status, the connection was lost (the kernel may live on). */
   private onExit(code: number | null): void {
     this.ended = true;
-    this.endedBecause ??= `The connection to the Python interpreter was lost${code === null ? '' : ` (its client exited with code ${code})`}.`;
+    this.endedBecause ??= `The connection to the ${this.recipe.name} interpreter was lost${code === null ? '' : ` (its client exited with code ${code})`}.`;
   }
 
   private async kill(why: 'timeout' | 'cancelled'): Promise<void> {
@@ -313,8 +301,23 @@ function safeJson(text: string): unknown {
 }
 
 /** A kernel's exit status in words: negative for a signal. */
-function describeEnd(code: number): string {
+function describeEnd(recipe: KernelRecipe, code: number): string {
   return code < 0
-    ? `The Python interpreter was killed by signal ${-code}${-code === 9 ? ' (SIGKILL: the memory limit, or a kill)' : ''}.`
-    : `The Python interpreter ended with exit code ${code}.`;
+    ? `The ${recipe.name} interpreter was killed by signal ${-code}${-code === 9 ? ' (SIGKILL: the memory limit, or a kill)' : ''}.`
+    : `The ${recipe.name} interpreter ended with exit code ${code}.`;
+}
+
+/** Why an interpreter did not start, and what to do instead. */
+function notStarted(recipe: KernelRecipe, missing: boolean, detail: string): SandboxError {
+  return missing
+    ? new SandboxError(
+        'unsupported',
+        `This sandbox has no ${recipe.program}, so it cannot run a ${recipe.name} interpreter.`,
+        `Open a sandbox with runtime ${recipe.runtime} (sandbox_open with runtime "${recipe.runtime}").`,
+      )
+    : new SandboxError(
+        'engine-error',
+        `The ${recipe.name} interpreter did not start (${detail}).`,
+        `Run the code with ${recipe.oneShot} to see what fails.`,
+      );
 }

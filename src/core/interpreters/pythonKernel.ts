@@ -122,7 +122,7 @@ class Client:
             self.conn.close()
 
     def serve(self):
-        self.send({'ready': True, 'pid': os.getpid(), 'python': sys.version.split()[0], 'calls': calls})
+        self.send({'ready': True, 'pid': os.getpid(), 'version': sys.version.split()[0], 'calls': calls})
         reader = self.conn.makefile('r', encoding='utf-8')
         for line in reader:
             try:

@@ -15,7 +15,7 @@ import type {
   SessionInfo,
   SessionScope,
 } from '../engine/engine';
-import { SandboxError, abortError, throwIfAborted } from '../errors';
+import { SandboxError } from '../errors';
 import { protectedPathsFor } from '../policy/protectedPaths';
 import { resolveSpec } from '../spec/resolveSpec';
 import { findSession, looksLikeContainerId, sameScope } from './findSession';
@@ -24,7 +24,9 @@ import { TOOL_WORDS, type SessionWords } from './sessionWords';
 import { allowedAccess, sessionSpec, type PolicyContext, type PolicyKnobs, type SessionAsk } from './sessionPolicy';
 import { specFromSettings, type Settings } from '../spec/settings';
 import type { Runtime, SandboxSpec, WorkspaceAccess } from '../spec/spec';
-import { Interpreter, type InterpreterLanguage } from '../interpreters/interpreter';
+import type { Interpreter, InterpreterLanguage } from '../interpreters/interpreter';
+import { AfterCallWork } from './afterCallWork';
+import { SessionInterpreters } from './sessionInterpreters';
 
 export interface SandboxServiceContext {
   /** The engine to use; called on each use so that a settings change takes effect. */
@@ -98,12 +100,8 @@ export class SandboxService {
   private readonly events = new EventEmitter();
   /** Containers this service closed: a call still running in one ends with that reason, not a bare kill. */
   private readonly closedHere = new Set<string>();
-  /** Container id → its persistent interpreters. */
-  private readonly interpreters = new Map<string, Map<InterpreterLanguage, Interpreter>>();
-  /** Container id → work a call left to do after its result (saving a cut output), which the next call waits for. */
-  private readonly later = new Map<string, Promise<void>>();
-  /** Container id → what that work could not do, told by the next call that asks (takeLaterNotices). */
-  private readonly laterNotices = new Map<string, string[]>();
+  private readonly interpreters = new SessionInterpreters();
+  private readonly later = new AfterCallWork();
   /** sandbox_id → why its session died, so that the next call says so instead of opening a fresh one. */
   private readonly dead = new Map<string, SandboxError>();
 
@@ -118,34 +116,17 @@ export class SandboxService {
    * The session's persistent interpreter for a language, started on first use; a new one when the
    * last has ended, with a notice that its state was lost.
    */
-  async interpreter(
+  interpreter(
     sandbox: Sandbox,
     language: InterpreterLanguage,
     signal?: AbortSignal,
   ): Promise<{ interpreter: Interpreter; notices: string[] }> {
-    const id = sandbox.info.id;
-    const mine = this.interpreters.get(id) ?? new Map<InterpreterLanguage, Interpreter>();
-    this.interpreters.set(id, mine);
-    const known = mine.get(language);
-    if (known?.alive) return { interpreter: known, notices: [] };
-    const started = await Interpreter.start(sandbox, sandbox.info.spec.limits.maxStdoutBytes, signal);
-    mine.set(language, started);
-    // The session's kernel outlives this process's client: a new client may find the same state, or a
-    // new kernel after the last one ended (said once, by whichever process starts it).
-    const ended = started.previousEnd ?? (known && started.callsBefore === 0 ? known.endReason : undefined);
-    return {
-      interpreter: started,
-      notices: ended
-        ? [`A new Python interpreter was started, so the variables and imports of the last one are gone: ${ended}`]
-        : [],
-    };
+    return this.interpreters.get(sandbox, language, signal);
   }
 
   /** Ends this process's connections to the sessions' interpreters (the interpreters, and their state, stay); for a process about to exit. */
-  async closeInterpreters(): Promise<void> {
-    const all = [...this.interpreters.values()].flatMap((mine) => [...mine.values()]);
-    this.interpreters.clear();
-    await Promise.all(all.map((interpreter) => interpreter.close()));
+  closeInterpreters(): Promise<void> {
+    return this.interpreters.closeAll();
   }
 
   /**
@@ -153,32 +134,17 @@ export class SandboxService {
    * call waits for it first. What it could not do (its notices) is kept for takeLaterNotices.
    */
   afterCall(sandbox: Sandbox, work: () => Promise<string[]>): void {
-    const id = sandbox.info.id;
-    const previous = this.later.get(id) ?? Promise.resolve();
-    const done: Promise<void> = previous
-      .then(work)
-      .then(
-        (notices) => {
-          if (notices.length) this.laterNotices.set(id, [...(this.laterNotices.get(id) ?? []), ...notices]);
-        },
-        () => undefined,
-      )
-      .finally(() => {
-        if (this.later.get(id) === done) this.later.delete(id);
-      });
-    this.later.set(id, done);
+    this.later.add(sandbox.info.id, work);
   }
 
   /** What work after earlier calls of this session could not do, once. */
   takeLaterNotices(sandbox: Sandbox): string[] {
-    const notices = this.laterNotices.get(sandbox.info.id) ?? [];
-    this.laterNotices.delete(sandbox.info.id);
-    return notices;
+    return this.later.takeNotices(sandbox.info.id);
   }
 
   /** Resolves when no work after a call is under way (benchmarks wait for it between calls). */
-  async settled(): Promise<void> {
-    while (this.later.size) await Promise.allSettled([...this.later.values()]);
+  settled(): Promise<void> {
+    return this.later.settled();
   }
 
   /** Closes the sessions of the default scope when it is not the workspace's (an MCP connection that ended); says which. */
@@ -306,7 +272,7 @@ export class SandboxService {
     options: CallOptions = {},
   ): Promise<T> {
     const sandbox = await this.sandbox(sandboxId, options);
-    await untilDoneOrAborted(this.later.get(sandbox.info.id), options.signal);
+    await this.later.waitFor(sandbox.info.id, options.signal);
     try {
       const result = await operation(sandbox);
       if (this.closedHere.has(sandbox.info.id)) throw this.closedDuringCall(sandbox.info);
@@ -354,8 +320,7 @@ export class SandboxService {
     this.sandboxes.clear();
     this.lastUsed.clear();
     this.dead.clear();
-    for (const mine of this.interpreters.values()) for (const interpreter of mine.values()) void interpreter.close();
-    this.interpreters.clear();
+    void this.interpreters.closeAll();
     this.events.emit('change');
     return closed;
   }
@@ -567,9 +532,8 @@ export class SandboxService {
     const id = sandboxIdOf(info);
     if (this.sandboxes.get(id)?.info.id === info.id) this.sandboxes.delete(id);
     this.lastUsed.delete(info.id);
-    this.laterNotices.delete(info.id);
-    for (const interpreter of this.interpreters.get(info.id)?.values() ?? []) void interpreter.close();
-    this.interpreters.delete(info.id);
+    this.later.forget(info.id);
+    this.interpreters.forget(info.id);
     this.events.emit('change');
   }
 }
@@ -597,23 +561,4 @@ function deadPlaceholder(sandboxId: string): SessionInfo {
 
 function computeRuntime(runtime: Runtime): Exclude<Runtime, 'linux'> {
   return runtime === 'linux' ? 'bash' : runtime;
-}
-
-/** Waits for `work` (never rejecting), or throws as soon as the call is cancelled. */
-async function untilDoneOrAborted(work: Promise<void> | undefined, signal: AbortSignal | undefined): Promise<void> {
-  if (!work) return;
-  throwIfAborted(signal);
-  if (!signal) return work;
-  let onAbort: (() => void) | undefined;
-  try {
-    await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        onAbort = () => reject(abortError(signal));
-        signal.addEventListener('abort', onAbort, { once: true });
-      }),
-    ]);
-  } finally {
-    if (onAbort) signal.removeEventListener('abort', onAbort);
-  }
 }

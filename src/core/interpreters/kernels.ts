@@ -1,0 +1,50 @@
+/**
+ * What a language's persistent interpreter is made of in a sandbox: the command that starts the
+ * session's kernel once (detached; it prints `previous N` when it replaced one that ended with
+ * status N) and the command of one process's client, which speaks the kernel's line protocol on its
+ * standard input and output (interpreter.ts).
+ */
+import { PYTHON_CLIENT, PYTHON_KERNEL, PYTHON_LAUNCH, PYTHON_SOCKET, PYTHON_SUPERVISE } from './pythonKernel';
+
+export const INTERPRETER_LANGUAGES = ['python'] as const;
+export type InterpreterLanguage = (typeof INTERPRETER_LANGUAGES)[number];
+
+export interface KernelRecipe {
+  /** The language in words: "Python". */
+  name: string;
+  /** The program the sandbox needs, for the error when it lacks it. */
+  program: string;
+  /** The runtime whose images have it, for what to do next. */
+  runtime: string;
+  /** How to run the code without the interpreter, for what to do next. */
+  oneShot: string;
+  launch(stdoutCap: number): string[];
+  client(): string[];
+}
+
+const RECIPES: Record<InterpreterLanguage, KernelRecipe> = {
+  python: {
+    name: 'Python',
+    program: 'python3',
+    runtime: 'python',
+    oneShot: 'command (python3 -c ...)',
+    launch: (stdoutCap) => [
+      'python3',
+      '-c',
+      PYTHON_LAUNCH,
+      PYTHON_SOCKET,
+      String(stdoutCap),
+      PYTHON_SUPERVISE,
+      PYTHON_KERNEL,
+    ],
+    client: () => ['python3', '-u', '-c', PYTHON_CLIENT, PYTHON_SOCKET],
+  },
+};
+
+export function kernelRecipe(language: InterpreterLanguage): KernelRecipe {
+  return RECIPES[language];
+}
+
+export function interpreterName(language: InterpreterLanguage): string {
+  return RECIPES[language].name;
+}
