@@ -6,8 +6,9 @@
 #
 # Idempotent: when the engine answers and every image exists it only checks and
 # prints the image list (a couple of seconds). No image is ever pulled: the base
-# image is built from Debian packages with debootstrap + `docker import`, the
-# per-runtime images only add labels on top of it (offline).
+# image is built from Debian packages with debootstrap + `docker import`; the
+# per-runtime images add labels on top of it, and the Python one Debian's numpy,
+# pandas, matplotlib and Pillow.
 #
 # Environment:
 #   DOCKER_HOST                      use that engine; fail if it does not answer
@@ -287,22 +288,46 @@ build_base() {
   log "built $BASE_IMAGE ($((SECONDS - t0)) s)"
 }
 
+# What each runtime image adds to the base, and the recipe version its label carries: an image
+# built by an older recipe is rebuilt (so a machine that kept its images still gets the new ones).
+RECIPE=2
+runtime_steps() {
+  case "$1" in
+    # The data libraries from Debian's packages (no PyPI), so the first plot works offline.
+    python)
+      printf '%s\n' \
+        'RUN apt-get -o Acquire::Retries=3 update \' \
+        ' && DEBIAN_FRONTEND=noninteractive apt-get -o Acquire::Retries=3 install -y --no-install-recommends \' \
+        '      python3-numpy python3-pandas python3-matplotlib python3-pil \' \
+        ' && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/debconf/*-old /root/.cache \' \
+        ' && python3 -c "import numpy, pandas, matplotlib, PIL"' \
+        'ENV MPLBACKEND=Agg'
+      ;;
+  esac
+}
+
+image_current() {
+  [ "$("$DOCKER" image inspect --format '{{index .Config.Labels "org.agent-sandbox.recipe"}}' "$1" 2>/dev/null)" = "$RECIPE" ]
+}
+
 build_runtime() {
-  local runtime=$1 tag="agent-sandbox/$1:$SUITE"
-  log "building $tag"
-  # Classic builder: uses the local base without any registry lookup.
-  DOCKER_BUILDKIT=0 "$DOCKER" build -q -t "$tag" - >/dev/null <<EOF
-FROM $BASE_IMAGE
-LABEL org.agent-sandbox.image=1 org.agent-sandbox.runtime=$runtime
-WORKDIR /workspace
-CMD ["bash"]
-EOF
+  local runtime=$1 tag="agent-sandbox/$1:$SUITE" steps
+  steps=$(runtime_steps "$runtime")
+  log "building $tag${steps:+ (installs Debian packages: a minute or two)}"
+  # Classic builder: uses the local base without any registry lookup. Host network for the
+  # build's apt (the engine may have no bridge); the sandboxes themselves never get it.
+  local context
+  context=$(mktemp -d /tmp/agent-sandbox-build.XXXXXX) # an empty build context with the Dockerfile
+  printf 'FROM %s\n%s\nLABEL org.agent-sandbox.image=1 org.agent-sandbox.runtime=%s org.agent-sandbox.recipe=%s\nWORKDIR /workspace\nCMD ["bash"]\n' \
+    "$BASE_IMAGE" "$steps" "$runtime" "$RECIPE" >"$context/Dockerfile"
+  DOCKER_BUILDKIT=0 run_logged "$context.log" "$DOCKER" build --network host -q -t "$tag" "$context"
+  rm -rf "$context"
 }
 
 ensure_images() {
   local r missing=()
   for r in "${RUNTIMES[@]}"; do
-    image_exists "agent-sandbox/$r:$SUITE" || missing+=("$r")
+    image_current "agent-sandbox/$r:$SUITE" || missing+=("$r")
   done
   if [ "${#missing[@]}" -eq 0 ]; then
     log "all images present"
