@@ -316,4 +316,54 @@ describe('images from the persistent interpreter (real engine)', function () {
       /Images not returned \(at most 4, of 5 MiB each\): \/tmp\/outputs\/p4\.png, \/tmp\/outputs\/p5\.png\./,
     );
   });
+
+  // The provisioned Python image carries Debian's matplotlib, pandas, numpy and Pillow (provision-engine.sh).
+  it('a matplotlib figure left open comes back as a PNG of its size, and closed', async () => {
+    const output = await callNamedTool(
+      'sandbox_exec',
+      {
+        code: 'import matplotlib.pyplot as plt, numpy as np\nfig = plt.figure(figsize=(6, 4))\nplt.plot(np.sin(np.linspace(0, 6, 50)))\nplt.title("sine")',
+      },
+      tool,
+    );
+    assert.deepEqual(
+      (output.images ?? []).map((image) => [image.source, image.mime, imageSize(image)]),
+      [['figure 1', 'image/png', { width: 600, height: 400 }]],
+      output.text,
+    );
+    assert.match(output.text, /1 image came back: figure 1 \(600×400 PNG, \d+ KB\)/);
+    const after = await callNamedTool('sandbox_exec', { code: 'plt.get_fignums()' }, tool);
+    assert.match(after.text, /value:\n\[\]/, 'the figure was closed once returned');
+  });
+
+  it('a Pillow image value comes back, scaled down to 1568 px when larger', async () => {
+    const output = await callNamedTool(
+      'sandbox_exec',
+      { code: 'from PIL import Image\nImage.new("RGB", (3000, 1000), (200, 40, 40))' },
+      tool,
+    );
+    assert.deepEqual(
+      (output.images ?? []).map((image) => [image.source, imageSize(image)]),
+      [['the value', { width: 1568, height: 523 }]],
+      output.text,
+    );
+  });
+
+  it('a pandas DataFrame value is a compact table: head and tail rows, its shape', async () => {
+    const output = await callNamedTool(
+      'sandbox_exec',
+      {
+        code: 'import pandas as pd\ndf = pd.DataFrame({"n": range(50), "half": [x / 2 for x in range(50)], "text": ["x" * 80] * 50})\ndf',
+      },
+      tool,
+    );
+    const value = /value:\n([\s\S]*)$/.exec(output.text)?.[1] ?? '';
+    const lines = value.trimEnd().split('\n');
+    assert.ok(lines.length <= 14, `at most 10 rows, the header, the gap and the shape: ${value}`);
+    assert.match(value, /^\s+n\s+half\s+text/);
+    assert.match(value, /^49\s+49\s+24\.5\s/m, 'the last row is there');
+    assert.match(value, /\[50 rows x 3 columns\]/);
+    assert.ok(!value.includes('x'.repeat(60)), 'long cells are cut');
+    assert.equal(output.images?.length ?? 0, 0);
+  });
 });

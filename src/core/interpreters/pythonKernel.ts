@@ -163,6 +163,21 @@ def run(code):
             return value
     return None
 
+def shown(result):
+    # The repr a REPL would show; pandas tables compact (head and tail rows, at most 12 columns, long
+    # cells cut, and their shape), so one DataFrame does not fill the model's result.
+    pandas = sys.modules.get('pandas')
+    if pandas is None:
+        return repr(result)
+    try:
+        with pandas.option_context(
+            'display.max_rows', 20, 'display.min_rows', 10, 'display.max_columns', 12,
+            'display.width', 120, 'display.max_colwidth', 40, 'display.show_dimensions', True,
+        ):
+            return repr(result)
+    except Exception:
+        return repr(result)
+
 def encode(data):
     return base64.b64encode(data).decode('ascii')
 
@@ -266,7 +281,7 @@ while True:
         running = True
         try:
             result = run(request.get('code', ''))
-            value = None if result is None else repr(result)
+            value = None if result is None else shown(result)
         finally:
             running = False
     except KeyboardInterrupt as caught:
