@@ -126,6 +126,7 @@ function renderCard(
       ),
     );
   }
+  if (session.images?.length) card.append(renderImages(session.images, post));
   const id = session.sandboxId;
   const access = dropdown(
     { 'aria-label': `Workspace access of ${id}`, 'data-action': 'set-access', disabled: dead },
@@ -158,6 +159,29 @@ function renderCard(
     ),
   );
   return card;
+}
+
+/** The last result's images as thumbnails; each opens in VS Code's image preview. */
+function renderImages(images: NonNullable<SessionView['images']>, post: (message: WebviewToHost) => void): HTMLElement {
+  return h(
+    'div',
+    { class: 'thumbs', role: 'group', 'aria-label': `Last images (${images.length})` },
+    ...images.map((image) => {
+      const size = image.width && image.height ? `, ${image.width}×${image.height}` : '';
+      const button = h(
+        'button',
+        {
+          class: 'thumb',
+          type: 'button',
+          title: `${image.source}${size}: open`,
+          'aria-label': `Open image ${image.name}`,
+        },
+        h('img', { src: image.src, alt: `${image.source}${size}` }),
+      );
+      button.addEventListener('click', () => post({ type: 'openImage', key: image.key }));
+      return button;
+    }),
+  );
 }
 
 export function renderUsage(session: SessionView, stats: StatsView | undefined): HTMLElement {

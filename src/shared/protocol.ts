@@ -39,6 +39,19 @@ export const sessionViewSchema = z.object({
   memoryLimitBytes: z.number(),
   cpus: z.number(),
   lastCommand: z.object({ summary: z.string(), exitCode: z.number().nullable(), at: z.string() }).optional(),
+  /** The images of its last result that had any (plots from the interpreter), as the webview may load them. */
+  images: z
+    .array(
+      z.object({
+        key: z.string(),
+        name: z.string(),
+        source: z.string(),
+        src: z.string(),
+        width: z.number().optional(),
+        height: z.number().optional(),
+      }),
+    )
+    .optional(),
 });
 export type SessionView = z.output<typeof sessionViewSchema>;
 
@@ -133,6 +146,7 @@ export const webviewToHostSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('restartSession'), sandboxId: z.string().min(1) }),
   z.object({ type: z.literal('closeSession'), sandboxId: z.string().min(1) }),
   z.object({ type: z.literal('openTerminal'), sandboxId: z.string().min(1) }),
+  z.object({ type: z.literal('openImage'), key: z.string().regex(/^files\/f_[0-9a-f]{16,64}$/) }),
   z.object({ type: z.literal('setAccess'), sandboxId: z.string().min(1), access }),
   z.object({ type: z.literal('saveDefaults'), defaults: defaultsEditSchema }),
 ]);

@@ -10,6 +10,7 @@ import { FileStore } from '../core/files/fileStore';
 import { WorkspaceLeases } from '../core/sessions/leases';
 import { SandboxService } from '../core/sessions/sandboxService';
 import { Housekeeping } from './housekeeping';
+import { PanelImages } from './panel/panelImages';
 import { SandboxPanel } from './panel/panelProvider';
 import { ActivityLog } from '../core/sessions/activityLog';
 import { SandboxSecrets } from './secrets';
@@ -73,11 +74,15 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
   const statusBar = new SandboxStatusBar(engine, service);
   const track = <T>(work: Promise<T>) => statusBar.track(work);
   const activity = new ActivityLog();
+  const imagesFolder = vscode.Uri.joinPath(context.globalStorageUri, 'images');
+  const images = new PanelImages(imagesFolder.fsPath);
   const panel = new SandboxPanel({
     extensionUri: context.extensionUri,
     service,
     engine,
     activity,
+    images,
+    imagesFolder,
     settings,
     grant,
     log,
@@ -114,6 +119,7 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
       store,
       secrets,
       activity,
+      images,
       workspaceFolder: () => (vscode.workspace.isTrusted ? workspaceFolder() : undefined),
     }),
     ...registerCommands({ service, engine, log, runOutput, track, housekeeping, secrets, grant }),

@@ -296,8 +296,14 @@ describe('images from the persistent interpreter (real engine)', function () {
     );
     assert.match(
       output.text,
-      /2 images came back: the value \(320×200 PNG, \d+ KB\), \/tmp\/outputs\/chart\.png \(600×400 PNG, \d+ KB\)\./,
+      /2 images came back: the value \(320×200 PNG, \d+ KB, files\/f_[0-9a-f]{16}\), \/tmp\/outputs\/chart\.png \(600×400 PNG, \d+ KB, files\/f_[0-9a-f]{16}\)\./,
     );
+    // Kept in the file store, under the names a person would give them, byte for byte.
+    for (const [image, name] of images.map((image, i) => [image, ['value.png', 'chart.png'][i]] as const)) {
+      const stored = await tool.store.get(image.key!);
+      assert.equal(stored.file.name, name);
+      assert.ok(Buffer.from(stored.data).equals(Buffer.from(image.data)), `${name} is stored byte for byte`);
+    }
     const again = await callNamedTool('sandbox_exec', { code: '1 + 1' }, tool);
     assert.deepEqual(again.images, [], 'a picture is returned by the call that made it, not again');
   });
@@ -331,7 +337,7 @@ describe('images from the persistent interpreter (real engine)', function () {
       [['figure 1', 'image/png', { width: 600, height: 400 }]],
       output.text,
     );
-    assert.match(output.text, /1 image came back: figure 1 \(600×400 PNG, \d+ KB\)/);
+    assert.match(output.text, /1 image came back: figure 1 \(600×400 PNG, \d+ KB, files\/f_[0-9a-f]{16}\)/);
     const after = await callNamedTool('sandbox_exec', { code: 'plt.get_fignums()' }, tool);
     assert.match(after.text, /value:\n\[\]/, 'the figure was closed once returned');
   });

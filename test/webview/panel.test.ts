@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import type { SessionView } from '../../src/shared/protocol';
 import { launch, openPanel, serve, settled, type PanelPage } from './harness';
+import { barChartPng } from './chartPng';
 import { connected, defaults, noEngine, sessions, state } from './states';
 
 const SHOTS = resolve(__dirname, '../../out/screenshots');
@@ -308,5 +309,49 @@ describe('the Sandbox panel in Chromium', function () {
     assert.equal(await visible(again.page.getByRole('textbox', { name: 'Memory' })), true, 'the defaults stay open');
     await again.page.getByRole('button', { name: 'Open a new session' }).click();
     assert.deepEqual(await lastPosted(again), { type: 'openSession', name: 'default', runtime: 'bash' });
+  });
+
+  it("shows a session's last images as thumbnails; one click asks the host to open it", async () => {
+    const panel = await openPanel(browser, server.url);
+    const { page } = panel;
+    const chart = `data:image/png;base64,${barChartPng(600, 400, [0.3, 0.8, 0.55, 0.95]).toString('base64')}`;
+    const withImages: SessionView = {
+      ...sessions[0]!,
+      images: [
+        {
+          key: 'files/f_0123456789abcdef',
+          name: 'figure-1.png',
+          source: 'figure 1',
+          src: chart,
+          width: 600,
+          height: 400,
+        },
+        { key: 'files/f_fedcba9876543210', name: 'chart.png', source: '/tmp/outputs/chart.png', src: chart },
+      ],
+    };
+    await panel.send(state(connected, [withImages, ...sessions.slice(1)]));
+    const running = card(page, 'Session default, running');
+    const thumbs = running.getByRole('group', { name: 'Last images (2)' });
+    const first = thumbs.getByRole('button', { name: 'Open image figure-1.png' });
+    assert.equal(await visible(first), true);
+    const image = first.getByRole('img', { name: 'figure 1, 600×400' });
+    const drawn = await image.evaluate((element: HTMLImageElement) => ({
+      natural: element.naturalWidth,
+      height: element.getBoundingClientRect().height,
+    }));
+    assert.equal(drawn.natural, 600, 'the picture loaded under the panel CSP');
+    assert.ok(drawn.height <= 72, `a thumbnail, not the picture: ${drawn.height} px high`);
+    await page.screenshot({ path: resolve(SHOTS, 'panel-thumbnails.png') });
+    await first.click();
+    assert.deepEqual(await lastPosted(panel), { type: 'openImage', key: 'files/f_0123456789abcdef' });
+    await thumbs.getByRole('button', { name: 'Open image chart.png' }).focus();
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await lastPosted(panel), { type: 'openImage', key: 'files/f_fedcba9876543210' });
+    assert.equal(
+      await card(page, 'Session build, idle')
+        .getByRole('group', { name: /Last images/ })
+        .count(),
+      0,
+    );
   });
 });

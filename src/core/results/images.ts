@@ -8,6 +8,8 @@ export interface ImageOutput {
   readonly data: Uint8Array;
   /** Where it came from: "figure 1", "the value", "/tmp/outputs/plot.png". */
   readonly source: string;
+  /** Its key in the local file store, once kept there (keptImages.ts). */
+  readonly key?: string;
 }
 
 /** Width and height from a PNG's header, a GIF's screen descriptor or a JPEG's frame header; undefined when unknown. */
@@ -30,7 +32,7 @@ export function imageSize(image: ImageOutput): { width: number; height: number }
   return undefined;
 }
 
-/** "2 images: figure 1 (600×400 PNG, 23 KB), /tmp/outputs/a.png (1568×1000 PNG, 180 KB)". */
+/** "2 images came back: figure 1 (600×400 PNG, 23 KB, files/f_…), /tmp/outputs/a.png (1568×1000 PNG, 180 KB, files/f_…)." */
 export function describeImages(images: readonly ImageOutput[]): string {
   const each = images.map((image) => {
     const size = imageSize(image);
@@ -39,7 +41,7 @@ export function describeImages(images: readonly ImageOutput[]): string {
       .toUpperCase()
       .replace('SVG+XML', 'SVG');
     const kb = Math.max(1, Math.round(image.data.byteLength / 1024));
-    return `${image.source} (${size ? `${size.width}×${size.height} ` : ''}${kind}, ${kb} KB)`;
+    return `${image.source} (${size ? `${size.width}×${size.height} ` : ''}${kind}, ${kb} KB${image.key ? `, ${image.key}` : ''})`;
   });
   return `${images.length} image${images.length === 1 ? '' : 's'} came back: ${each.join(', ')}.`;
 }

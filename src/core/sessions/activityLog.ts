@@ -50,14 +50,13 @@ export function summarizeInput(tool: string, input: Record<string, unknown>): st
   let summary: string;
   switch (tool) {
     case 'sandbox_run':
-      summary = `${text(input.runtime) || 'run'}: ${
-        text(input.code)
-          .split('\n')
-          .find((line) => line.trim()) ?? ''
-      }`;
+      summary = `${text(input.runtime) || 'run'}: ${firstLine(text(input.code))}`;
       break;
     case 'sandbox_exec':
-      summary = text(input.command) || text(input.cmd);
+      summary =
+        typeof input.code === 'string'
+          ? `${text(input.language) || 'python'}: ${firstLine(input.code)}`
+          : text(input.command) || text(input.cmd);
       break;
     case 'sandbox_fs_write':
       summary = (Array.isArray(input.files) ? input.files : [])
@@ -72,4 +71,9 @@ export function summarizeInput(tool: string, input: Record<string, unknown>): st
   }
   summary = summary.replace(/\s+/g, ' ').trim();
   return summary.length > 120 ? `${summary.slice(0, 119)}…` : summary;
+}
+
+/** The first line of code that is not blank: what it does, most of the time. */
+function firstLine(code: string): string {
+  return code.split('\n').find((line) => line.trim()) ?? '';
 }

@@ -8,12 +8,19 @@ import type { ActivityLog } from '../../core/sessions/activityLog';
 import { errorMessage } from '../../core/errors';
 import type { SandboxService } from '../../core/sessions/sandboxService';
 import { settingsSchema, type Settings } from '../../core/spec/settings';
-import { webviewToHostSchema, type DefaultsEdit, type HostToWebview, type WebviewToHost } from '../../shared/protocol';
+import {
+  webviewToHostSchema,
+  type DefaultsEdit,
+  type HostToWebview,
+  type SessionView,
+  type WebviewToHost,
+} from '../../shared/protocol';
 import type { EngineState } from '../engineState';
 import type { AccessGrant } from '../accessGrant';
 import { confirmLooserAccess, confirmNetwork } from '../policyDialogs';
 import { SECTION } from '../settings';
 import { panelHtml } from './panelHtml';
+import type { PanelImages } from './panelImages';
 import { activityView, defaultsView, engineView, sessionView } from './panelViews';
 
 export interface PanelServices {
@@ -21,6 +28,10 @@ export interface PanelServices {
   service: SandboxService;
   engine: EngineState;
   activity: ActivityLog;
+  /** Each session's last images, for the thumbnails. */
+  images: PanelImages;
+  /** The folder of those images' copies, which the webview may load. */
+  imagesFolder: vscode.Uri;
   settings(): Settings;
   /** The workspace access the user granted this workspace. */
   grant: AccessGrant;
@@ -45,7 +56,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
     this.view = view;
     view.webview.options = {
       enableScripts: true,
-      localResourceRoots: [vscode.Uri.joinPath(this.services.extensionUri, 'dist')],
+      localResourceRoots: [vscode.Uri.joinPath(this.services.extensionUri, 'dist'), this.services.imagesFolder],
     };
     view.webview.html = panelHtml(view.webview, this.services.extensionUri);
     view.webview.onDidReceiveMessage((message: unknown) => void this.receive(message));
@@ -123,6 +134,12 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
           return undefined;
         await track(service.restart(message.sandboxId, { byUser: true }));
         return vscode.l10n.t('Restarted session {0}.', message.sandboxId);
+      case 'openImage': {
+        const file = this.services.images.fileFor(message.key);
+        if (!file) return vscode.l10n.t('That image is no longer shown.');
+        await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(file), { preview: true });
+        return undefined;
+      }
       case 'openTerminal':
         await vscode.commands.executeCommand('agentSandbox.openTerminal', message.sandboxId);
         return undefined;
@@ -205,6 +222,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
         if (status.state === 'connected') this.scheduleSessions();
       }),
       service.onDidChangeSessions(() => this.scheduleSessions()),
+      this.services.images.onDidChange(() => this.scheduleSessions()),
       // Sessions other programs open or close in this folder (the CLI, an MCP client) show too.
       poll(() => this.scheduleSessions(), SESSIONS_POLL_MS),
       activity.onEntry((entry) => {
@@ -277,9 +295,28 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
     const { engine, service, activity } = this.services;
     if (engine.status.state !== 'connected') return [];
     const sessions = await service.list().catch(() => []);
-    const views = sessions.map((session) => sessionView(session, service, activity, engine.get()));
+    const views = sessions.map((session) => ({
+      ...sessionView(session, service, activity, engine.get()),
+      ...this.imagesView(session.id),
+    }));
     this.followStats(views.filter((view) => view.state !== 'dead').map((view) => view.id));
     return views;
+  }
+
+  /** A session's last images, as the webview loads them; nothing when it has none (or the panel is gone). */
+  private imagesView(containerId: string): { images?: SessionView['images'] } {
+    const webview = this.view?.webview;
+    const images = this.services.images.lastFor(containerId);
+    if (!webview || !images.length) return {};
+    return {
+      images: images.map(({ key, name, source, file, width, height }) => ({
+        key,
+        name,
+        source,
+        src: webview.asWebviewUri(vscode.Uri.file(file)).toString(),
+        ...(width !== undefined && height !== undefined ? { width, height } : {}),
+      })),
+    };
   }
 
   /** Live stats for exactly the running sessions, only while the panel is visible. */

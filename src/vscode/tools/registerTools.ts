@@ -17,6 +17,7 @@ import { RESULT_CHARS } from '../../core/tools/fitBudget';
 import { formatError } from '../../core/tools/format';
 import { resultParts } from '../../core/tools/resultParts';
 import type { ImageOutput } from '../../core/results/images';
+import type { PanelImages } from '../panel/panelImages';
 import { callTool, failureText, parseToolInput } from '../../core/tools/runTool';
 import { resolveTarget, viewTarget } from '../../core/tools/targetView';
 import { TOOLS, type AnyToolSpec } from '../../core/tools/toolList';
@@ -35,6 +36,8 @@ export interface ToolServices {
   track<T>(work: Promise<T>): Promise<T>;
   /** The recent calls, for the panel. */
   activity: ActivityLog;
+  /** Each session's last images, for the panel's thumbnails. */
+  images?: PanelImages;
   /** Keeps host secrets out of results and the log. */
   secrets: SandboxSecrets;
   /** The local file store for sandbox_stage_file and sandbox_publish_file. */
@@ -183,6 +186,7 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
         `${this.spec.name} (${Math.round(performance.now() - started)} ms): ${firstLine(outcome.text)}`,
       );
       this.record(input, started, !failure, outcome.exitCode);
+      if (outcome.images?.length) this.showImages(input, outcome.images);
       return textResult(outcome.text, outcome.images);
     } catch (error) {
       this.services.engine.reportFailure((error as Error).cause ?? error);
@@ -253,6 +257,19 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
     if (called.kind === 'run') return;
     const id = called.sandboxId ?? this.services.service.defaultSandboxId();
     this.grants.bind(id, this.services.service.known(id)?.id);
+  }
+
+  /** A call's images become its session's last ones in the panel. */
+  private showImages(input: unknown, images: readonly ImageOutput[]): void {
+    const target = this.spec.target(input);
+    if (target.kind === 'run') return;
+    const containerId = this.services.service.known(target.sandboxId ?? this.services.service.defaultSandboxId())?.id;
+    if (!containerId) return;
+    this.services.images
+      ?.keep(containerId, images)
+      .catch((error: unknown) =>
+        this.services.log.warn(`The panel cannot show the images of ${this.spec.name}: ${(error as Error).message}`),
+      );
   }
 
   /** One line in the panel's Activity list, redacted like everything else. */

@@ -5,6 +5,7 @@ import { INTERPRETER_LANGUAGES } from '../../interpreters/interpreter';
 import { formatExecResult } from '../format';
 import { evalAsExec } from '../evalResult';
 import { describeImages } from '../../results/images';
+import { keepImages } from '../../results/keptImages';
 import { planSave, worthSaving } from './savedOutput';
 import { sessionReach } from '../reach';
 import { defineTool, words } from '../toolSpec';
@@ -135,10 +136,12 @@ export const execTool = defineTool({
             timeoutMs: timeoutSeconds * 1000,
             signal: context.signal,
           });
+          const kept = await keepImages(evaluated.images, context.store);
           const result = evalAsExec(evaluated, timeoutSeconds, sandbox.info.spec.limits, [
             ...context.service.takeLaterNotices(sandbox),
             ...notices,
-            ...(evaluated.images.length ? [describeImages(evaluated.images)] : []),
+            ...(kept.images.length ? [describeImages(kept.images)] : []),
+            ...kept.notices,
           ]);
           const shown = context.redactResult?.(result) ?? result;
           return {
@@ -151,7 +154,7 @@ export const execTool = defineTool({
               },
               context.budget,
             ),
-            images: evaluated.images,
+            images: kept.images,
           };
         }
         const result = await sandbox.exec(
