@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
 import type { SandboxService } from '../../src/core/sessions/sandboxService';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
-import { runNamedTool, type ToolCallContext } from '../../src/core/tools/runTool';
+import { callNamedTool, runNamedTool, type ToolCallContext } from '../../src/core/tools/runTool';
 import type { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import type { Group } from './measure';
 import { ShellChannel, cliExec, cliOneShot, rawExec, rawGet, rawOneShot, rawPut, sandboxHostConfig } from './raw';
@@ -24,6 +24,9 @@ export interface BenchSetup {
 }
 
 const PYTHON_ONE_LINER = 'print(6 * 7)';
+/** The same 600x400 plot for both arms: the interpreter returns it, python3 -c saves it. */
+const PLOT =
+  'import matplotlib.pyplot as plt\nplt.figure(figsize=(6, 4))\nplt.plot([x * x for x in range(50)])\nplt.title("squares")';
 
 function expect(text: string, wanted: string, what: string): void {
   if (!text.includes(wanted))
@@ -113,6 +116,49 @@ export function benchGroups(setup: BenchSetup): Group[] {
       ],
       comparisons: [
         { ours: 'persistent interpreter: code 1+1', baseline: "sandbox_exec: python3 -c 'print(1+1)'", target: 0.25 },
+      ],
+      ...base,
+    },
+    {
+      id: 'plot',
+      title: 'a 600x400 matplotlib plot: returned as an image by the interpreter, beside python3 -c saving it',
+      arms: [
+        {
+          name: 'persistent interpreter: plot returned as an image',
+          run: async () => {
+            const output = await callNamedTool('sandbox_exec', { code: PLOT }, tool);
+            if (output.images?.length !== 1)
+              throw new Error(
+                `the plot came back as ${output.images?.length ?? 0} images: ${output.text.slice(0, 300)}`,
+              );
+          },
+        },
+        {
+          name: 'sandbox_exec: python3 -c saving the plot',
+          run: async () =>
+            expect(
+              await runNamedTool(
+                'sandbox_exec',
+                {
+                  cmd: [
+                    'python3',
+                    '-c',
+                    `import matplotlib\nmatplotlib.use("Agg")\n${PLOT}\nplt.savefig("/tmp/plot.png", dpi=100)\nprint("saved")`,
+                  ],
+                },
+                tool,
+              ),
+              'saved',
+              'python3 -c',
+            ),
+        },
+      ],
+      comparisons: [
+        {
+          ours: 'persistent interpreter: plot returned as an image',
+          baseline: 'sandbox_exec: python3 -c saving the plot',
+          target: 1.5,
+        },
       ],
       ...base,
     },
