@@ -17,9 +17,10 @@ Commands:
          with the network on for the install only.
   exec   [--session NAME] [--timeout SECONDS] [-i] -- COMMAND [ARGS...]
          Run a command in a session. -i passes this process's standard input.
-  exec   [--session NAME] [--timeout SECONDS] --python CODE
-         Run Python code in the session's persistent interpreter: variables and imports stay for the
-         next call (from here, VS Code or an MCP client); the value of a final expression is printed.
+  exec   [--session NAME] [--timeout SECONDS] (--python CODE | --node CODE)
+         Run Python (or JavaScript, in Node.js) in the session's persistent interpreter: variables and
+         imports stay for the next call (from here, VS Code or an MCP client); the value of a final
+         expression is printed.
   ls     List the sessions of this folder (--all-folders for every folder), each by the id
          --session takes: its name, or agent:KEY/NAME and workflow:RUN/NAME outside the
          workspace scope (sessions an agent or a workflow opened in VS Code).
@@ -118,6 +119,7 @@ const OPTIONS = {
   'allow-config-writes': { type: 'boolean' },
   http: { type: 'string' },
   python: { type: 'string' },
+  node: { type: 'string' },
 } as const;
 
 export interface ParsedArgs {
@@ -155,6 +157,7 @@ export interface ParsedArgs {
     'allow-config-writes'?: boolean;
     http?: string;
     python?: string;
+    node?: string;
   };
   positionals: string[];
 }

@@ -161,7 +161,7 @@ export async function openCommand(engine: SandboxEngine, context: CommandContext
 
 export async function execCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
   const { args, output, signal } = context;
-  if (args.values.python !== undefined) return pythonCommand(engine, context);
+  if (args.values.python !== undefined || args.values.node !== undefined) return interpreterCommand(engine, context);
   if (args.positionals.length === 0)
     throw usageError('exec needs a command after --, like: agent-sandbox exec -- python3 -c "print(42)"');
   const folder = workspaceFolder(args);
@@ -180,18 +180,23 @@ export async function execCommand(engine: SandboxEngine, context: CommandContext
   return exitCodeFor(result);
 }
 
-/** `exec --python CODE`: the code in the session's persistent Python interpreter, its value printed as a REPL would. */
-async function pythonCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
+/** `exec --python CODE` or `exec --node CODE`: the code in the session's persistent interpreter, its value printed as a REPL would. */
+async function interpreterCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
   const { args, output, signal } = context;
-  if (args.positionals.length) throw usageError('exec takes either --python CODE or a command after --, not both.');
+  if (args.values.python !== undefined && args.values.node !== undefined)
+    throw usageError('exec takes one of --python CODE and --node CODE, not both.');
+  const [language, code] =
+    args.values.node !== undefined ? (['node', args.values.node] as const) : (['python', args.values.python!] as const);
+  if (args.positionals.length)
+    throw usageError(`exec takes either --${language} CODE or a command after --, not both.`);
   const folder = workspaceFolder(args);
   const service = cliSandboxService(engine, folder, cliSettings(args.values, folder));
   const sandbox = await service.requireSession(sessionFlag(args), { signal });
   const timeout = args.values.timeout !== undefined ? Number(args.values.timeout) : sandbox.info.spec.timeoutSeconds;
   if (!(timeout > 0)) throw usageError(`--timeout must be a positive number of seconds, not "${args.values.timeout}".`);
   try {
-    const { interpreter, notices } = await service.interpreter(sandbox, 'python', signal);
-    const evaluated = await interpreter.run(args.values.python!, { timeoutMs: timeout * 1000, signal });
+    const { interpreter, notices } = await service.interpreter(sandbox, language, signal);
+    const evaluated = await interpreter.run(code, { timeoutMs: timeout * 1000, signal });
     const result = evalAsExec(evaluated, timeout, sandbox.info.spec.limits, notices);
     const saved = await saveImages(evaluated.images);
     const withValue = result.value === undefined ? result : { ...result, stdout: `${result.stdout}${result.value}\n` };

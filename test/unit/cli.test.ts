@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { UsageError, parseCommandLine, specFromFlags } from '../../src/cli/args';
+import { USAGE, UsageError, parseCommandLine, specFromFlags } from '../../src/cli/args';
 import { exitCodeFor } from '../../src/cli/commands';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
 import { GiB } from '../../src/core/spec/units';
@@ -10,6 +10,15 @@ describe('command line', () => {
     assert.equal(args.command, 'exec');
     assert.equal(args.values.session, 'build');
     assert.deepEqual(args.positionals, ['python3', '-c', 'print(1)']);
+  });
+
+  it('parses exec --node CODE beside exec --python CODE, and says both in the usage', () => {
+    const args = parseCommandLine(['exec', '--session', 'web', '--node', 'const a = 1; a + 1']);
+    assert.equal(args.command, 'exec');
+    assert.equal(args.values.node, 'const a = 1; a + 1');
+    assert.equal(args.values.python, undefined);
+    assert.deepEqual(args.positionals, []);
+    assert.match(USAGE, /exec {3}\[--session NAME\] \[--timeout SECONDS\] \(--python CODE \| --node CODE\)/);
   });
 
   it('turns flags into a spec layer', () => {

@@ -4,9 +4,10 @@
  * status N) and the command of one process's client, which speaks the kernel's line protocol on its
  * standard input and output (interpreter.ts).
  */
+import { NODE_CLIENT, NODE_KERNEL, NODE_LAUNCH, NODE_SOCKET, NODE_SUPERVISE } from './nodeKernel';
 import { PYTHON_CLIENT, PYTHON_KERNEL, PYTHON_LAUNCH, PYTHON_SOCKET, PYTHON_SUPERVISE } from './pythonKernel';
 
-export const INTERPRETER_LANGUAGES = ['python'] as const;
+export const INTERPRETER_LANGUAGES = ['python', 'node'] as const;
 export type InterpreterLanguage = (typeof INTERPRETER_LANGUAGES)[number];
 
 export interface KernelRecipe {
@@ -38,6 +39,24 @@ const RECIPES: Record<InterpreterLanguage, KernelRecipe> = {
       PYTHON_KERNEL,
     ],
     client: () => ['python3', '-u', '-c', PYTHON_CLIENT, PYTHON_SOCKET],
+  },
+  node: {
+    name: 'Node.js',
+    program: 'node',
+    runtime: 'node',
+    oneShot: 'command (node -e ...)',
+    // After --, node passes the arguments to the script rather than reading them as its own options.
+    launch: (stdoutCap) => [
+      'node',
+      '-e',
+      NODE_LAUNCH,
+      '--',
+      NODE_SOCKET,
+      String(stdoutCap),
+      NODE_SUPERVISE,
+      NODE_KERNEL,
+    ],
+    client: () => ['node', '-e', NODE_CLIENT, '--', NODE_SOCKET],
   },
 };
 

@@ -1,7 +1,7 @@
 /** sandbox_exec: a command in a persistent sandbox. */
 import { z } from 'zod';
 import { sandboxIdOf } from '../../sessions/sessions';
-import { INTERPRETER_LANGUAGES } from '../../interpreters/interpreter';
+import { INTERPRETER_LANGUAGES, interpreterName } from '../../interpreters/interpreter';
 import { formatExecResult } from '../format';
 import { evalAsExec } from '../evalResult';
 import { describeImages } from '../../results/images';
@@ -53,7 +53,7 @@ export const execInputSchema = z
     language: z
       .enum(INTERPRETER_LANGUAGES)
       .optional()
-      .describe('The interpreter that runs code: python (the default).'),
+      .describe('The interpreter that runs code: python (the default) or node (JavaScript; top-level await works).'),
     cwd: z.string().min(1).max(4096).optional().describe('Working directory; defaults to /workspace.'),
     env: z.record(z.string(), z.string()).optional().describe('Extra environment variables for this command.'),
     stdin: z
@@ -85,7 +85,7 @@ export const execTool = defineTool({
   userDescription: 'Runs a command in a persistent sandbox whose files, packages and processes last across calls.',
   modelDescription: [
     'Run a command in a persistent Linux sandbox and get back its exit code, duration, stdout and stderr; files, packages and background processes persist until the sandbox is closed.',
-    "Give exactly one of `command` (a shell line for sh -c), `cmd` (a program and its arguments, no shell) or `code` (Python for the sandbox's persistent interpreter: variables and imports survive between calls, a final expression's value is shown).",
+    "Give exactly one of `command` (a shell line for sh -c), `cmd` (a program and its arguments, no shell) or `code` (Python, or JavaScript with language node, for a persistent interpreter: variables and imports survive between calls, a final expression's value is shown).",
     'Each command is a new shell: use `cwd` and `env`, or chain with &&.',
     `The working directory is /workspace. ${SANDBOX_ID_NOTE}`,
     'Defaults: 120 s per call (timeout_seconds, at most 3600), stdout and stderr 1 MiB each, 512 MiB memory, 1 CPU, 256 processes; /tmp, $HOME and /workspace hold 256 MiB each.',
@@ -102,21 +102,22 @@ export const execTool = defineTool({
   // Code in the sandbox can do whatever the sandbox can: read and write a mounted folder, use its network.
   reach: (_input, target) => sessionReach(target),
   describe(input, { target }) {
+    const language = interpreterName(input.language ?? 'python');
     const details = [];
     if (input.cwd) details.push(words('In {0}.', codeSpan(input.cwd)));
     details.push(reachWords(target));
     return {
       progress:
         input.code !== undefined
-          ? words('Running Python in sandbox {0}', targetName(target))
+          ? words('Running {0} in sandbox {1}', language, targetName(target))
           : words('Running a command in sandbox {0}', targetName(target)),
       title:
         input.code !== undefined
-          ? words("Run Python in sandbox {0}'s interpreter?", targetName(target))
+          ? words("Run {0} in sandbox {1}'s interpreter?", language, targetName(target))
           : words('Run a command in sandbox {0}?', targetName(target)),
       code:
         input.code !== undefined
-          ? { text: shownCode(input.code), language: 'python' }
+          ? { text: shownCode(input.code), language: input.language === 'node' ? 'javascript' : 'python' }
           : { text: shownCode(input.command ?? shellLine(input.cmd ?? [])), language: 'sh' },
       details,
     };
@@ -150,7 +151,7 @@ export const execTool = defineTool({
               {
                 engine: context.engine,
                 sandboxId: sandboxIdOf(sandbox.info),
-                interpreter: `python ${interpreter.version}`,
+                interpreter: `${interpreter.language} ${interpreter.version}`,
               },
               context.budget,
             ),
