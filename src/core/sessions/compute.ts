@@ -2,6 +2,8 @@
 import type { ExecResult, FileInput, OpenOptions, SandboxEngine } from '../engine/engine';
 import { resolveFiles } from '../files/files';
 import type { Runtime, SandboxSpec } from '../spec/spec';
+import { planPythonRun } from '../interpreters/runTrailer';
+import type { ImageOutput } from '../results/images';
 
 export interface RunInput {
   code: string;
@@ -18,22 +20,33 @@ const PROGRAMS: Record<Runtime, { file: string; argv: (path: string) => string[]
   linux: { file: 'main.sh', argv: (path) => ['sh', path] },
 };
 
+/**
+ * Runs the program in a fresh sandbox. A Python program runs through a driver that shows the value of
+ * its last line and returns the images it left (runTrailer.ts), as the persistent interpreter does.
+ */
 export async function runCompute(
   engine: SandboxEngine,
   spec: SandboxSpec,
   input: RunInput,
   options: Omit<OpenOptions, 'files' | 'ephemeral' | 'name'> = {},
-): Promise<ExecResult> {
+): Promise<ExecResult & { images: ImageOutput[] }> {
   const program = PROGRAMS[spec.runtime];
   const programPath = `${PROGRAM_DIR}/${program.file}`;
+  const driven =
+    spec.runtime === 'python' ? planPythonRun(PROGRAM_DIR, programPath, spec.limits.maxStdoutBytes) : undefined;
   const files = [
     ...resolveFiles(input.files ?? [], spec.limits),
     { path: programPath, data: Buffer.from(input.code, 'utf8'), mode: 0o644 },
+    ...(driven?.files ?? []),
   ];
   const sandbox = await engine.open({ ...spec, mode: 'compute' }, { ...options, files, ephemeral: true });
   try {
-    const result = await sandbox.exec({ cmd: program.argv(programPath), stdin: input.stdin }, options.signal);
-    return { ...result, notices: [...sandbox.info.notices, ...result.notices] };
+    const result = await sandbox.exec(
+      { cmd: driven?.argv ?? program.argv(programPath), stdin: input.stdin },
+      options.signal,
+    );
+    const noted = { ...result, notices: [...sandbox.info.notices, ...result.notices] };
+    return driven ? driven.read(noted) : { ...noted, images: [] };
   } finally {
     await sandbox.close();
   }

@@ -25,6 +25,7 @@ import { allowedAccess, sessionSpec, type PolicyContext, type PolicyKnobs, type 
 import { specFromSettings, type Settings } from '../spec/settings';
 import type { Runtime, SandboxSpec, WorkspaceAccess } from '../spec/spec';
 import type { Interpreter, InterpreterLanguage } from '../interpreters/interpreter';
+import type { ImageOutput } from '../results/images';
 import { AfterCallWork } from './afterCallWork';
 import { SessionInterpreters } from './sessionInterpreters';
 
@@ -173,7 +174,7 @@ export class SandboxService {
   async run(
     input: RunInput & { runtime?: Runtime; timeoutSeconds?: number },
     options: CallOptions = {},
-  ): Promise<ExecResult> {
+  ): Promise<ExecResult & { images: ImageOutput[] }> {
     const settings = this.context.settings();
     const spec = resolveSpec(specFromSettings(settings), {
       mode: 'compute',

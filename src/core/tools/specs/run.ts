@@ -2,6 +2,8 @@
 import { z } from 'zod';
 import { formatSize } from '../../spec/units';
 import { formatExecResult } from '../format';
+import { describeImages } from '../../results/images';
+import { keepImages } from '../../results/keptImages';
 import { sessionReach } from '../reach';
 import { defineTool, words } from '../toolSpec';
 import { NEXT_NOTE, OUTPUT_BUDGET, codeSpan, fileInputField, fileMode, shownCode, timeoutSecondsField } from './common';
@@ -40,10 +42,9 @@ export const runTool = defineTool({
   displayName: 'Run Code in Sandbox',
   userDescription: 'Runs a Python, Node.js or bash snippet in a fresh isolated container that is discarded afterwards.',
   modelDescription: [
-    'Run a short Python, Node.js or bash program in a fresh, isolated Linux container and get back its exit code, duration, stdout and stderr.',
-    'Each call starts a new container and discards it afterwards: nothing persists between calls, and the program sees no workspace files.',
-    'Files reach it only through `files` (placed in /workspace, the working directory); print the results you need.',
-    'Use it for calculations, data processing and quickly trying code.',
+    'Run a short Python, Node.js or bash program in a fresh, isolated Linux container; get back its exit code, duration, stdout and stderr.',
+    'Nothing persists between calls and the program sees no workspace files: files reach it only through `files` (placed in /workspace, the working directory).',
+    'Python runs like a notebook cell: the value of its last line is shown; matplotlib figures left open and pictures written to /tmp/outputs come back as images.',
     'For multi-step work, packages or files kept between calls, use sandbox_exec and the sandbox_fs_* tools (a persistent sandbox).',
     'Default limits (the user may change them): 512 MiB memory without swap, 1 CPU, 256 processes, 120 s per call (timeout_seconds changes it), stdout and stderr each capped at 1 MiB.',
     'It runs as a non-root user, with no network unless the user allowed it.',
@@ -101,10 +102,16 @@ export const runTool = defineTool({
       },
       { signal: context.signal, onProgress: context.onProgress },
     );
-    const shown = context.redactResult?.(result) ?? result;
+    const kept = await keepImages(result.images, context.store);
+    const noted = {
+      ...result,
+      notices: [...result.notices, ...(kept.images.length ? [describeImages(kept.images)] : []), ...kept.notices],
+    };
+    const shown = context.redactResult?.(noted) ?? noted;
     return {
       text: await formatExecResult(shown, { engine: context.engine }, context.budget),
       exitCode: result.exitCode,
+      images: kept.images,
     };
   },
 });
