@@ -84,16 +84,14 @@ export const NODE_KERNEL = String.raw`
     }
   }
 
-  function parse(code, comments) {
+  function parse(code) {
     for (const sourceType of ['script', 'module']) {
-      if (comments) comments.length = 0;
       try {
         return acorn.parse(code, {
           ecmaVersion: 'latest',
           sourceType: sourceType,
           allowAwaitOutsideFunction: true,
           allowHashBang: true,
-          onComment: comments,
         });
       } catch (error) {}
     }
@@ -106,10 +104,8 @@ export const NODE_KERNEL = String.raw`
     if (!acorn) return null;
     // An object literal on its own, as the REPL reads it: {a: 1}.
     if (/^\s*\{/.test(code) && /\}\s*$/.test(code) && parse('(' + code + ')')) code = '(' + code + ')';
-    const comments = [];
-    const tree = parse(code, comments);
+    const tree = parse(code);
     if (!tree) return null;
-    let headReturn = false;
     const edits = [];
     const hoisted = [];
     const functions = [];
@@ -162,20 +158,14 @@ export const NODE_KERNEL = String.raw`
         edit(node.start, node.end, text);
       }
       if (index === tree.body.length - 1 && node.type === 'ExpressionStatement') {
-        // return ( goes at the end of the line before, so that the columns of the code's own line stay.
-        const lineStart = code.lastIndexOf('\n', node.start - 1) + 1;
-        if (!/^\s*$/.test(code.slice(lineStart, node.start))) edit(node.start, node.start, 'return (');
-        else if (lineStart === 0) headReturn = true;
-        else {
-          const lineEnd = code[lineStart - 2] === '\r' ? lineStart - 2 : lineStart - 1;
-          const comment = comments.find((c) => c.type === 'Line' && c.end === lineEnd);
-          edit(comment ? comment.start : lineEnd, comment ? comment.start : lineEnd, ';return (');
-        }
+        // On the statement's own line: V8 places some errors at the return, and the line should be the code's.
         const end = code[node.end - 1] === ';' ? node.end - 1 : node.end;
+        edit(node.start, node.start, 'return (');
         edit(end, end, ')');
       }
     });
-    edits.sort((a, b) => a.from - b.from);
+    // In the order of the code; where text is both inserted and replaced, the insertion first.
+    edits.sort((a, b) => a.from - b.from || Number(a.to > a.from) - Number(b.to > b.from));
     let body = '';
     let at = 0;
     for (const change of edits) {
@@ -188,7 +178,6 @@ export const NODE_KERNEL = String.raw`
       (declared.length ? 'var ' + declared.join(', ') + '; ' : '') +
       '(async () => {' +
       functions.map((name) => ' this.' + name + ' = ' + name + ';').join('') +
-      (headReturn ? 'return (' : '') +
       '\n';
     // The wrapper's own call is on the line after the code's last; its frame is left out of stacks.
     return { source: head + body + '\n})()', wrapperLine: body.split('\n').length + 1 };
