@@ -113,6 +113,22 @@ describe('persistent Python interpreter (real engine)', function () {
     assert.equal((await python.run('shared', { timeoutMs: 30_000 })).value, "'from the first client'");
   });
 
+  it('a client whose connection is reset leaves nothing in the next call’s output', async () => {
+    // A process that dies mid-request, leaving the kernel's greeting unread (so its socket is reset), must
+    // not put the kernel's own traceback in the user's stderr.
+    const reset = await sandbox.exec({
+      cmd: [
+        'python3',
+        '-c',
+        'import socket, time\ns = socket.socket(socket.AF_UNIX)\ns.connect("/tmp/.agent-sandbox/python.sock")\ntime.sleep(0.2)\ns.send(b\'{"id": 1, "co\')\ns.close()',
+      ],
+    });
+    assert.equal(reset.exitCode, 0, reset.stderr);
+    const next = await python.run('"still here"', { timeoutMs: 30_000 });
+    assert.equal(next.value, "'still here'");
+    assert.equal(next.stderr, '');
+  });
+
   it('a crash (os._exit) is reported with its exit code', async () => {
     const crashed = await python.run('import os\nos._exit(3)', { timeoutMs: 30_000 });
     assert.equal(crashed.outcome, 'crashed');

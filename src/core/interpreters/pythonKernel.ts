@@ -125,15 +125,19 @@ class Client:
 
     def serve(self):
         self.send({'ready': True, 'pid': os.getpid(), 'version': sys.version.split()[0], 'calls': calls})
-        reader = self.conn.makefile('r', encoding='utf-8')
-        for line in reader:
-            try:
-                request = json.loads(line)
-            except ValueError:
-                continue
-            with self.lock:
-                self.pending += 1
-            work.put((self, request))
+        reader = self.conn.makefile('r', encoding='utf-8', errors='replace')
+        try:
+            for line in reader:
+                try:
+                    request = json.loads(line)
+                except ValueError:
+                    continue
+                with self.lock:
+                    self.pending += 1
+                work.put((self, request))
+        except OSError:
+            # A client that went away mid-line (its process ended): nothing of ours goes to the user's stderr.
+            pass
         with self.lock:
             self.reading = False
             self.close_when_done()
