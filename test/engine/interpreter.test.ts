@@ -358,6 +358,21 @@ describe('images from the persistent interpreter (real engine)', function () {
     assert.match(after.text, /value:\n\[\]/, 'the figure was closed once returned');
   });
 
+  it('names an SVG written to /tmp/outputs, which no model takes as a picture, instead of dropping it silently', async () => {
+    const output = await callNamedTool(
+      'sandbox_exec',
+      {
+        code: 'import matplotlib.pyplot as plt\nplt.figure(figsize=(2, 2)); plt.plot([1, 2])\nplt.savefig("/tmp/outputs/chart.svg"); plt.close("all")',
+      },
+      tool,
+    );
+    assert.deepEqual(output.images, []);
+    assert.match(
+      output.text,
+      /Images not returned[^\n]*\/tmp\/outputs\/chart\.svg \(SVG: models take PNG, JPEG, GIF or WebP pictures; save it as PNG too\)/,
+    );
+  });
+
   it('a Pillow image value comes back, scaled down to 1568 px when larger', async () => {
     const output = await callNamedTool(
       'sandbox_exec',

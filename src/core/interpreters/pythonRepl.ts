@@ -46,6 +46,10 @@ def encode(data):
     return base64.b64encode(data).decode('ascii')
 
 OUTPUTS = '/tmp/outputs'
+try:
+    os.makedirs(OUTPUTS, exist_ok=True)  # there from the start, for the code to write pictures into
+except OSError:
+    pass
 IMAGE_TYPES = {'.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.gif': 'image/gif', '.webp': 'image/webp'}
 MOST_IMAGES = 4
 IMAGE_BYTES = 5 * 1024 * 1024
@@ -116,7 +120,10 @@ def images(value, before):
     after = snapshot()
     for name in sorted(after):
         path = os.path.join(OUTPUTS, name)
-        mime = IMAGE_TYPES.get(os.path.splitext(name)[1].lower())
+        extension = os.path.splitext(name)[1].lower()
+        mime = IMAGE_TYPES.get(extension)
+        if extension == '.svg' and after[name] != before.get(name):
+            dropped.append(path + ' (SVG: models take PNG, JPEG, GIF or WebP pictures; save it as PNG too)')
         try:
             if mime and after[name] != before.get(name) and os.path.isfile(path):
                 with open(path, 'rb') as f:
