@@ -142,6 +142,19 @@ describe('persistent Node.js interpreter (real engine)', function () {
     assert.equal((await node.run("console.log('next')", CALL)).stdout, 'next\n', 'the next call starts clean');
   });
 
+  it("the code sees no part of the kernel's protocol: process.argv is node's own, and a listing of the processes stays whole", async () => {
+    assert.equal((await node.run('process.argv.slice(1)', CALL)).value, '[]');
+    const listing = await node.run(
+      "require('child_process').execSync('cat /proc/[0-9]*/cmdline', { stdio: 'inherit' })\nconsole.log('end of listing')",
+      CALL,
+    );
+    assert.equal(listing.outcome, 'ok', listing.error);
+    assert.match(listing.stdout, /--expose-internals[\s\S]*end of listing\n$/);
+    const after = await node.run("console.log('after')\n'value'", CALL);
+    assert.equal(after.stdout, 'after\n');
+    assert.equal(after.value, "'value'");
+  });
+
   it('an exception returns its stack, the code’s own frames only, and keeps the state', async () => {
     await node.run("const kept = 'yes'", CALL);
     const failed = await node.run('function f() {\n  return null.field\n}\nf()', CALL);

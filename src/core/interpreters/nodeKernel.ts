@@ -30,7 +30,8 @@ export const NODE_KERNEL = String.raw`
 (() => {
   const vm = require('vm'), util = require('util'), fs = require('fs');
   const proc = process;
-  const MARK = proc.argv[1];
+  // The marker that ends a call's output, from the supervisor (not in argv, where ps would show it).
+  let MARK = '';
   const CELL = '<cell>';
   // Node's own parser (with --expose-internals), to find a cell's top-level declarations.
   let acorn = null;
@@ -54,6 +55,7 @@ export const NODE_KERNEL = String.raw`
   // The supervisor is gone: nobody can reach this kernel any more.
   proc.on('disconnect', () => proc.exit(0));
   proc.on('message', (request) => {
+    if (request && typeof request.mark === 'string') return void (MARK = request.mark);
     work.push(request);
     if (work.length === 1) void next();
   });
@@ -314,9 +316,10 @@ for (const stale of [status, sock + '.log']) {
   } catch (error) {}
 }
 
-const kernel = child.spawn(process.execPath, ['--expose-internals', '-e', kernelCode, '--', MARK.toString()], {
+const kernel = child.spawn(process.execPath, ['--expose-internals', '-e', kernelCode], {
   stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
 });
+kernel.send({ mark: MARK.toString() });
 
 // One of the kernel's output streams: kept per call up to the cap, counted in full, cut at each marker.
 class Capture {
