@@ -175,6 +175,20 @@ describe('approvals by reach', () => {
     }
   });
 
+  it("names the interpreter's language when code goes to it, and shows the code as that language", () => {
+    const exec = toolSpec('sandbox_exec');
+    const shown = (input: unknown) => {
+      const description = exec.describe(exec.schema.parse(input), { target: target({ sandboxId: 'web' }), settings });
+      return [format(description.title.text, description.title.args), description.code?.language];
+    };
+    assert.deepEqual(shown({ code: 'const a = 1', language: 'node' }), [
+      "Run Node.js in sandbox web's interpreter?",
+      'javascript',
+    ]);
+    assert.deepEqual(shown({ code: 'a = 1' }), ["Run Python in sandbox web's interpreter?", 'python']);
+    assert.deepEqual(shown({ command: 'ls' }), ['Run a command in sandbox web?', 'sh']);
+  });
+
   it('says the truth about the virtual engine: no container, no memory limit', () => {
     const run = toolSpec('sandbox_run');
     const input = run.schema.parse({ code: 'print(1)' });
