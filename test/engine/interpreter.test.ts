@@ -11,15 +11,13 @@ import type { Sandbox } from '../../src/core/engine/engine';
 import { Interpreter } from '../../src/core/interpreters/interpreter';
 import { openSession } from './namedSession';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
-import { FileStore } from '../../src/core/files/fileStore';
 import { Redactor } from '../../src/core/secrets/redaction';
-import { SandboxService } from '../../src/core/sessions/sandboxService';
-import { parseSettings } from '../../src/core/spec/settings';
 import { callNamedTool, runNamedTool, type ToolCallContext } from '../../src/core/tools/runTool';
 import { imageSize } from '../../src/core/results/images';
 import { runCliText } from './cliRunner';
 import { PNG_MAKER } from './pngMaker';
 import { TEST_IMAGES, requireEngine, testEngine } from './harness';
+import { toolsOn } from './toolsOn';
 
 describe('persistent Python interpreter (real engine)', function () {
   this.timeout(120_000);
@@ -141,30 +139,6 @@ describe('persistent Python interpreter (real engine)', function () {
     python = next;
   });
 });
-
-/** The tools' own path on a real engine, as VS Code and the CLI call it, for a fresh folder. */
-function toolsOn(
-  engine: ReturnType<typeof testEngine>,
-  prefix: string,
-  more: { injectedEnv?: () => Record<string, string>; redact?: (text: string) => string } = {},
-): ToolCallContext {
-  const folder = mkdtempSync(join(tmpdir(), prefix));
-  const settings = parseSettings({ images: TEST_IMAGES });
-  return {
-    service: new SandboxService({
-      engine: () => engine,
-      settings: () => settings,
-      workspaceFolder: () => folder,
-      trusted: () => true,
-      ...(more.injectedEnv ? { injectedEnv: more.injectedEnv } : {}),
-    }),
-    engine: 'docker',
-    signal: new AbortController().signal,
-    store: new FileStore(join(folder, '.store')),
-    budget: { maxChars: 48_000 },
-    redact: more.redact ?? ((text) => text),
-  };
-}
 
 describe('sandbox_exec with code (the tools path, real engine)', function () {
   this.timeout(120_000);

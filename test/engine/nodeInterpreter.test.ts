@@ -12,15 +12,13 @@ import type { Sandbox } from '../../src/core/engine/engine';
 import { Interpreter } from '../../src/core/interpreters/interpreter';
 import { openSession } from './namedSession';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
-import { FileStore } from '../../src/core/files/fileStore';
 import { Redactor } from '../../src/core/secrets/redaction';
-import { SandboxService } from '../../src/core/sessions/sandboxService';
-import { parseSettings } from '../../src/core/spec/settings';
 import { callNamedTool, runNamedTool, type ToolCallContext } from '../../src/core/tools/runTool';
 import { imageSize } from '../../src/core/results/images';
 import { runCliText } from './cliRunner';
 import { NODE_PNG_MAKER } from './pngMaker';
 import { TEST_IMAGES, requireEngine, testEngine } from './harness';
+import { toolsOn } from './toolsOn';
 
 const CAP = 1024 * 1024;
 const CALL = { timeoutMs: 30_000 };
@@ -92,6 +90,18 @@ describe('persistent Node.js interpreter (real engine)', function () {
     );
     assert.equal(again.outcome, 'ok', again.error);
     assert.equal((await node.run('[limit, new Shape().sides(), area()]', CALL)).value, '[ 2, 4, 2 ]');
+  });
+
+  it('makes a var in a block or a loop head outside any function global, as a script does', async () => {
+    const loops = await node.run(
+      'for (var i = 0; i < 3; i++) {}\nfor (var key in { x: 1 }) {}\nfor (var [first] of [[7]]) {}\ntry {\n  var parsed = JSON.parse(\'{"a": 1}\')\n} catch {}\nif (true) var flag = true\nfunction local() { var hidden = 1 }',
+      CALL,
+    );
+    assert.equal(loops.outcome, 'ok', loops.error);
+    assert.equal(
+      (await node.run('[i, key, first, parsed.a, flag, typeof hidden]', CALL)).value,
+      "[ 3, 'x', 7, 1, true, 'undefined' ]",
+    );
   });
 
   it('awaits at the top level and awaits a final Promise; import works, static and dynamic', async () => {
@@ -305,30 +315,6 @@ describe('the Node.js interpreter at its memory limit (real engine)', function (
     assert.equal((await node.run('typeof hoard', CALL)).value, "'undefined'");
   });
 });
-
-/** The tools' own path on a real engine, as VS Code and the CLI call it, for a fresh folder. */
-function toolsOn(
-  engine: ReturnType<typeof testEngine>,
-  prefix: string,
-  more: { injectedEnv?: () => Record<string, string>; redact?: (text: string) => string } = {},
-): ToolCallContext {
-  const folder = mkdtempSync(join(tmpdir(), prefix));
-  const settings = parseSettings({ images: TEST_IMAGES });
-  return {
-    service: new SandboxService({
-      engine: () => engine,
-      settings: () => settings,
-      workspaceFolder: () => folder,
-      trusted: () => true,
-      ...(more.injectedEnv ? { injectedEnv: more.injectedEnv } : {}),
-    }),
-    engine: 'docker',
-    signal: new AbortController().signal,
-    store: new FileStore(join(folder, '.store')),
-    budget: { maxChars: 48_000 },
-    redact: more.redact ?? ((text) => text),
-  };
-}
 
 describe('sandbox_exec with language node (the tools path, real engine)', function () {
   this.timeout(120_000);

@@ -5,34 +5,15 @@
  * matplotlib and Pillow) and on the virtual engine (value and exit codes).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { SandboxEngine } from '../../src/core/engine/engine';
-import { FileStore } from '../../src/core/files/fileStore';
 import { imageSize } from '../../src/core/results/images';
-import { SandboxService } from '../../src/core/sessions/sandboxService';
-import { parseSettings } from '../../src/core/spec/settings';
 import { callNamedTool, type ToolCallContext } from '../../src/core/tools/runTool';
 import { VirtualEngine } from '../../src/engines/virtual/virtualEngine';
-import { TEST_IMAGES, requireEngine, testEngine } from './harness';
+import { requireEngine, testEngine } from './harness';
+import { toolsOn } from './toolsOn';
 
 function runTools(engine: SandboxEngine, name: string, maxStdoutBytes = 1024 * 1024): ToolCallContext {
-  const folder = mkdtempSync(join(tmpdir(), 'agent-sandbox-run-driver-'));
-  const settings = parseSettings({ images: TEST_IMAGES, limits: { maxStdoutBytes } });
-  return {
-    service: new SandboxService({
-      engine: () => engine,
-      settings: () => settings,
-      workspaceFolder: () => folder,
-      trusted: () => true,
-    }),
-    engine: name,
-    signal: new AbortController().signal,
-    store: new FileStore(join(folder, '.store')),
-    budget: { maxChars: 48_000 },
-    redact: (text) => text,
-  };
+  return toolsOn(engine, 'agent-sandbox-run-driver-', { engineName: name, settings: { limits: { maxStdoutBytes } } });
 }
 
 const run = (code: string, tool: ToolCallContext) => callNamedTool('sandbox_run', { runtime: 'python', code }, tool);
