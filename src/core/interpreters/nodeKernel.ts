@@ -116,20 +116,40 @@ export const NODE_KERNEL = String.raw`
     visit(tree, (node) => {
       if (node.type === 'ImportExpression') edit(node.start, node.start + 6, IMPORT);
     });
+    // const a = 1, {b} = c  becomes  void ((a = 1), ({b} = c)), assignments to the globals declared above.
+    const assign = (node) => {
+      edit(node.start, node.start + node.kind.length, 'void (');
+      node.declarations.forEach((declaration) => {
+        names(declaration.id, hoisted);
+        if (declaration.init) {
+          edit(declaration.start, declaration.start, '(');
+          edit(declaration.end, declaration.end, ')');
+        } else if (node.kind !== 'var') edit(declaration.end, declaration.end, ' = undefined');
+      });
+      const last = node.declarations[node.declarations.length - 1];
+      edit(last.end, last.end, ')');
+      if (code[node.end - 1] !== ';') edit(node.end, node.end, ';');
+    };
+    // A var in a block or a loop's head outside any function is global too, as in a script.
+    (function vars(node, parent) {
+      if (/Function|StaticBlock/.test(node.type)) return;
+      if (node.type === 'VariableDeclaration' && node.kind === 'var' && parent && parent.type !== 'Program') {
+        const head =
+          (parent.type === 'ForStatement' && parent.init === node) ||
+          (/^For(In|Of)Statement$/.test(parent.type) && parent.left === node);
+        if (!head) return assign(node);
+        node.declarations.forEach((declaration) => names(declaration.id, hoisted));
+        edit(node.start, node.start + 3, '');
+      }
+      for (const key of Object.keys(node)) {
+        const child = node[key];
+        for (const each of Array.isArray(child) ? child : [child])
+          if (each && typeof each.type === 'string') vars(each, node);
+      }
+    })(tree, null);
     tree.body.forEach((node, index) => {
-      if (node.type === 'VariableDeclaration') {
-        edit(node.start, node.start + node.kind.length, 'void (');
-        node.declarations.forEach((declaration) => {
-          names(declaration.id, hoisted);
-          if (declaration.init) {
-            edit(declaration.start, declaration.start, '(');
-            edit(declaration.end, declaration.end, ')');
-          } else if (node.kind !== 'var') edit(declaration.end, declaration.end, ' = undefined');
-        });
-        const last = node.declarations[node.declarations.length - 1];
-        edit(last.end, last.end, ')');
-        if (code[node.end - 1] !== ';') edit(node.end, node.end, ';');
-      } else if (node.type === 'FunctionDeclaration') {
+      if (node.type === 'VariableDeclaration') assign(node);
+      else if (node.type === 'FunctionDeclaration') {
         hoisted.push(node.id.name);
         functions.push(node.id.name);
       } else if (node.type === 'ClassDeclaration') {
