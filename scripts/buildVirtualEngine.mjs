@@ -40,7 +40,7 @@ const noNetwork = {
   },
 };
 
-/** esbuild options for the worker (our code and just-bash) and just-bash's own JavaScript and SQLite workers. */
+/** esbuild options for the workers (our code and just-bash; a session's persistent Python) and just-bash's own JavaScript and SQLite workers. */
 export function virtualEngineBuild(common) {
   return {
     ...common,
@@ -49,6 +49,8 @@ export function virtualEngineBuild(common) {
     format: 'esm',
     entryPoints: {
       virtualWorker: 'src/engines/virtual/virtualWorker.ts',
+      // A session's persistent Python (CPython from vendor/, loaded by the worker itself).
+      pythonWorker: 'src/engines/virtual/pythonWorker.ts',
       'js-exec-worker': join(PACKAGE, 'dist', 'bundle', 'chunks', 'js-exec-worker.js'),
       'sqlite3-worker': join(PACKAGE, 'dist', 'bundle', 'chunks', 'sqlite3-worker.js'),
     },

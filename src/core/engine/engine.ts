@@ -2,6 +2,8 @@
  * The engine interface: what every sandbox engine (Docker today, an embedded one later) provides.
  * Core code talks only to these types; engines live under src/engines/.
  */
+import type { InterpreterLanguage } from '../interpreters/kernels';
+import type { PersistentInterpreter } from '../interpreters/persistentInterpreter';
 import type { SessionDeath } from '../sessions/sessionDeath';
 import type { Runtime, SandboxMode, SandboxSpec, WorkspaceAccess } from '../spec/spec';
 
@@ -252,6 +254,15 @@ export interface Sandbox {
   openShell(options?: ShellOptions): Promise<ShellSession>;
   /** Starts a long-running program on pipes (engines that run real processes; see SandboxProcess). */
   openProcess?(argv: readonly string[], options?: ProcessOptions): Promise<SandboxProcess>;
+  /**
+   * The session's persistent interpreter, for engines that keep one themselves (the virtual engine);
+   * where this is absent, it runs as a kernel process (openProcess, core/interpreters/interpreter.ts).
+   */
+  openInterpreter?(
+    language: InterpreterLanguage,
+    stdoutCap: number,
+    signal?: AbortSignal,
+  ): Promise<PersistentInterpreter>;
   close(): Promise<void>;
 }
 

@@ -10,10 +10,11 @@
 import { z } from 'zod';
 import type { Sandbox, SandboxProcess } from '../engine/engine';
 import { SandboxError, abortError } from '../errors';
-import type { ImageOutput } from '../results/images';
 import { kernelRecipe, type InterpreterLanguage, type KernelRecipe } from './kernels';
+import type { EvalResult, PersistentInterpreter, RunOptions } from './persistentInterpreter';
 
 export { INTERPRETER_LANGUAGES, interpreterName, type InterpreterLanguage } from './kernels';
+export type { EvalResult } from './persistentInterpreter';
 
 /** How long interrupted code has to stop before the interpreter is killed. */
 const INTERRUPT_GRACE_MS = 5_000;
@@ -44,25 +45,7 @@ const replySchema = z.object({
   imagesDropped: z.array(z.string()).default([]),
 });
 
-export interface EvalResult {
-  outcome: 'ok' | 'error' | 'timeout' | 'cancelled' | 'crashed';
-  /** The repr of the final expression's value, when it had one. */
-  value?: string;
-  /** The traceback of an exception (or a KeyboardInterrupt after a timeout). */
-  error?: string;
-  stdout: string;
-  stderr: string;
-  stdoutBytes: number;
-  stderrBytes: number;
-  durationMs: number;
-  /** The state is gone: the interpreter ended or was killed. */
-  stateLost: boolean;
-  /** Figures left open, an image value, pictures written to /tmp/outputs during the call. */
-  images: ImageOutput[];
-  notices: string[];
-}
-
-export class Interpreter {
+export class Interpreter implements PersistentInterpreter {
   private lines = '';
   private readonly waiting = new Map<number, (reply: z.output<typeof replySchema> | undefined) => void>();
   private readonly starting = new Map<number, () => void>();
@@ -156,7 +139,7 @@ export class Interpreter {
   }
 
   /** Runs code after the calls before it; never throws for the code's own failures. */
-  run(code: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<EvalResult> {
+  run(code: string, options: RunOptions): Promise<EvalResult> {
     const call = this.queue.then(() => this.runNow(code, options));
     this.queue = call.catch(() => undefined);
     return call;
@@ -168,7 +151,7 @@ export class Interpreter {
     return this.process.close();
   }
 
-  private async runNow(code: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<EvalResult> {
+  private async runNow(code: string, options: RunOptions): Promise<EvalResult> {
     const started = Date.now();
     if (this.ended) return this.lost(started, this.endedBecause ?? 'The interpreter had ended.');
     const id = this.nextId++;

@@ -24,7 +24,8 @@ import { TOOL_WORDS, type SessionWords } from './sessionWords';
 import { allowedAccess, sessionSpec, type PolicyContext, type PolicyKnobs, type SessionAsk } from './sessionPolicy';
 import { specFromSettings, type Settings } from '../spec/settings';
 import type { Runtime, SandboxSpec, WorkspaceAccess } from '../spec/spec';
-import type { Interpreter, InterpreterLanguage } from '../interpreters/interpreter';
+import type { InterpreterLanguage } from '../interpreters/interpreter';
+import type { PersistentInterpreter } from '../interpreters/persistentInterpreter';
 import type { ImageOutput } from '../results/images';
 import { AfterCallWork } from './afterCallWork';
 import { SessionInterpreters } from './sessionInterpreters';
@@ -121,7 +122,7 @@ export class SandboxService {
     sandbox: Sandbox,
     language: InterpreterLanguage,
     signal?: AbortSignal,
-  ): Promise<{ interpreter: Interpreter; notices: string[] }> {
+  ): Promise<{ interpreter: PersistentInterpreter; notices: string[] }> {
     return this.interpreters.get(sandbox, language, signal);
   }
 

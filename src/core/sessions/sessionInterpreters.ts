@@ -4,22 +4,27 @@
  */
 import type { Sandbox } from '../engine/engine';
 import { Interpreter, interpreterName, type InterpreterLanguage } from '../interpreters/interpreter';
+import type { PersistentInterpreter } from '../interpreters/persistentInterpreter';
 
 export class SessionInterpreters {
   /** Container id → its interpreters. */
-  private readonly byContainer = new Map<string, Map<InterpreterLanguage, Interpreter>>();
+  private readonly byContainer = new Map<string, Map<InterpreterLanguage, PersistentInterpreter>>();
 
   async get(
     sandbox: Sandbox,
     language: InterpreterLanguage,
     signal?: AbortSignal,
-  ): Promise<{ interpreter: Interpreter; notices: string[] }> {
+  ): Promise<{ interpreter: PersistentInterpreter; notices: string[] }> {
     const id = sandbox.info.id;
-    const mine = this.byContainer.get(id) ?? new Map<InterpreterLanguage, Interpreter>();
+    const mine = this.byContainer.get(id) ?? new Map<InterpreterLanguage, PersistentInterpreter>();
     this.byContainer.set(id, mine);
     const known = mine.get(language);
     if (known?.alive) return { interpreter: known, notices: [] };
-    const started = await Interpreter.start(sandbox, language, sandbox.info.spec.limits.maxStdoutBytes, signal);
+    const cap = sandbox.info.spec.limits.maxStdoutBytes;
+    // An engine that keeps the interpreter itself says so; others run it as a kernel process.
+    const started = sandbox.openInterpreter
+      ? await sandbox.openInterpreter(language, cap, signal)
+      : await Interpreter.start(sandbox, language, cap, signal);
     mine.set(language, started);
     // The session's kernel outlives this process's client: a new client may find the same state, or a
     // new kernel after the last one ended (said once, by whichever process starts it).

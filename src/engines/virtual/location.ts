@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 /** Bundled layout, relative to dist/: see esbuild.mjs. */
 export const BUNDLED_WORKER = join('just-bash', 'dist', 'bundle', 'chunks', 'virtualWorker.js');
@@ -31,6 +32,32 @@ export function workerLocation(): WorkerLocation {
     typescript: false,
     packageJson: join(__dirname, 'just-bash', 'package.json'),
   };
+}
+
+/**
+ * The persistent Python's worker and just-bash's CPython, as the sandbox's worker finds them: beside
+ * it in the bundle (chunks/pythonWorker.js, and vendor/ three folders up), or in the source tree.
+ */
+export function pythonWorkerLocation(): { entry: string; typescript: boolean; cpython: string } {
+  if (__filename.endsWith('.ts')) {
+    return {
+      entry: join(__dirname, 'pythonWorker.ts'),
+      typescript: true,
+      cpython: join(__dirname, '..', '..', '..', 'node_modules', 'just-bash', 'vendor', 'cpython-emscripten'),
+    };
+  }
+  return {
+    entry: join(__dirname, 'pythonWorker.js'),
+    typescript: false,
+    cpython: join(__dirname, '..', '..', '..', 'vendor', 'cpython-emscripten'),
+  };
+}
+
+/** A worker thread on an entry file; from TypeScript (the tests), compiled on the fly by tsx, as the main thread is. */
+export function startWorker(entry: string, typescript: boolean, options: WorkerOptions): Worker {
+  return typescript
+    ? new Worker(`require('tsx/cjs/api').register(); require(${JSON.stringify(entry)});`, { ...options, eval: true })
+    : new Worker(entry, options);
 }
 
 let version: string | undefined;

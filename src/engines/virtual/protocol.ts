@@ -1,6 +1,7 @@
 /** Messages between a virtual sandbox (main thread) and its worker thread, where just-bash runs. */
 import type { SandboxErrorReason } from '../../core/errors';
 import type { FileContent, FileEntry, ListResult, WriteResult } from '../../core/engine/engine';
+import type { EvalResult } from '../../core/interpreters/persistentInterpreter';
 import type { WorkspaceAccess } from '../../core/spec/spec';
 
 /** How the worker builds its sandbox (passed as workerData). */
@@ -41,6 +42,31 @@ export interface ExecReply {
   cancelled: boolean;
 }
 
+/** Opens the session's persistent Python, or reaches the one that runs (sessionPython.ts). */
+export interface PythonOpenPayload {
+  env: Record<string, string>;
+  /** Most bytes of stdout, and of stderr, a call returns. */
+  outputCap: number;
+  /** Most bytes its heap may grow to. */
+  memoryBytes: number;
+}
+
+export interface PythonOpened {
+  /** Which interpreter of the session this is: a call names it, and fails once it has ended. */
+  generation: number;
+  version: string;
+  /** Calls it has run so far (0: a new one). */
+  calls: number;
+  /** How the session's last interpreter ended, said once, to whoever opens the next. */
+  previousEnd?: string;
+}
+
+export interface PythonRunPayload {
+  generation: number;
+  code: string;
+  timeoutMs: number;
+}
+
 export interface FilePayload {
   path: string;
   data: Uint8Array;
@@ -55,7 +81,9 @@ export type WorkerRequest =
   | { id: number; type: 'write'; files: FilePayload[] }
   | { id: number; type: 'read'; path: string; maxBytes: number; offset: number; encoding: 'utf8' | 'base64' | 'auto' }
   | { id: number; type: 'list'; path: string; depth: number; most: number }
-  | { id: number; type: 'delete'; path: string; recursive: boolean };
+  | { id: number; type: 'delete'; path: string; recursive: boolean }
+  | ({ id: number; type: 'python-open' } & PythonOpenPayload)
+  | ({ id: number; type: 'python-run' } & PythonRunPayload);
 
 export interface WireError {
   reason: SandboxErrorReason;
@@ -70,4 +98,12 @@ export type WorkerMessage =
   | { type: 'reply'; id: number; ok: false; error: WireError };
 
 export type ReplyValue =
-  ExecReply | WriteResult | FileContent | ListResult | { path: string; deleted: boolean } | FileEntry[] | null;
+  | ExecReply
+  | WriteResult
+  | FileContent
+  | ListResult
+  | { path: string; deleted: boolean }
+  | FileEntry[]
+  | PythonOpened
+  | EvalResult
+  | null;

@@ -16,6 +16,8 @@ import type {
   WriteResult,
 } from '../../core/engine/engine';
 import { displayName } from '../../core/results/displayName';
+import { interpreterName, kernelRecipe, type InterpreterLanguage } from '../../core/interpreters/kernels';
+import type { PersistentInterpreter } from '../../core/interpreters/persistentInterpreter';
 import { SandboxError } from '../../core/errors';
 import { resolveFiles } from '../../core/files/files';
 import { CappedOutput } from '../../core/results/output';
@@ -28,6 +30,7 @@ import { WorkerGone, type WorkerClient } from './workerClient';
 import { SANDBOX_HOME } from './workerFileSystem';
 import { shellQuote } from './shellQuote';
 import { openVirtualShell } from './virtualShell';
+import { VirtualInterpreter } from './virtualInterpreter';
 
 /** Output beyond this stops a command (it is held in memory before the caps apply). */
 const MAX_OUTPUT_BYTES = 64 * MiB;
@@ -189,6 +192,30 @@ export class VirtualSandbox implements Sandbox {
       );
     }
     return openVirtualShell(this, options);
+  }
+
+  /** The session's persistent Python, kept by its worker: every handle reaches the same state. */
+  async openInterpreter(
+    language: InterpreterLanguage,
+    stdoutCap: number,
+    signal?: AbortSignal,
+  ): Promise<PersistentInterpreter> {
+    this.check();
+    if (language !== 'python')
+      throw new SandboxError(
+        'unsupported',
+        `The virtual engine keeps no ${interpreterName(language)} interpreter between calls; it keeps only Python's.`,
+        `Run the code with ${kernelRecipe(language).oneShot} instead, or use the Docker engine.`,
+      );
+    return VirtualInterpreter.open(
+      this.worker,
+      {
+        env: { ...BASE_ENV, ...this.info.spec.env },
+        outputCap: stdoutCap,
+        memoryBytes: this.info.spec.limits.memoryBytes,
+      },
+      signal,
+    );
   }
 
   async close(): Promise<void> {

@@ -11,7 +11,16 @@ import { SandboxError } from '../../core/errors';
 import { formatSize } from '../../core/spec/units';
 import { deletePath, listFiles, readFile, writeFiles } from './fileOps';
 import { pythonCommands } from './pythonCommand';
-import type { ExecPayload, ExecReply, WireError, WorkerMessage, WorkerRequest, WorkerSetup } from './protocol';
+import type {
+  ExecPayload,
+  ExecReply,
+  PythonRunPayload,
+  WireError,
+  WorkerMessage,
+  WorkerRequest,
+  WorkerSetup,
+} from './protocol';
+import { SessionPython } from './sessionPython';
 import { buildFileSystem } from './workerFileSystem';
 
 type JustBash = typeof import('just-bash');
@@ -139,8 +148,26 @@ async function exec(jb: JustBash, fs: IFileSystem, id: number, payload: ExecPayl
   }
 }
 
+let python: SessionPython | undefined;
+
+async function runPython(fs: IFileSystem, id: number, payload: PythonRunPayload): Promise<unknown> {
+  const controller = new AbortController();
+  running.set(id, controller);
+  try {
+    python ??= new SessionPython(fs, setup);
+    return await python.run(payload, controller.signal);
+  } finally {
+    running.delete(id);
+  }
+}
+
 async function handle(jb: JustBash, fs: IFileSystem, request: WorkerRequest): Promise<unknown> {
   switch (request.type) {
+    case 'python-open':
+      python ??= new SessionPython(fs, setup);
+      return python.open(request);
+    case 'python-run':
+      return runPython(fs, request.id, request);
     case 'exec':
       return exec(jb, fs, request.id, request);
     case 'abort':

@@ -2,9 +2,9 @@
  * The main thread's handle on one sandbox's worker: requests with replies, a watchdog that ends a
  * worker whose command ignores its deadline or a cancellation, and the reason when a worker ends.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { SandboxError } from '../../core/errors';
-import type { WorkerLocation } from './location';
+import { startWorker, type WorkerLocation } from './location';
 import type { ExecPayload, ExecReply, WireError, WorkerMessage, WorkerRequest, WorkerSetup } from './protocol';
 
 /** How long past its deadline (or a cancellation) a command may take to stop before its worker is ended. */
@@ -56,13 +56,7 @@ export class WorkerClient {
       stdout: true,
       stderr: true,
     };
-    // From TypeScript (the tests), the worker is compiled on the fly by tsx, as the main thread is.
-    const worker = location.typescript
-      ? new Worker(`require('tsx/cjs/api').register(); require(${JSON.stringify(location.entry)});`, {
-          ...options,
-          eval: true,
-        })
-      : new Worker(location.entry, options);
+    const worker = startWorker(location.entry, location.typescript, options);
     worker.stdout.resume();
     worker.stderr.resume();
     await new Promise<void>((resolve, reject) => {
@@ -117,6 +111,17 @@ export class WorkerClient {
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
       this.worker.postMessage({ ...request, id } as WorkerRequest);
     });
+  }
+
+  /** A request that the signal cancels inside the worker (it stops the work, and replies as it sees fit). */
+  cancellable<T>(request: Request, signal?: AbortSignal): Promise<T> {
+    if (this.ended) return Promise.reject(this.ended);
+    const id = this.nextId;
+    const reply = this.request<T>(request);
+    const onAbort = () => void this.request({ type: 'abort', target: id }).catch(() => undefined);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    return reply.finally(() => signal?.removeEventListener('abort', onAbort));
   }
 
   /**
