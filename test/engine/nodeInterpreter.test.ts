@@ -247,8 +247,9 @@ describe('persistent Node.js interpreter (real engine)', function () {
 
   it('pictures written to /tmp/outputs during a call come back, at most four', async () => {
     await node.run(NODE_PNG_MAKER, CALL);
+    // /tmp/outputs is there from the start.
     const drawn = await node.run(
-      "fs.mkdirSync('/tmp/outputs', { recursive: true })\nfs.writeFileSync('/tmp/outputs/chart.png', png(60, 40))\nfs.writeFileSync('/tmp/outputs/notes.txt', 'not a picture')",
+      "fs.writeFileSync('/tmp/outputs/chart.png', png(60, 40))\nfs.writeFileSync('/tmp/outputs/notes.txt', 'not a picture')",
       CALL,
     );
     assert.deepEqual(
@@ -266,6 +267,14 @@ describe('persistent Node.js interpreter (real engine)', function () {
     );
     assert.deepEqual(many.notices, [
       'Images not returned (at most 4, of 5 MiB each): /tmp/outputs/p4.png, /tmp/outputs/p5.png.',
+    ]);
+    const vector = await node.run(
+      'fs.writeFileSync(\'/tmp/outputs/chart.svg\', \'<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>\')',
+      CALL,
+    );
+    assert.deepEqual(vector.images, []);
+    assert.deepEqual(vector.notices, [
+      'Images not returned (at most 4, of 5 MiB each): /tmp/outputs/chart.svg (SVG: models take PNG, JPEG, GIF or WebP pictures; save it as PNG too).',
     ]);
   });
 

@@ -4,7 +4,8 @@
  * status N) and the command of one process's client, which speaks the kernel's line protocol on its
  * standard input and output (interpreter.ts).
  */
-import { NODE_CLIENT, NODE_KERNEL, NODE_LAUNCH, NODE_SOCKET, NODE_SUPERVISE } from './nodeKernel';
+import { NODE_KERNEL, NODE_SOCKET } from './nodeKernel';
+import { NODE_CLIENT, NODE_LAUNCH, NODE_SUPERVISE } from './nodeSupervisor';
 import { PYTHON_CLIENT, PYTHON_KERNEL, PYTHON_LAUNCH, PYTHON_SOCKET, PYTHON_SUPERVISE } from './pythonKernel';
 
 export const INTERPRETER_LANGUAGES = ['python', 'node'] as const;
