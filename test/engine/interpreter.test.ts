@@ -166,7 +166,7 @@ describe('sandbox_exec with code (the tools path, real engine)', function () {
       { code: 'import os\nkey = os.environ["PROBE_KEY"]\nlen(key)' },
       tool,
     );
-    assert.match(first, /^python 3\.[\d.]+ \(persistent\) · \d+ ms · docker · sandbox default\nvalue:\n25$/);
+    assert.match(first, /^python 3\.[\d.]+ \(persistent\) · [\d.]+ m?s · docker · sandbox default\nvalue:\n25$/);
     const value = await runNamedTool('sandbox_exec', { code: 'key' }, tool);
     assert.match(value, /\[redacted:PROBE_KEY\]/);
     assert.ok(!value.includes(secret), value);
