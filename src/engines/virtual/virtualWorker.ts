@@ -2,7 +2,8 @@
  * The worker thread of one virtual sandbox: loads just-bash (and through it, only when a program
  * asks, WebAssembly CPython or QuickJS), holds the sandbox's file system, and runs commands and file
  * operations on request. A worker keeps a runaway loop off the editor's thread, and can be ended
- * whole when a command ignores its deadline.
+ * whole when a command ignores its deadline. The session's persistent Python runs in a worker of
+ * its own, started from here on first use (sessionPython.ts), over this worker's file system.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { IFileSystem } from 'just-bash';
