@@ -36,6 +36,38 @@ export const allowEntrySchema = z
 
 export const allowlistSchema = z.array(allowEntrySchema).max(200);
 
+/** The allowlist as a spec keeps it: the entries' own texts, each checked, lower-cased. */
+export const allowlistTextSchema = z
+  .array(allowEntrySchema.transform((entry) => entry.text))
+  .max(200)
+  .describe(
+    'Network allowlist: domains (api.github.com), wildcards for their subdomains (*.githubusercontent.com) and ports of your machine (localhost:3000). With entries and network off, the sandbox reaches exactly these through a proxy.',
+  );
+
+/** Names the user maps to addresses themselves (like /etc/hosts); only names on the allowlist are reached. */
+export const networkHostsSchema = z
+  .record(
+    z
+      .string()
+      .trim()
+      .toLowerCase()
+      .regex(new RegExp(`^(?:${LABEL}\\.)*${LABEL}$`), 'a host name, like api.test'),
+    z.union([z.ipv4(), z.ipv6()]),
+  )
+  .describe('Host names mapped to addresses by you (like /etc/hosts), for the allowlist proxy; such a name may lead to your own machine or network.');
+
+/** The tier a spec's network settings make: full network, the allowlist through the proxy, or none. */
+export type NetworkTier = 'off' | 'allowlist' | 'full';
+
+export function networkTier(spec: { network: boolean; networkAllow: readonly string[] }): NetworkTier {
+  return spec.network ? 'full' : spec.networkAllow.length ? 'allowlist' : 'off';
+}
+
+/** The entries of a spec's allowlist texts (already checked when the spec was made). */
+export function allowEntries(texts: readonly string[]): AllowEntry[] {
+  return texts.map((text) => allowEntrySchema.parse(text));
+}
+
 export type Decision = { allowed: true; rule: string; local: boolean } | { allowed: false; reason: string };
 
 /** Whether a host name and port may be reached. Names only: a literal IP address is never on the list. */

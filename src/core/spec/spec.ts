@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { GiB, MiB, formatSize, parseSize } from './units';
+import { allowlistTextSchema, networkHostsSchema } from '../network/allowlist';
 
 export const RUNTIMES = ['python', 'node', 'bash', 'linux'] as const;
 export type Runtime = (typeof RUNTIMES)[number];
@@ -200,6 +201,8 @@ export const sandboxSpecSchema = z
       .default(DEFAULT_TIMEOUT_SECONDS)
       .describe('Seconds a call may run before it is killed.'),
     network: z.boolean().default(false).describe('Allow network access (off by default).'),
+    networkAllow: allowlistTextSchema.default([]),
+    networkHosts: networkHostsSchema.default({}),
     workspaceAccess: workspaceAccessSchema.default('none'),
     pipPackages: pipPackageListSchema.default([]).describe('Python packages to install when the sandbox is created.'),
     npmPackages: npmPackageListSchema.default([]).describe('npm packages to install when the sandbox is created.'),
