@@ -47,7 +47,10 @@ export class PythonInstance {
 
   static async start(options: PythonInstanceOptions): Promise<PythonInstance> {
     const location = pythonWorkerLocation();
-    compiled ??= WebAssembly.compile(readFileSync(join(location.cpython, 'python.wasm')));
+    compiled ??= WebAssembly.compile(readFileSync(join(location.cpython, 'python.wasm'))).catch((error: unknown) => {
+      compiled = undefined;
+      throw error;
+    });
     const module = await compiled;
     const shared = new SharedArrayBuffer(SHARED_BYTES);
     const view = new Int32Array(shared);

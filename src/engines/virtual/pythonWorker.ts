@@ -22,7 +22,11 @@ import { VIRTUAL_PYTHON_KERNEL } from './virtualKernel';
 
 type WasmImports = { env: Record<string, (...args: number[]) => number> };
 interface CPython {
-  FS: DeviceFs & { init(input: () => null, output: (byte: number) => void, error: (byte: number) => void): void };
+  FS: DeviceFs & {
+    init(input: () => null, output: (byte: number) => void, error: (byte: number) => void): void;
+    writeFile(path: string, data: Uint8Array): void;
+    chdir(path: string): void;
+  };
   ENV: Record<string, string>;
   callMain(args: string[]): number;
 }
@@ -92,10 +96,7 @@ async function main(): Promise<void> {
         const FS = cpython.FS;
         FS.init(() => null, stdout.push, stderr.push);
         FS.mkdirTree('/lib');
-        (FS as unknown as { writeFile(path: string, data: Uint8Array): void }).writeFile(
-          '/lib/python313.zip',
-          readFileSync(join(setup.cpython, 'python313.zip')),
-        );
+        FS.writeFile('/lib/python313.zip', readFileSync(join(setup.cpython, 'python313.zip')));
         Object.assign(cpython.ENV, setup.env, {
           PYTHONHOME: '/',
           PYTHONPATH: '/lib/python313.zip',
@@ -106,7 +107,7 @@ async function main(): Promise<void> {
         files.mountFolders();
         makeAgentDevice(FS, { next: () => nextRequest(files!), line: (text) => answer(text, files!) });
         makeSleepDevice(FS, view);
-        (FS as unknown as { chdir(path: string): void }).chdir(setup.cwd);
+        FS.chdir(setup.cwd);
       },
     ],
   });
@@ -127,6 +128,9 @@ let current: number | undefined;
 function nextRequest(files: PythonFileSystem): Uint8Array {
   const message: ToPython = receiveInPython(view, setup.inbox);
   if (message.type !== 'run') return new Uint8Array(0);
+  // What was written between calls (CPython's own start-up words) is no call's output.
+  stdout.take();
+  stderr.take();
   files.mountFolders();
   files.forgetLookups();
   current = message.id;
