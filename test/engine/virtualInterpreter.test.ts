@@ -154,6 +154,12 @@ describe('persistent Python on the virtual engine', function () {
     assert.equal(read.value, "'from the file tool\\n'");
     const relative = await python.run('import os\nos.getcwd(), open("notes/in.txt").read().strip()', LONG);
     assert.equal(relative.value, "('/workspace', 'from the file tool')");
+    const asCommands = await python.run('open("/host/workspace/notes/in.txt").read()', LONG);
+    assert.equal(
+      asCommands.value,
+      "'from the file tool\\n'",
+      "also at /host, as the session's python3 commands see it",
+    );
     await python.run(
       'import os\nos.makedirs("/workspace/out", exist_ok=True)\nwith open("/workspace/out/result.txt", "w") as f:\n    f.write("from the interpreter\\n")',
       LONG,

@@ -2,9 +2,10 @@
  * The sandbox's files as the persistent Python sees them: an Emscripten file system whose every
  * operation is a synchronous request to the sandbox's worker (the same file system its commands and
  * file tools use), mounted at each top-level folder of the sandbox at its own path, so that
- * /workspace, /tmp and $HOME are the same paths inside and out. A file is read whole when opened and
- * written back when closed, synced, or at the end of a call (flushOpenFiles), so that a file the code
- * keeps open is seen outside between calls.
+ * /workspace, /tmp and $HOME are the same paths inside and out (and the whole sandbox at /host, as
+ * its python3 commands also see it). A file is read whole when opened and written back when closed,
+ * synced, or at the end of a call (flushOpenFiles), so that what the code wrote to a file it keeps
+ * open is seen outside between calls.
  */
 import type { FsOp, FsStat } from './pythonChannel';
 
@@ -73,8 +74,12 @@ const ERRNO: Record<string, number> = {
 const S_IFDIR = 0o040000;
 const S_IFREG = 0o100000;
 const S_IFLNK = 0o120000;
-/** Folders at the top of the sandbox that CPython's own file system keeps (its devices and standard library). */
-const OWN_FOLDERS = new Set(['dev', 'proc', 'lib']);
+/**
+ * Folders at the top of the sandbox that CPython's own file system keeps (its devices and standard
+ * library), and /host, where the whole sandbox is too, as its python3 commands see it (pythonCommand.ts).
+ */
+const OWN_FOLDERS = new Set(['dev', 'proc', 'lib', 'host']);
+const WHOLE_SANDBOX = '/host';
 
 export type FsRequest = (op: FsOp) => unknown;
 
@@ -93,6 +98,10 @@ export class PythonFileSystem {
 
   /** Mounts the sandbox's top-level folders not mounted yet (a command may have made one since). */
   mountFolders(): void {
+    if (!this.FS.analyzePath(WHOLE_SANDBOX).exists) {
+      this.FS.mkdirTree(WHOLE_SANDBOX);
+      this.FS.mount(this.type, { root: '/' }, WHOLE_SANDBOX);
+    }
     for (const name of this.call<string[]>({ op: 'readdir', path: '/' })) {
       if (OWN_FOLDERS.has(name) || this.mounted.has(name)) continue;
       const stat = this.tryCall<FsStat>({ op: 'lstat', path: `/${name}` });
@@ -137,7 +146,8 @@ export class PythonFileSystem {
   private path(node: FsNode): string {
     const names: string[] = [];
     for (; node.parent !== node; node = node.parent) names.unshift(node.name);
-    return [node.mount.opts.root, ...names].join('/');
+    const root = node.mount.opts.root;
+    return names.length ? `${root === '/' ? '' : root}/${names.join('/')}` : root;
   }
 
   private call<T>(op: FsOp): T {
