@@ -1,6 +1,6 @@
 /** Default limits, workspace access and network, editable with validation; saved to settings by the host. */
 import type { DefaultsEdit, DefaultsView, WebviewToHost } from '../src/shared/protocol';
-import { button, checkbox, controlValue, dropdown, isChecked, textField } from './controls';
+import { button, controlValue, dropdown, textField } from './controls';
 import { h } from './dom';
 
 interface Field {
@@ -95,14 +95,26 @@ export function renderDefaults(
     { id: 'default-access', 'data-field': 'workspaceAccess', 'aria-label': 'Workspace access' },
     (['none', 'ro', 'rw'] as const).map((value) => ({ value, selected: value === defaults.workspaceAccess })),
   );
-  const network = checkbox({ 'data-field': 'network', checked: defaults.network }, 'Network');
+  const network = dropdown(
+    { id: 'default-network', 'data-field': 'network', 'aria-label': 'Network' },
+    (['off', 'allowlist', 'full'] as const).map((value) => ({ value, selected: value === defaults.network })),
+  );
+  const allowlist = defaults.networkAllow.length
+    ? `allowlist: ${defaults.networkAllow.join(', ')}`
+    : 'allowlist: empty (agentSandbox.network.allow in settings)';
   const target = dropdown({ 'data-field': 'target', 'aria-label': 'Save to', disabled: !defaults.canUseWorkspace }, [
     { value: 'user', label: 'user settings', selected: defaults.target === 'user' },
     { value: 'workspace', label: 'workspace settings', selected: defaults.target === 'workspace' },
   ]);
   form.append(
     h('div', { class: 'field' }, h('label', { for: 'default-access' }, 'Workspace access'), access),
-    h('div', { class: 'field field-inline' }, network),
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: 'default-network' }, 'Network'),
+      network,
+      h('span', { class: 'small muted', 'data-field': 'network-allow' }, allowlist),
+    ),
     h('div', { class: 'field' }, h('span', {}, 'Save to'), target),
   );
   const save = button(
@@ -140,7 +152,7 @@ export function renderDefaults(
         maxStdoutBytes: Number(controlValue(inputs.get('maxStdoutBytes')!)),
         maxStderrBytes: Number(controlValue(inputs.get('maxStderrBytes')!)),
         workspaceAccess: controlValue(access) as DefaultsEdit['workspaceAccess'],
-        network: isChecked(network),
+        network: controlValue(network) as DefaultsEdit['network'],
         target: controlValue(target) === 'workspace' ? 'workspace' : 'user',
       },
     });

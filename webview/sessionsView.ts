@@ -109,8 +109,12 @@ function renderCard(
       ),
       h(
         'span',
-        { class: `badge network-${session.network ? 'on' : 'off'}`, 'data-badge': 'network' },
-        `network: ${session.network ? 'on' : 'off'}`,
+        {
+          class: `badge network-${session.network ? 'on' : session.networkAllow?.length ? 'allowlist' : 'off'}`,
+          'data-badge': 'network',
+          ...(session.networkAllow?.length ? { title: `reaches only: ${session.networkAllow.join(', ')}` } : {}),
+        },
+        `network: ${session.network ? 'on' : session.networkAllow?.length ? `allowlist (${session.networkAllow.length})` : 'off'}`,
       ),
     ),
   );

@@ -11,8 +11,8 @@ Run code in a hardened, throwaway container (compute mode) or a persistent sessi
 Commands:
   run    [--runtime python|node|bash] [--image IMG] (--code CODE | --file PATH | -)
          Run a snippet in a fresh sandbox that is discarded afterwards.
-  open   [--session NAME] [--runtime R] [--image IMG] [--workspace none|ro|rw] [--network]
-         [--pip PKG]... [--npm PKG]...
+  open   [--session NAME] [--runtime R] [--image IMG] [--workspace none|ro|rw]
+         [--network | --allow-domain NAME...] [--pip PKG]... [--npm PKG]...
          Open a session (or reuse the one with that name) for this folder. Packages are installed
          with the network on for the install only.
   exec   [--session NAME] [--timeout SECONDS] [-i] -- COMMAND [ARGS...]
@@ -38,10 +38,12 @@ Commands:
   tool   NAME 'JSON' | NAME - | --list
          Call a language-model tool (sandbox_run, sandbox_exec, ...) with its JSON input, as Copilot
          does; - reads the JSON from standard input. The policy is what the flags allow, asked of
-         no one: --workspace none|ro|rw (most access; default none), --network, and
-         --allow-config-writes (let an rw sandbox change .git, .vscode, .github, .devcontainer).
+         no one: --workspace none|ro|rw (most access; default none), --network (all of it) or
+         --allow-domain NAME (its allowlist), and --allow-config-writes (let an rw sandbox change
+         .git, .vscode, .github, .devcontainer).
          Prints the tool's text (--json: {"parts": [...]}); exit 1 when the tool failed.
-  mcp    [--workspace none|ro|rw] [--network] [--allow-config-writes] [--http PORT]
+  mcp    [--workspace none|ro|rw] [--network | --allow-domain NAME...] [--allow-config-writes]
+         [--http PORT]
          Serve the tools over the Model Context Protocol on standard input and output, for MCP
          clients (Claude Code, Cursor, Codex, VS Code's mcp.json, ...). The policy is what the flags
          allow, as for tool; calls beyond it are refused, or put to the user where the client can
@@ -62,6 +64,11 @@ Options for every command:
   --engine-host URL       Docker Engine address (default: DOCKER_HOST or the default socket).
 Sandbox options (run, open):
   --memory SIZE  --cpus N  --pids N  --timeout SECONDS  --network  --env NAME=VALUE
+  --allow-domain NAME     Reach only this name on the network, through a proxy that checks and
+                          records every connection (repeat it; *.example.com for subdomains,
+                          localhost:PORT for a port of this machine). Instead of --network.
+  --map-host NAME=ADDRESS Resolve NAME to ADDRESS for the allowlist (like /etc/hosts); such a name
+                          may lead to this machine or its network.
   --disk SIZE    Disk for each writable place (/tmp, $HOME, /workspace; default 1g), kept in memory.
   --inodes N     Files and folders for each writable place (default 100000).
   --allow-config-writes   With --workspace rw: let the sandbox change .git, .vscode, .github and
@@ -98,6 +105,8 @@ const OPTIONS = {
   session: { type: 'string', short: 's' },
   workspace: { type: 'string', short: 'w' },
   network: { type: 'boolean' },
+  'allow-domain': { type: 'string', multiple: true },
+  'map-host': { type: 'string', multiple: true },
   timeout: { type: 'string', short: 't' },
   memory: { type: 'string', short: 'm' },
   disk: { type: 'string' },
@@ -136,6 +145,8 @@ export interface ParsedArgs {
     session?: string;
     workspace?: string;
     network?: boolean;
+    'allow-domain'?: string[];
+    'map-host'?: string[];
     timeout?: string;
     memory?: string;
     disk?: string;
@@ -201,6 +212,17 @@ function numberFlag(name: string, value: string | undefined): number | undefined
   return number;
 }
 
+/** --map-host NAME=ADDRESS, repeated: the names the allowlist proxy resolves as the user says. */
+export function hostMappings(pairs: readonly string[]): Record<string, string> {
+  const hosts: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw usageError(`--map-host takes NAME=ADDRESS, like pypi.internal=10.0.0.5, not "${pair}".`);
+    hosts[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return hosts;
+}
+
 /** The spec layer given by flags; the schema validates bounds afterwards. */
 export function specFromFlags(values: ParsedArgs['values']): SpecLayer {
   const workspace = values.workspace;
@@ -221,6 +243,8 @@ export function specFromFlags(values: ParsedArgs['values']): SpecLayer {
     runtime: runtimeFlag(values.runtime),
     timeoutSeconds: numberFlag('timeout', values.timeout),
     network: values.network,
+    ...(values['allow-domain'] ? { networkAllow: values['allow-domain'] } : {}),
+    ...(values['map-host'] ? { networkHosts: hostMappings(values['map-host']) } : {}),
     workspaceAccess: workspace as SpecLayer['workspaceAccess'],
     limits: {
       memoryBytes: values.memory,

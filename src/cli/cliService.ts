@@ -5,18 +5,22 @@
 import type { SandboxEngine } from '../core/engine/engine';
 import { SandboxService, type SandboxServiceContext } from '../core/sessions/sandboxService';
 import { parseSettings, type Settings } from '../core/spec/settings';
-import type { ParsedArgs } from './args';
+import { hostMappings, type ParsedArgs } from './args';
 import { CLI_WORDS } from './cliSessionWords';
 
 /**
  * The settings a command's flags amount to: the most workspace access (--workspace, default none)
- * and network (--network) a sandbox gets, the images (--image), and whether an rw sandbox may change
+ * and network (--network, or --allow-domain for an allowlist) a sandbox gets, the images (--image), and whether an rw sandbox may change
  * .git, .vscode, ... (--allow-config-writes). `more` adds settings of its own (limits, say).
  */
 export function cliSettings(values: ParsedArgs['values'], folder: string, more: object = {}): Settings {
   return parseSettings({
     workspaceAccess: values.workspace ?? 'none',
-    network: values.network ?? false,
+    network: {
+      mode: values.network ? 'full' : values['allow-domain']?.length ? 'allowlist' : 'off',
+      allow: values['allow-domain'] ?? [],
+      hosts: values['map-host'] ? hostMappings(values['map-host']) : {},
+    },
     configWritesAllowedIn: values['allow-config-writes'] ? [folder] : [],
     images: values.image ? { [values.runtime ?? 'python']: values.image } : {},
     ...more,

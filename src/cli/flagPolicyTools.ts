@@ -54,7 +54,20 @@ export interface FlagPolicyTools {
 
 /** The flags that set a policy, as they read in messages: "--workspace ro, no --network". */
 export function flagsText(settings: Settings): string {
-  return `--workspace ${settings.workspaceAccess}${settings.network ? ', --network' : ', no --network'}`;
+  const { mode, allow } = settings.network;
+  const network =
+    mode === 'full'
+      ? '--network'
+      : mode === 'allowlist'
+        ? allow.map((name) => `--allow-domain ${name}`).join(' ')
+        : 'no --network';
+  return `--workspace ${settings.workspaceAccess}, ${network}`;
+}
+
+/** The network the flags allow, in words: "on", "off", or "only api.github.com, pypi.org". */
+export function networkWords(settings: Settings): string {
+  const { mode, allow } = settings.network;
+  return mode === 'full' ? 'on' : mode === 'allowlist' ? `limited to ${allow.join(', ')}` : 'off';
 }
 
 export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
@@ -72,6 +85,7 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
     raisedBy: {
       workspaceAccess: `${withFlag} --workspace ro or rw`,
       network: `${withFlag} --network`,
+      networkAllow: `${withFlag} --allow-domain NAME`,
     },
   });
   // The same store, and the same limit per file, as `agent-sandbox files`.
@@ -100,7 +114,7 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
             spec,
             parsed,
             {
-              allowed: union(policyReach(settings.workspaceAccess, settings.network), new Set(call.granted ?? [])),
+              allowed: union(policyReach(settings.workspaceAccess, settings.network.mode), new Set(call.granted ?? [])),
               protectedPaths,
               keptBy: `${command} has no --allow-config-writes`,
               liftWith: `${withFlag} --allow-config-writes`,

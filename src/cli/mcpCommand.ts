@@ -18,7 +18,7 @@ import { answerInvalidRequests } from '../mcp/invalidRequests';
 import { mcpConnection, type McpCaller } from '../mcp/mcpServer';
 import { usageError } from './args';
 import type { CommandContext } from './commands';
-import { flagPolicyTools, flagsText, type FlagPolicyTools } from './flagPolicyTools';
+import { flagPolicyTools, flagsText, networkWords, type FlagPolicyTools } from './flagPolicyTools';
 import { toolSettings } from './toolCommand';
 
 const COMMAND = 'agent-sandbox mcp';
@@ -40,7 +40,7 @@ function instructions(settings: Settings, folder: string, engine: string): strin
   ];
   return [
     `Agent Sandbox runs code in hardened, throwaway sandboxes on this machine (engine: ${engine}), never on the host itself.`,
-    `This server's policy, set by the flags it was started with (${flagsText(settings)}): the workspace folder ${folder} is ${access} at /workspace; the network is ${settings.network ? 'on' : 'off'}. A call that needs more is refused, and the message names the flag the user would change.`,
+    `This server's policy, set by the flags it was started with (${flagsText(settings)}): the workspace folder ${folder} is ${access} at /workspace; the network is ${networkWords(settings)}. A call that needs more is refused, and the message names the flag the user would change.`,
     'sandbox_run runs a snippet in a one-off sandbox. sandbox_exec and the sandbox_fs_* tools use this connection’s own default sandbox, opened on first use and closed when the connection ends; a sandbox opened with a session name (sandbox_open) is shared with VS Code and the agent-sandbox command line in the same folder.',
   ].join('\n');
 }
@@ -108,7 +108,7 @@ export async function mcpCommand(engine: SandboxEngine, context: CommandContext,
     const server = mcpConnection({
       version,
       instructions: instructions(settings, folder, label),
-      network: settings.network,
+      network: settings.network.mode !== 'off',
       flags: flagsText(settings),
       caller: (client) => connection.caller(client),
       signal: AbortSignal.any([context.signal, ended.signal]),

@@ -50,7 +50,7 @@ export class Output {
       `  limits: ${formatSize(limits.memoryBytes)} memory, ${limits.cpus} CPU, ${limits.pids} processes, ${info.spec.timeoutSeconds} s per call, ${formatSize(placeBytes(limits))} disk and ${limits.inodes} files per writable place\n`,
     );
     this.stdout.write(
-      `  workspace: ${info.workspaceAccess}${info.workspaceFolder && info.workspaceAccess !== 'none' ? ` (${info.workspaceFolder})` : ''}, network: ${info.network ? 'on' : 'off'}\n`,
+      `  workspace: ${info.workspaceAccess}${info.workspaceFolder && info.workspaceAccess !== 'none' ? ` (${info.workspaceFolder})` : ''}, network: ${info.network ? 'on' : info.spec.networkAllow.length ? `only ${info.spec.networkAllow.join(', ')}` : 'off'}\n`,
     );
     for (const notice of [...info.notices, ...notices]) this.note(notice);
   }
@@ -67,7 +67,7 @@ export class Output {
       s.runtime,
       s.state,
       s.workspaceAccess,
-      s.network ? 'on' : 'off',
+      s.network ? 'on' : s.spec.networkAllow.length ? 'allowlist' : 'off',
       s.createdAt,
       s.image,
     ]);

@@ -6,6 +6,7 @@ import { z } from 'zod';
 
 const access = z.enum(['none', 'ro', 'rw']);
 const runtime = z.enum(['python', 'node', 'bash', 'linux']);
+const networkMode = z.enum(['off', 'allowlist', 'full']);
 
 export const engineViewSchema = z.object({
   kind: z.string(),
@@ -36,6 +37,8 @@ export const sessionViewSchema = z.object({
   lastUsedAt: z.string().optional(),
   workspaceAccess: access,
   network: z.boolean(),
+  /** The names it reaches through the allowlist proxy, when the network is off. */
+  networkAllow: z.array(z.string()).optional(),
   memoryLimitBytes: z.number(),
   cpus: z.number(),
   lastCommand: z.object({ summary: z.string(), exitCode: z.number().nullable(), at: z.string() }).optional(),
@@ -80,7 +83,9 @@ export const defaultsViewSchema = z.object({
   maxStdoutBytes: z.number(),
   maxStderrBytes: z.number(),
   workspaceAccess: access,
-  network: z.boolean(),
+  network: networkMode,
+  /** The user's allowlist (edited in settings), shown beside the mode. */
+  networkAllow: z.array(z.string()),
   /** Where the values come from: the workspace's settings or the user's. */
   target: z.enum(['user', 'workspace']),
   canUseWorkspace: z.boolean(),
@@ -133,7 +138,7 @@ export const defaultsEditSchema = z.object({
   maxStdoutBytes: z.number(),
   maxStderrBytes: z.number(),
   workspaceAccess: access,
-  network: z.boolean(),
+  network: networkMode,
   target: z.enum(['user', 'workspace']),
 });
 export type DefaultsEdit = z.output<typeof defaultsEditSchema>;

@@ -3,6 +3,7 @@
  * calling commands) and a looser policy: only a person's click loosens it.
  */
 import * as vscode from 'vscode';
+import { NETWORK_MODES, type NetworkMode } from '../core/spec/settings';
 import type { WorkspaceAccess } from '../core/spec/spec';
 
 const ORDER: Record<WorkspaceAccess, number> = { none: 0, ro: 1, rw: 2 };
@@ -25,17 +26,29 @@ export async function confirmLooserAccess(current: WorkspaceAccess, next: Worksp
   return choice === allow;
 }
 
-/** True when network stays off, or the user confirmed turning it on for every workspace. */
-export async function confirmNetwork(current: boolean, next: boolean): Promise<boolean> {
-  if (!next || current) return true;
-  const allow = vscode.l10n.t('Turn On Network');
+/** True when the network's mode is not raised, or the user confirmed raising it for every workspace. */
+export async function confirmNetwork(
+  current: NetworkMode,
+  next: NetworkMode,
+  allowlist: readonly string[],
+): Promise<boolean> {
+  if (NETWORK_MODES.indexOf(next) <= NETWORK_MODES.indexOf(current)) return true;
+  const full = next === 'full';
+  const allow = full ? vscode.l10n.t('Turn On Network') : vscode.l10n.t('Use the Allowlist');
   const choice = await vscode.window.showWarningMessage(
-    vscode.l10n.t('Let sandboxes reach the network?'),
+    full
+      ? vscode.l10n.t('Let sandboxes reach the network?')
+      : vscode.l10n.t('Let sandboxes reach the names on your allowlist?'),
     {
       modal: true,
-      detail: vscode.l10n.t(
-        'Code in a sandbox could then send what it can read to any server. This is saved in your user settings and applies to every workspace.',
-      ),
+      detail: full
+        ? vscode.l10n.t(
+            'Code in a sandbox could then send what it can read to any server. This is saved in your user settings and applies to every workspace.',
+          )
+        : vscode.l10n.t(
+            'Code in a sandbox could then send what it can read to those servers ({0}); every connection goes through a proxy on your machine and is recorded. This is saved in your user settings and applies to every workspace.',
+            allowlist.join(', ') || vscode.l10n.t('none yet: add them in agentSandbox.network.allow'),
+          ),
     },
     allow,
   );

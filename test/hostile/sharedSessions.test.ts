@@ -23,7 +23,7 @@ describe('sessions shared between clients: a CLI tool call gets no more than its
     folder = writableFolder('agent-sandbox-hostile-shared-');
     writeFileSync(join(folder, 'secret.txt'), 'a host secret\n');
     // VS Code's path (the tools in this process, as client "vscode"), under a user who allows read-write and the network.
-    wide = toolbox({ folder, settings: { workspaceAccess: 'rw', network: true } });
+    wide = toolbox({ folder, settings: { workspaceAccess: 'rw', network: { mode: 'full' } } });
     const rw = await wide.call('sandbox_open', { runtime: 'bash', workspace_access: 'rw', network: false });
     assert.match(rw.text, /workspace access: rw/, rw.text);
     const net = await wide.call('sandbox_open', {

@@ -23,7 +23,12 @@ export interface ToolAnswer {
 export type ToolPath = 'tools' | 'cli';
 
 export interface ToolboxOptions {
-  settings?: { workspaceAccess?: string; network?: boolean; limits?: Record<string, unknown>; [key: string]: unknown };
+  settings?: {
+    workspaceAccess?: string;
+    network?: { mode?: 'off' | 'allowlist' | 'full'; allow?: string[] };
+    limits?: Record<string, unknown>;
+    [key: string]: unknown;
+  };
   secrets?: Record<string, string>;
   folder?: string;
   /** The language-model tools in this process (default), or the CLI's tool command. */
@@ -92,7 +97,9 @@ async function callCli(
   const limits = settings.limits ?? {};
   const flags = ['--folder', folder, '--json'];
   if (settings.workspaceAccess) flags.push('--workspace', settings.workspaceAccess);
-  if (settings.network) flags.push('--network');
+  if (settings.network?.mode === 'full') flags.push('--network');
+  if (settings.network?.mode === 'allowlist')
+    for (const name of settings.network.allow ?? []) flags.push('--allow-domain', name);
   // The user's lifted protections for this folder are the CLI's --allow-config-writes.
   if (Array.isArray(settings.configWritesAllowedIn) && settings.configWritesAllowedIn.includes(folder))
     flags.push('--allow-config-writes');

@@ -24,7 +24,7 @@ function serviceWith(settings: object): SandboxService {
 
 describe('approvals by reach, attacked', () => {
   it('a grant for one-off runs with the network does not cover a persistent sandbox named "run"', () => {
-    const service = serviceWith({ workspaceAccess: 'rw', network: true });
+    const service = serviceWith({ workspaceAccess: 'rw', network: { mode: 'full' } });
     const grants = new ReachGrants();
     // The user allows the network for sandbox_run "for this sandbox" (what registerTools does on that answer).
     const run = toolSpec('sandbox_run');
@@ -54,7 +54,7 @@ describe('approvals by reach, attacked', () => {
   });
 
   it('a call naming a sandbox that is not open reaches nothing: no one is asked about a sandbox it will not open', () => {
-    const service = serviceWith({ workspaceAccess: 'rw', network: true });
+    const service = serviceWith({ workspaceAccess: 'rw', network: { mode: 'full' } });
     const exec = toolSpec('sandbox_exec');
     const input = exec.schema.parse({ sandbox_id: 'ghost', command: 'make' });
     const ghost = viewTarget(exec.target(input), service);
@@ -73,7 +73,7 @@ describe('approvals by reach, attacked', () => {
     const grants = new ReachGrants();
     const open = toolSpec('sandbox_open');
     const input = open.schema.parse({ session: 'build', workspace_access: 'rw', network: true });
-    const service = serviceWith({ workspaceAccess: 'rw', network: true });
+    const service = serviceWith({ workspaceAccess: 'rw', network: { mode: 'full' } });
     const opening = viewTarget(open.target(input), service);
     // "Allow for This Sandbox", then the open fails (or is cancelled): no container under that name.
     grants.grant(opening.sandboxId, open.reach(input, opening));
@@ -90,6 +90,7 @@ describe('approvals by reach, attacked', () => {
       open: true,
       workspaceAccess: 'rw',
       network: true,
+      networkAllow: [],
       packages: false,
       folderAllowed: 'rw',
     };

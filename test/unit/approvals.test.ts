@@ -14,6 +14,7 @@ function target(overrides: Partial<TargetView> = {}): TargetView {
     open: true,
     workspaceAccess: 'none',
     network: false,
+    networkAllow: [],
     packages: false,
     folderAllowed: 'rw',
     ...overrides,
@@ -201,6 +202,31 @@ describe('approvals by reach', () => {
       docker.details.map((detail) => format(detail.text, detail.args)).join(' '),
       /fresh container.*512 MiB memory/,
     );
+  });
+
+  it('an allowlist is its own reach, named in the confirmation, and the whole network covers it', () => {
+    const listed = target({ networkAllow: ['pypi.org', 'files.pythonhosted.org'] });
+    assert.deepEqual(reachOf('sandbox_exec', listed), ['allowlist']);
+    assert.deepEqual(reachOf('sandbox_run', listed), ['allowlist']);
+    assert.deepEqual(reachOf('sandbox_fs_write', listed), ['allowlist']);
+    const exec = toolSpec('sandbox_exec');
+    const input = exec.schema.parse({ command: 'pip install rich' });
+    assert.equal(approvalFor(exec, exec.reach(input, listed), new Set(), 'reach').kind, 'ask');
+    assert.equal(approvalFor(exec, exec.reach(input, listed), new Set(['network']), 'reach').kind, 'client');
+    assert.equal(
+      approvalFor(exec, exec.reach(input, target({ network: true })), new Set(['allowlist']), 'reach').kind,
+      'ask',
+    );
+    const open = toolSpec('sandbox_open');
+    const description = open.describe(open.schema.parse({ allow_domains: ['pypi.org'] }), {
+      target: target({ open: false, networkAllow: ['pypi.org', 'files.pythonhosted.org'] }),
+      settings,
+    });
+    assert.match(
+      description.details.map((detail) => format(detail.text, detail.args)).join(' '),
+      /Network: only pypi\.org, files\.pythonhosted\.org\./,
+    );
+    assert.throws(() => open.schema.parse({ allow_domains: ['10.0.0.1'] }), /IP addresses are not accepted/);
   });
 });
 

@@ -46,7 +46,7 @@ describe('MCP server', () => {
     const folder = '/home/me/project';
     const settings = parseSettings({
       workspaceAccess: 'ro',
-      network: true,
+      network: { mode: 'full' },
       configWritesAllowedIn: [folder],
       engine: 'auto',
       images: { python: 'my/python:1' },
@@ -60,13 +60,20 @@ describe('MCP server', () => {
     assert.equal(parsed.values.engine, 'docker', '"auto" never falls back to the virtual engine unasked');
     const back = toolSettings(parsed.values, folder);
     assert.equal(back.workspaceAccess, 'ro');
-    assert.equal(back.network, true);
+    assert.deepEqual(back.network, settings.network);
     assert.deepEqual(back.configWritesAllowedIn, [folder]);
     assert.equal(back.timeoutSeconds, 90);
     assert.deepEqual(back.limits, settings.limits);
     const plain = settingsInvocation(parseSettings({}), folder).args;
     assert.deepEqual(plain.slice(0, 4), ['--folder', folder, '--workspace', 'none']);
     assert.ok(!plain.includes('--network') && !plain.includes('--allow-config-writes'));
+    // An allowlist, with the user's own host names, reaches the server as its flags and comes back whole.
+    const listed = parseSettings({
+      network: { mode: 'allowlist', allow: ['pypi.org', '*.pythonhosted.org'], hosts: { 'pypi.internal': '10.0.0.5' } },
+    });
+    const listedArgs = settingsInvocation(listed, folder).args;
+    assert.ok(!listedArgs.includes('--network'));
+    assert.deepEqual(toolSettings(parseCommandLine(['mcp', ...listedArgs]).values, folder).network, listed.network);
   });
 
   it("an MCP connection's session is an orphan once its server process is gone, whatever its folder", () => {

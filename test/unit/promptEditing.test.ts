@@ -45,6 +45,7 @@ describe('.prompt completions', () => {
       'timeout_seconds',
       'max_stdout_bytes',
       'allow_network',
+      'allow_domains',
       'pip_packages',
       'npm_packages',
       'limits',

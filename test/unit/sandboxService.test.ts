@@ -1,5 +1,12 @@
 import assert from 'node:assert/strict';
-import type { OpenOptions, Sandbox, SandboxEngine, SessionFilter, SessionInfo } from '../../src/core/engine/engine';
+import type {
+  EngineCapabilities,
+  OpenOptions,
+  Sandbox,
+  SandboxEngine,
+  SessionFilter,
+  SessionInfo,
+} from '../../src/core/engine/engine';
 import { SandboxError } from '../../src/core/errors';
 import { SandboxService } from '../../src/core/sessions/sandboxService';
 import { parseSettings } from '../../src/core/spec/settings';
@@ -9,7 +16,7 @@ import { CONTAINER_CAPABILITIES } from '../../src/core/engine/engineCapabilities
 /** An in-memory engine: enough to check the service's policy and bookkeeping, not a sandbox. */
 class FakeEngine implements SandboxEngine {
   readonly kind = 'docker' as const;
-  readonly capabilities = CONTAINER_CAPABILITIES;
+  capabilities: EngineCapabilities = { ...CONTAINER_CAPABILITIES, networkAllowlist: true };
   readonly sessions: SessionInfo[] = [];
   opened = 0;
   async info() {
@@ -97,7 +104,7 @@ describe('sandbox service policy', () => {
   });
 
   it('never gives an agent more workspace access or network than the user allows', async () => {
-    const { service: sandboxes } = service({ workspaceAccess: 'ro', network: false });
+    const { service: sandboxes } = service({ workspaceAccess: 'ro', network: { mode: 'off' } });
     const opened = await sandboxes.openSession({ session: 'greedy', workspaceAccess: 'rw', network: true });
     assert.equal(opened.sandbox.info.workspaceAccess, 'ro');
     assert.equal(opened.sandbox.info.network, false);
@@ -203,5 +210,73 @@ describe('sandbox service scopes and lifecycle', () => {
     await sandboxes.openSession({ session: 'c' });
     assert.deepEqual(engine.sessions.map((session) => session.name).sort(), ['a', 'c']);
     assert.match(logs[0]!, /Closed session b, the least recently used, to make room: at most 2 sessions/);
+  });
+});
+
+describe('sandbox service: the network allowlist', () => {
+  const allowlist = { mode: 'allowlist', allow: ['pypi.org', '*.pythonhosted.org', 'localhost:3000'] };
+
+  it("gives a new session the user's allowlist when nothing is asked, and the whole network never", async () => {
+    const { service: sandboxes } = service({ network: allowlist });
+    const opened = await sandboxes.openSession({ session: 'plain' });
+    assert.equal(opened.sandbox.info.network, false);
+    assert.deepEqual(opened.sandbox.info.spec.networkAllow, allowlist.allow);
+    assert.deepEqual(opened.notices, []);
+    const greedy = await sandboxes.openSession({ session: 'greedy', network: true });
+    assert.equal(greedy.sandbox.info.network, false);
+    assert.deepEqual(greedy.sandbox.info.spec.networkAllow, allowlist.allow);
+    assert.match(greedy.notices[0]!, /not allowed the whole network .*reaches only the names on the user's allowlist/);
+  });
+
+  it("grants asked names within the user's entries (their wildcards included) and says which it left out", async () => {
+    const { service: sandboxes } = service({ network: allowlist });
+    const opened = await sandboxes.openSession({
+      session: 'asked',
+      networkAllow: ['files.pythonhosted.org', 'pypi.org', 'evil.example', 'localhost:22'],
+    });
+    assert.deepEqual(opened.sandbox.info.spec.networkAllow, ['files.pythonhosted.org', 'pypi.org']);
+    assert.equal(opened.notices.length, 1);
+    assert.match(
+      opened.notices[0]!,
+      /Network access to evil\.example, localhost:22 was asked for, but it is not on the user's allowlist \(setting agentSandbox\.network\.allow/,
+    );
+  });
+
+  it('gives no names when the user allows no network, and any asked names when they allow all of it', async () => {
+    const off = await service({}).service.openSession({ session: 'off', networkAllow: ['pypi.org'] });
+    assert.deepEqual(off.sandbox.info.spec.networkAllow, []);
+    assert.equal(off.sandbox.info.network, false);
+    assert.match(off.notices[0]!, /the user allows no network/);
+    const full = service({ network: { mode: 'full' } }).service;
+    const narrowed = await full.openSession({ session: 'narrow', networkAllow: ['api.github.com'] });
+    assert.equal(narrowed.sandbox.info.network, false, 'asking for names narrows the whole network to them');
+    assert.deepEqual(narrowed.sandbox.info.spec.networkAllow, ['api.github.com']);
+    const all = await full.openSession({ session: 'all' });
+    assert.equal(all.sandbox.info.network, true);
+  });
+
+  it('refuses an allowlist on an engine that cannot enforce it, rather than widening or dropping it', async () => {
+    const { engine, service: sandboxes } = service({ network: allowlist });
+    engine.capabilities = { ...CONTAINER_CAPABILITIES, networkAllowlist: false };
+    await assert.rejects(
+      sandboxes.openSession({ session: 'x' }),
+      (error: unknown) =>
+        SandboxError.is(error, 'unsupported') && /cannot limit a sandbox's network to an allowlist/.test(error.message),
+    );
+    assert.equal(engine.opened, 0);
+    // Without names, the same engine opens a sandbox without network as before.
+    const plain = await service({}).service.openSession({ session: 'y' });
+    assert.equal(plain.sandbox.info.network, false);
+  });
+
+  it('plans what a call would reach: the allowlist for a new session, named in the view', () => {
+    const { service: sandboxes } = service({ network: allowlist });
+    assert.deepEqual(sandboxes.plan({ networkAllow: ['pypi.org'] }), {
+      workspaceAccess: 'none',
+      network: false,
+      networkAllow: ['pypi.org'],
+      packages: false,
+    });
+    assert.deepEqual(sandboxes.computeNetwork(), { network: false, networkAllow: allowlist.allow });
   });
 });

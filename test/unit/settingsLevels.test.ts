@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { tightenAccess, tightenNumber, tightenSwitch, userOnly } from '../../src/core/policy/settingsLevels';
+import { tightenAccess, tightenNumber, tightenOrdered, userOnly } from '../../src/core/policy/settingsLevels';
+import { NETWORK_MODES } from '../../src/core/spec/settings';
 import { parseSize } from '../../src/core/spec/units';
 
 const measure = (value: unknown) =>
@@ -15,10 +16,18 @@ describe('settings levels: a workspace may tighten the policy, never loosen it',
     assert.equal(tightenAccess({ user: 'ro', workspace: ['rw', undefined] }, 'none').value, 'ro');
   });
 
-  it('turns the network on only from the user level', () => {
-    assert.equal(tightenSwitch('network', { user: undefined, workspace: [true] }, false).value, false);
-    assert.equal(tightenSwitch('network', { user: true, workspace: [false] }, false).value, false);
-    assert.equal(tightenSwitch('network', { user: true, workspace: [undefined, undefined] }, false).value, true);
+  it('raises the network mode only from the user level; a workspace may lower full to allowlist or off', () => {
+    const mode = (user: string | undefined, ...workspace: (string | undefined)[]) =>
+      tightenOrdered('network.mode', NETWORK_MODES, { user, workspace }, 'off');
+    assert.equal(mode(undefined, 'full').value, 'off');
+    assert.match(
+      mode(undefined, 'allowlist').ignored ?? '',
+      /network\.mode "allowlist" in workspace settings is more than/,
+    );
+    assert.equal(mode('allowlist', 'full').value, 'allowlist');
+    assert.equal(mode('full', 'allowlist').value, 'allowlist');
+    assert.equal(mode('full', undefined, 'off').value, 'off');
+    assert.equal(mode('full', undefined, undefined).value, 'full');
   });
 
   it('lets a workspace lower a limit, never raise it above the user value or the default', () => {

@@ -53,9 +53,11 @@ function otherValue(schema: SettingJsonSchema): unknown {
     case 'string':
       return schema.pattern ? '64m' : 'other';
     case 'array':
-      return ['OTHER_'];
-    case 'object':
-      return { '/other': (schema.additionalProperties as SettingJsonSchema).enum!.at(-1) };
+      return (schema.items as SettingJsonSchema | undefined)?.pattern ? ['other.example'] : ['OTHER_'];
+    case 'object': {
+      const values = schema.additionalProperties as SettingJsonSchema;
+      return values.anyOf ? { 'other.example': '192.0.2.1' } : { '/other': values.enum!.at(-1) };
+    }
   }
   throw new Error(`no other value for ${JSON.stringify(schema)}`);
 }
@@ -160,6 +162,8 @@ describe('settings manifest: package.json from the zod settings schema', () => {
       'images.bash',
       'images.linux',
       'workspaceAccessByFolder',
+      'network.allow',
+      'network.hosts',
       'envPrefixes',
       'configWritesAllowedIn',
       'mcp.enabled',
@@ -176,7 +180,9 @@ describe('settings manifest: package.json from the zod settings schema', () => {
       ...userOnly.slice(0, 6).map((key) => SECTION + key),
       'agentSandbox.workspaceAccess',
       'agentSandbox.workspaceAccessByFolder',
-      'agentSandbox.network',
+      'agentSandbox.network.mode',
+      'agentSandbox.network.allow',
+      'agentSandbox.network.hosts',
       'agentSandbox.envPrefixes',
       'agentSandbox.configWritesAllowedIn',
       'agentSandbox.mcp.enabled',
@@ -225,7 +231,7 @@ describe("README's table of defaults", () => {
       'file size / files per operation (file tools)': `${formatSize(limits.maxFileSizeBytes)} / ${limits.maxFiles}`,
       'disk per writable place (`/tmp`, `$HOME`, `/workspace`, ...)': formatSize(limits.disk),
       'files and folders per writable place': count(limits.inodes),
-      network: settings.network ? 'on' : 'off',
+      network: settings.network.mode === 'off' ? 'off' : settings.network.mode,
       workspace: settings.workspaceAccess,
     };
     assert.equal(limits.maxStderrBytes, limits.maxStdoutBytes, 'the table gives one figure for both');

@@ -114,7 +114,11 @@ describe('frontmatter sandbox block', () => {
 
 describe('settings', () => {
   it('turns settings into a spec layer with defaults', () => {
-    const settings = parseSettings({ limits: { memory: '1g' }, network: true, images: { python: 'my/python:1' } });
+    const settings = parseSettings({
+      limits: { memory: '1g' },
+      network: { mode: 'full' },
+      images: { python: 'my/python:1' },
+    });
     const spec = resolveSpec(specFromSettings(settings));
     assert.equal(spec.limits.memoryBytes, GiB);
     assert.equal(spec.limits.pids, 256);

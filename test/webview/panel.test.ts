@@ -243,7 +243,7 @@ describe('the Sandbox panel in Chromium', function () {
         target: 'user',
       },
     });
-    await panel.send({ type: 'defaults', defaults: { ...defaults, memory: '1g', cpus: 2, network: true } });
+    await panel.send({ type: 'defaults', defaults: { ...defaults, memory: '1g', cpus: 2, network: 'full' } });
     await panel.send({
       type: 'result',
       action: 'saveDefaults',

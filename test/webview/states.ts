@@ -30,7 +30,8 @@ export const defaults: DefaultsView = {
   maxStdoutBytes: 1048576,
   maxStderrBytes: 1048576,
   workspaceAccess: 'none',
-  network: false,
+  network: 'off',
+  networkAllow: [],
   target: 'user',
   canUseWorkspace: true,
   // What the host sends: the settings schema's bounds (src/vscode/panel/panelViews.ts).

@@ -304,6 +304,8 @@ export interface EngineCapabilities {
   packages: boolean;
   /** Network access can be turned on for a sandbox. */
   network: boolean;
+  /** A sandbox's network can be limited to an allowlist, enforced outside it (absent: it cannot). */
+  networkAllowlist?: boolean;
   /** Runtimes it runs. */
   languages: Runtime[];
   /** A memory limit enforced by killing what exceeds it (reported as an OOM kill). */

@@ -38,7 +38,14 @@ export const allowlistSchema = z.array(allowEntrySchema).max(200);
 
 /** The allowlist as a spec keeps it: the entries' own texts, each checked, lower-cased. */
 export const allowlistTextSchema = z
-  .array(allowEntrySchema.transform((entry) => entry.text))
+  .array(
+    allowEntrySchema
+      .transform((entry) => entry.text)
+      // For the settings editor: what an entry looks like (the parse checks ports and IP addresses too).
+      .meta({
+        pattern: `^\\s*(?:(?:\\*\\.)?(?:${LABEL}\\.)*${LABEL}|localhost:\\d{1,5})\\s*$`.replace(/a-z/g, 'a-zA-Z'),
+      }),
+  )
   .max(200)
   .describe(
     'Network allowlist: domains (api.github.com), wildcards for their subdomains (*.githubusercontent.com) and ports of your machine (localhost:3000). With entries and network off, the sandbox reaches exactly these through a proxy.',
@@ -54,7 +61,9 @@ export const networkHostsSchema = z
       .regex(new RegExp(`^(?:${LABEL}\\.)*${LABEL}$`), 'a host name, like api.test'),
     z.union([z.ipv4(), z.ipv6()]),
   )
-  .describe('Host names mapped to addresses by you (like /etc/hosts), for the allowlist proxy; such a name may lead to your own machine or network.');
+  .describe(
+    'Host names mapped to addresses by you (like /etc/hosts), for the allowlist proxy; such a name may lead to your own machine or network.',
+  );
 
 /** The tier a spec's network settings make: full network, the allowlist through the proxy, or none. */
 export type NetworkTier = 'off' | 'allowlist' | 'full';

@@ -5,7 +5,7 @@
  * level may only tighten them (settingsLevels.ts). VS Code's reader (src/vscode/settings.ts) gives
  * the levels from `inspect`; tests give them from files.
  */
-import { parseSettings, type Settings } from '../spec/settings';
+import { NETWORK_MODES, parseSettings, type Settings } from '../spec/settings';
 import type { WorkspaceAccess } from '../spec/spec';
 import { parseSize } from '../spec/units';
 import {
@@ -14,7 +14,7 @@ import {
   tightenAccess,
   tightenConfirmation,
   tightenNumber,
-  tightenSwitch,
+  tightenOrdered,
   userOnly,
   type MergedSetting,
   type SettingLevels,
@@ -70,7 +70,11 @@ export function mergeSettings(source: SettingSource, options: MergeOptions = {})
     defaultRuntime: source.get('defaultRuntime'),
     workspaceAccess: access,
     workspaceAccessByFolder: value('workspaceAccessByFolder'),
-    network: take(tightenSwitch('network', source.levels('network'), false)),
+    network: {
+      mode: take(tightenOrdered('network.mode', NETWORK_MODES, source.levels<string>('network.mode'), 'off')),
+      allow: value('network.allow'),
+      hosts: value('network.hosts'),
+    },
     confirmation: take(tightenConfirmation(source.levels<string>('confirmation'))),
     timeoutSeconds: value('timeoutSeconds'),
     limits,

@@ -29,14 +29,16 @@ export const USER_ONLY_SETTINGS = [
   'workspaceAccessByFolder',
   // Offering the tools to other clients over MCP is the user's choice, not a folder's.
   'mcp.enabled',
+  // What the network allowlist reaches, and where names lead, are the user's to say.
+  'network.allow',
+  'network.hosts',
 ] as const;
 
 /**
- * Choices that loosen the policy when raised; a workspace may only lower them (tightenAccess,
- * tightenSwitch). With the user-only settings they are restricted in untrusted workspaces. Not
+ * Choices that loosen the policy when raised; a workspace may only lower them (tightenOrdered). With the user-only settings they are restricted in untrusted workspaces. Not
  * `confirmation`: a workspace may only ask for more confirmations, which an untrusted one may too.
  */
-export const TIGHTEN_ONLY_CHOICES = ['workspaceAccess', 'network'] as const;
+export const TIGHTEN_ONLY_CHOICES = ['workspaceAccess', 'network.mode'] as const;
 
 /**
  * Settings about the machine's own resources: set per machine (a remote's settings), yet a workspace may
@@ -80,15 +82,28 @@ export function userOnly<T>(key: string, levels: SettingLevels<T>): MergedSettin
 
 /** Workspace access: the smallest of the user's (or its default) and every workspace value. */
 export function tightenAccess(levels: SettingLevels<string>, fallback: WorkspaceAccess): MergedSetting<string> {
-  const order = (value: string) => (WORKSPACE_ACCESS as readonly string[]).indexOf(value);
+  return tightenOrdered('workspaceAccess', WORKSPACE_ACCESS, levels, fallback);
+}
+
+/**
+ * A choice among values ordered from the tightest to the loosest (workspace access, the network's
+ * mode): the tightest of the user's (or the default) and every workspace value.
+ */
+export function tightenOrdered(
+  key: string,
+  order: readonly string[],
+  levels: SettingLevels<string>,
+  fallback: string,
+): MergedSetting<string> {
+  const rank = (value: string) => order.indexOf(value);
   let value = levels.user ?? fallback;
   let ignored: string | undefined;
   for (const candidate of workspaceValues(levels)) {
     // An unknown value is left for validation to report, never used to loosen.
-    if (order(candidate) < 0) return { value: candidate };
-    if (order(candidate) <= order(value)) value = candidate;
+    if (rank(candidate) < 0) return { value: candidate };
+    if (rank(candidate) <= rank(value)) value = candidate;
     else
-      ignored = `workspaceAccess "${candidate}" in workspace settings is more than your user settings allow ("${value}"); it was ignored.`;
+      ignored = `${key} "${candidate}" in workspace settings is more than your user settings allow ("${value}"); it was ignored.`;
   }
   return { value, ...(ignored ? { ignored } : {}) };
 }
@@ -110,19 +125,6 @@ export function tightenConfirmation(levels: SettingLevels<string>): MergedSettin
     };
   }
   return { value: wanted.find((value) => value !== 'reach') ?? user };
-}
-
-/** A switch that loosens when on (network): on only if the user level turns it on and no workspace turns it off. */
-export function tightenSwitch(key: string, levels: SettingLevels<unknown>, fallback: boolean): MergedSetting<unknown> {
-  let value: unknown = levels.user ?? fallback;
-  let ignored: string | undefined;
-  for (const candidate of workspaceValues(levels)) {
-    if (typeof candidate !== 'boolean') return { value: candidate };
-    if (!candidate) value = false;
-    else if (value !== true)
-      ignored = `${key} is turned on in workspace settings, but only your user settings may turn it on; it stays off.`;
-  }
-  return { value, ...(ignored ? { ignored } : {}) };
 }
 
 /**

@@ -3,6 +3,7 @@ import type { ExecResult, FileInput, OpenOptions, SandboxEngine } from '../engin
 import { resolveFiles } from '../files/files';
 import type { Runtime, SandboxSpec } from '../spec/spec';
 import { planPythonRun } from '../interpreters/runTrailer';
+import { checkNetworkTier } from './sessionPolicy';
 import type { ImageOutput } from '../results/images';
 
 export interface RunInput {
@@ -30,6 +31,7 @@ export async function runCompute(
   input: RunInput,
   options: Omit<OpenOptions, 'files' | 'ephemeral' | 'name'> = {},
 ): Promise<ExecResult & { images: ImageOutput[] }> {
+  checkNetworkTier(spec, engine.capabilities, engine.kind);
   const program = PROGRAMS[spec.runtime];
   const programPath = `${PROGRAM_DIR}/${program.file}`;
   const driven =

@@ -21,7 +21,16 @@ import { resolveSpec } from '../spec/resolveSpec';
 import { findSession, looksLikeContainerId, sameScope } from './findSession';
 import { DEFAULT_SESSION, checkSessionName, parseSandboxId, sandboxIdFor, sandboxIdOf } from './sessions';
 import { TOOL_WORDS, type SessionWords } from './sessionWords';
-import { allowedAccess, sessionSpec, type PolicyContext, type PolicyKnobs, type SessionAsk } from './sessionPolicy';
+import {
+  SETTING_KNOBS,
+  allowedAccess,
+  checkNetworkTier,
+  networkFor,
+  sessionSpec,
+  type PolicyContext,
+  type PolicyKnobs,
+  type SessionAsk,
+} from './sessionPolicy';
 import { specFromSettings, type Settings } from '../spec/settings';
 import type { Runtime, SandboxSpec, WorkspaceAccess } from '../spec/spec';
 import type { InterpreterLanguage } from '../interpreters/interpreter';
@@ -173,18 +182,21 @@ export class SandboxService {
   }
 
   async run(
-    input: RunInput & { runtime?: Runtime; timeoutSeconds?: number },
+    input: RunInput & { runtime?: Runtime; timeoutSeconds?: number; networkAllow?: readonly string[] },
     options: CallOptions = {},
   ): Promise<ExecResult & { images: ImageOutput[] }> {
     const settings = this.context.settings();
+    const notices: string[] = [];
     const spec = resolveSpec(specFromSettings(settings), {
       mode: 'compute',
       workspaceAccess: 'none',
       runtime: input.runtime ?? computeRuntime(settings.defaultRuntime),
       timeoutSeconds: input.timeoutSeconds,
+      ...networkFor({ networkAllow: input.networkAllow }, settings, this.knobs(), notices),
       env: this.context.injectedEnv?.(),
     });
-    return runCompute(this.context.engine(), spec, input, { images: settings.images, ...options });
+    const result = await runCompute(this.context.engine(), spec, input, { images: settings.images, ...options });
+    return { ...result, notices: [...notices, ...result.notices] };
   }
 
   /**
@@ -253,18 +265,28 @@ export class SandboxService {
   }
 
   /** What opening a session with this request would give under the user's policy; opens nothing. */
-  plan(request: OpenRequest = {}): { workspaceAccess: WorkspaceAccess; network: boolean; packages: boolean } {
+  plan(request: OpenRequest = {}): {
+    workspaceAccess: WorkspaceAccess;
+    network: boolean;
+    networkAllow: string[];
+    packages: boolean;
+  } {
     const { spec } = this.sessionSpec(request);
     return {
       workspaceAccess: spec.workspaceAccess,
       network: spec.network,
+      networkAllow: spec.networkAllow,
       packages: spec.pipPackages.length + spec.npmPackages.length > 0,
     };
   }
 
-  /** Whether sandbox_run's one-off sandboxes get the network. */
-  computeNetwork(): boolean {
-    return this.context.settings().network;
+  /** The network sandbox_run's one-off sandbox gets, asking for these names (or none in particular). */
+  computeNetwork(networkAllow?: readonly string[]): { network: boolean; networkAllow: string[] } {
+    return networkFor({ networkAllow }, this.context.settings(), this.knobs(), []);
+  }
+
+  private knobs(): PolicyKnobs {
+    return this.context.raisedBy ?? SETTING_KNOBS;
   }
 
   /** Runs an operation on a sandbox, forgetting it when the engine says it is gone or dead. */
@@ -406,6 +428,7 @@ export class SandboxService {
       return { sandbox, created: false, notices: [] };
     }
     const { spec, notices } = this.sessionSpec(request);
+    checkNetworkTier(spec, engine.capabilities, engine.kind);
     if (this.context.makesRoom !== false) await this.makeRoom(options.signal);
     const folder = this.context.workspaceFolder();
     const settings = this.context.settings();

@@ -2,6 +2,9 @@
  * The user's policy applied to a request for a new session: an agent may ask for less workspace
  * access or network than the user allowed, never more, and each thing it did not get is said.
  */
+import type { EngineCapabilities } from '../engine/engine';
+import { SandboxError } from '../errors';
+import { networkTier } from '../network/allowlist';
 import { resolveSpec } from '../spec/resolveSpec';
 import { specFromSettings, type Settings } from '../spec/settings';
 import type { Runtime, SandboxSpec, SpecLayer, WorkspaceAccess } from '../spec/spec';
@@ -17,6 +20,8 @@ export interface SessionAsk {
   runtime?: Runtime;
   workspaceAccess?: WorkspaceAccess;
   network?: boolean;
+  /** Names the sandbox should reach through the allowlist proxy; within what the user allows. */
+  networkAllow?: readonly string[];
 }
 
 export interface PolicyContext {
@@ -35,11 +40,14 @@ export interface PolicyContext {
 export interface PolicyKnobs {
   readonly workspaceAccess: string;
   readonly network: string;
+  /** Where the user adds a name to the allowlist. */
+  readonly networkAllow: string;
 }
 
 export const SETTING_KNOBS: PolicyKnobs = {
   workspaceAccess: 'setting agentSandbox.workspaceAccess',
-  network: 'setting agentSandbox.network',
+  network: 'setting agentSandbox.network.mode',
+  networkAllow: 'setting agentSandbox.network.allow, with agentSandbox.network.mode allowlist',
 };
 
 /** The most workspace access an agent may get. */
@@ -59,19 +67,92 @@ export function sessionSpec(request: SessionAsk, context: PolicyContext): { spec
     );
     access = allowed;
   }
-  let network = request.network ?? request.layer?.network ?? settings.network;
-  if (network && !settings.network) {
-    notices.push(
-      `Network access was asked for, but the user has not allowed network (${(context.raisedBy ?? SETTING_KNOBS).network}); the sandbox has no network.`,
-    );
-    network = false;
-  }
+  const { network, networkAllow } = networkFor(
+    {
+      network: request.network ?? request.layer?.network,
+      networkAllow: request.networkAllow ?? request.layer?.networkAllow,
+    },
+    settings,
+    context.raisedBy ?? SETTING_KNOBS,
+    notices,
+  );
   const spec = resolveSpec(specFromSettings(settings), request.layer, {
     mode: 'code',
     runtime: request.runtime ?? request.layer?.runtime,
     workspaceAccess: access,
     network,
+    networkAllow,
     env: { ...request.layer?.env, ...context.injectedEnv },
   });
   return { spec, notices };
+}
+
+/**
+ * The network a sandbox gets: the whole network only when asked for (or nothing was asked) and the
+ * user allows it; else the allowlist, within what the user allows. What it did not get is said.
+ */
+export function networkFor(
+  asked: { network?: boolean; networkAllow?: readonly string[] },
+  settings: Settings,
+  knobs: PolicyKnobs,
+  notices: string[],
+): { network: boolean; networkAllow: string[] } {
+  const full = settings.network.mode === 'full';
+  // Asking for names alone narrows the whole network to them.
+  const wantsAll = asked.network ?? (asked.networkAllow === undefined && full);
+  if (wantsAll && full) return { network: true, networkAllow: [] };
+  if (wantsAll && asked.network)
+    notices.push(
+      `Network access was asked for, but the user has not allowed the whole network (${knobs.network}); ${
+        settings.network.mode === 'allowlist'
+          ? `the sandbox reaches only the names on the user's allowlist (${settings.network.allow.join(', ')})`
+          : 'the sandbox has no network'
+      }.`,
+    );
+  return { network: false, networkAllow: allowedNames(asked.networkAllow, settings, knobs, notices) };
+}
+
+/**
+ * The allowlist a sandbox gets: what was asked for, within what the user allows (their whole
+ * allowlist when nothing was asked; any names when they allow the whole network); each name left
+ * out is said.
+ */
+export function allowedNames(
+  asked: readonly string[] | undefined,
+  settings: Settings,
+  knobs: PolicyKnobs,
+  notices: string[],
+): string[] {
+  const { mode, allow } = settings.network;
+  if (asked === undefined) return mode === 'allowlist' ? [...allow] : [];
+  if (mode === 'full') return [...asked];
+  const granted = mode === 'allowlist' ? asked.filter((name) => coveredBy(name, allow)) : [];
+  const refused = asked.filter((name) => !granted.includes(name));
+  if (refused.length)
+    notices.push(
+      `Network access to ${refused.join(', ')} was asked for, but ${
+        mode === 'off' ? 'the user allows no network' : "it is not on the user's allowlist"
+      } (${knobs.networkAllow}); the sandbox cannot reach ${refused.length === 1 ? 'it' : 'them'}.`,
+    );
+  return granted;
+}
+
+/** Whether an allowlist entry is within the user's: the same entry, or a name under one of their wildcards. */
+export function coveredBy(entry: string, allowed: readonly string[]): boolean {
+  if (allowed.includes(entry)) return true;
+  const name = entry.startsWith('*.') ? entry.slice(2) : entry;
+  return allowed.some((rule) => rule.startsWith('*.') && name.endsWith(`.${rule.slice(2)}`));
+}
+
+/**
+ * Refuses a spec whose network tier the engine cannot enforce: an allowlist is never silently widened
+ * to the whole network, nor silently narrowed to none.
+ */
+export function checkNetworkTier(spec: SandboxSpec, capabilities: EngineCapabilities, engineKind: string): void {
+  if (networkTier(spec) !== 'allowlist' || capabilities.networkAllowlist) return;
+  throw new SandboxError(
+    'unsupported',
+    `The ${engineKind} engine cannot limit a sandbox's network to an allowlist (${spec.networkAllow.join(', ')}).`,
+    'Use the Docker engine for the allowlist, or run without it (no network).',
+  );
 }

@@ -4,6 +4,7 @@
  * `.describe()` texts are what editors show on hover and in completions; bounds come from spec.ts.
  */
 import { z } from 'zod';
+import { allowEntrySchema } from '../network/allowlist';
 import { invalidSpecError } from './resolveSpec';
 import {
   MODES,
@@ -102,6 +103,21 @@ export const frontmatterSandboxObjectSchema = z
       .boolean()
       .optional()
       .describe("Ask for network access (off by default). The user's settings decide whether it is granted."),
+    allow_domains: z
+      .array(
+        z
+          .string()
+          .max(260)
+          .refine((text) => allowEntrySchema.safeParse(text).success, {
+            message:
+              'an entry is a domain (api.github.com), a wildcard for its subdomains (*.githubusercontent.com) or localhost:PORT (a port of your machine); IP addresses are not accepted',
+          }),
+      )
+      .max(50)
+      .optional()
+      .describe(
+        "Names the sandbox may reach on the network, and nothing else, like [pypi.org, files.pythonhosted.org]: *.example.com for subdomains, localhost:3000 for a port of your machine. Granted within the user's allowlist (agentSandbox.network.allow).",
+      ),
     pip_packages: pipPackageListSchema
       .optional()
       .describe(
@@ -189,6 +205,7 @@ export function specFromFrontmatter(value: unknown): SpecLayer {
     image: sandbox.image,
     timeoutSeconds: limits.timeout_seconds ?? sandbox.timeout_seconds,
     network: sandbox.allow_network,
+    ...(sandbox.allow_domains ? { networkAllow: sandbox.allow_domains } : {}),
     pipPackages: sandbox.pip_packages,
     npmPackages: sandbox.npm_packages,
     limits: {

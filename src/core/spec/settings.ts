@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { ENGINE_CHOICES } from '../engine/engineSelection';
 import { invalidSpecError } from './resolveSpec';
+import { allowlistTextSchema, networkHostsSchema } from '../network/allowlist';
 import {
   DEFAULT_LIMITS,
   RUNTIMES,
@@ -46,6 +47,10 @@ const optionalText = () =>
  * VS Code shows for each setting are in package.nls.json as `config.<key>`. Limits take the spec's own
  * schemas, so a setting, a tool call and a `.prompt` file share one set of bounds.
  */
+/** The network tiers a user allows, from none to all. */
+export const NETWORK_MODES = ['off', 'allowlist', 'full'] as const;
+export type NetworkMode = (typeof NETWORK_MODES)[number];
+
 export const settingsSchema = z.object({
   engine: z.enum(ENGINE_CHOICES).default('auto'),
   engineHost: optionalText(),
@@ -65,7 +70,14 @@ export const settingsSchema = z.object({
   defaultRuntime: runtimeSchema.default('python'),
   workspaceAccess: workspaceAccessSchema.default('none'),
   workspaceAccessByFolder: z.record(z.string(), workspaceAccessSchema).default({}),
-  network: z.boolean().default(false),
+  network: z
+    .object({
+      /** off: no network. allowlist: only the names in allow, through the proxy. full: the whole network. */
+      mode: z.enum(NETWORK_MODES).default('off'),
+      allow: allowlistTextSchema.prefault([]),
+      hosts: networkHostsSchema.default({}),
+    })
+    .prefault({}),
   confirmation: z.enum(['reach', 'always']).default('reach'),
   timeoutSeconds: sandboxSpecSchema.shape.timeoutSeconds,
   limits: z
@@ -118,7 +130,9 @@ export function specFromSettings(settings: Settings): SpecLayer {
   return {
     runtime: settings.defaultRuntime,
     workspaceAccess: settings.workspaceAccess,
-    network: settings.network,
+    network: settings.network.mode === 'full',
+    networkAllow: settings.network.mode === 'off' ? [] : settings.network.allow,
+    networkHosts: settings.network.hosts,
     timeoutSeconds: settings.timeoutSeconds,
     limits: { ...limits, memoryBytes: memory, diskBytes: disk },
   };

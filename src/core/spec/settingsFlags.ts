@@ -11,10 +11,14 @@ export interface ProcessInvocation {
   readonly env: Record<string, string>;
 }
 
-/** `--folder F --workspace X [--network] [--allow-config-writes] --engine ... --timeout ... --memory ...`. */
+/** `--folder F --workspace X [--network | --allow-domain N...] [--map-host N=A...] [--allow-config-writes] --engine ... --timeout ... --memory ...`. */
 export function settingsInvocation(settings: Settings, folder: string): ProcessInvocation {
   const args = ['--folder', folder, '--workspace', settings.workspaceAccess];
-  if (settings.network) args.push('--network');
+  if (settings.network.mode === 'full') args.push('--network');
+  if (settings.network.mode === 'allowlist')
+    for (const name of settings.network.allow) args.push('--allow-domain', name);
+  if (settings.network.mode !== 'off')
+    for (const [name, address] of Object.entries(settings.network.hosts)) args.push('--map-host', `${name}=${address}`);
   if (settings.configWritesAllowedIn.includes(folder)) args.push('--allow-config-writes');
   // "auto" may fall back to the virtual engine, a lighter isolation VS Code asks about first: the
   // server the user did not watch start gets Docker, or the virtual engine only when chosen outright.

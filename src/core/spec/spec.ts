@@ -201,7 +201,7 @@ export const sandboxSpecSchema = z
       .default(DEFAULT_TIMEOUT_SECONDS)
       .describe('Seconds a call may run before it is killed.'),
     network: z.boolean().default(false).describe('Allow network access (off by default).'),
-    networkAllow: allowlistTextSchema.default([]),
+    networkAllow: allowlistTextSchema.prefault([]),
     networkHosts: networkHostsSchema.default({}),
     workspaceAccess: workspaceAccessSchema.default('none'),
     pipPackages: pipPackageListSchema.default([]).describe('Python packages to install when the sandbox is created.'),

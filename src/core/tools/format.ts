@@ -125,7 +125,13 @@ export function formatSession(info: SessionInfo, created: boolean, capabilities?
       `stdout ${formatSize(limits.maxStdoutBytes)} and stderr ${formatSize(limits.maxStderrBytes)} per call, files up to ${formatSize(limits.maxFileSizeBytes)}, ${limits.maxFiles} files per operation, ` +
       `disk ${formatSize(placeBytes(limits))} and ${count(limits.inodes)} files per writable place (/tmp, $HOME, a private /workspace; kept in memory, so they count toward the memory)`,
     `workspace access: ${workspaceText(info)}`,
-    `network: ${info.network ? 'on' : 'off (installing packages from the internet will fail)'}`,
+    `network: ${
+      info.network
+        ? 'on'
+        : info.spec.networkAllow.length
+          ? `only ${info.spec.networkAllow.join(', ')}, through a proxy that refuses everything else (HTTP_PROXY and HTTPS_PROXY are set; a refusal is HTTP 403 naming the reason)`
+          : 'off (installing packages from the internet will fail)'
+    }`,
     ...info.notices.map((notice) => `Note: ${notice}`),
   ].join('\n');
 }

@@ -4,15 +4,17 @@
  * approve a call that reaches further than what the user granted for that sandbox (issue 15).
  */
 import type { EngineKind } from '../engine/engine';
+import type { NetworkTier } from '../network/allowlist';
 import type { WorkspaceAccess } from '../spec/spec';
 
 /** Each thing a call can touch outside the sandbox. A call with none stays inside a private sandbox. */
-export type ReachKind = 'folder-read' | 'folder-write' | 'network' | 'packages' | 'folder-publish';
+export type ReachKind = 'folder-read' | 'folder-write' | 'network' | 'allowlist' | 'packages' | 'folder-publish';
 
 export const REACH_KINDS: readonly ReachKind[] = [
   'folder-read',
   'folder-write',
   'network',
+  'allowlist',
   'packages',
   'folder-publish',
 ];
@@ -43,6 +45,8 @@ export interface TargetView {
   readonly unseen?: boolean;
   readonly workspaceAccess: WorkspaceAccess;
   readonly network: boolean;
+  /** The names it reaches through the allowlist proxy (network off): empty without the allowlist tier. */
+  readonly networkAllow: readonly string[];
   /** Packages installed when the session is created (with the network on for that step). */
   readonly packages: boolean;
   /** The most workspace access the user allows: calls that need more are refused, not asked about. */
@@ -57,25 +61,30 @@ export function sessionReach(target: TargetView): Set<ReachKind> {
   if (target.workspaceAccess === 'ro' || target.workspaceAccess === 'rw') reach.add('folder-read');
   if (target.workspaceAccess === 'rw') reach.add('folder-write');
   if (target.network) reach.add('network');
+  else if (target.networkAllow.length) reach.add('allowlist');
   if (!target.open && target.packages) reach.add('packages');
   return reach;
 }
 
 /**
  * Everything a policy lets calls reach without asking anyone, as the CLI's flags give it: the folder
- * as mounted (and, read-write, saving into it), and the network with what needs it.
+ * as mounted (and, read-write, saving into it), and the network (all of it, or its allowlist) with
+ * what needs it.
  */
-export function policyReach(access: WorkspaceAccess, network: boolean): Set<ReachKind> {
+export function policyReach(access: WorkspaceAccess, network: NetworkTier): Set<ReachKind> {
   const reach = new Set<ReachKind>();
   if (access === 'ro' || access === 'rw') reach.add('folder-read');
   if (access === 'rw') reach.add('folder-write').add('folder-publish');
-  if (network) reach.add('network').add('packages');
+  if (network === 'full') reach.add('network').add('allowlist').add('packages');
+  if (network === 'allowlist') reach.add('allowlist');
   return reach;
 }
 
-/** The kinds in `reach` that `granted` does not cover. */
+/** The kinds in `reach` that `granted` does not cover (the whole network covers its allowlist). */
 export function widening(reach: Reach, granted: Reach): ReachKind[] {
-  return REACH_KINDS.filter((kind) => reach.has(kind) && !granted.has(kind));
+  return REACH_KINDS.filter(
+    (kind) => reach.has(kind) && !granted.has(kind) && !(kind === 'allowlist' && granted.has('network')),
+  );
 }
 
 export function union(...reaches: Reach[]): Set<ReachKind> {
@@ -89,6 +98,7 @@ export const REACH_WORDS: Record<ReachKind, string> = {
   'folder-read': 'read your workspace folder',
   'folder-write': 'change files in your workspace folder',
   network: 'use the network',
+  allowlist: 'reach the names on its network allowlist',
   packages: 'install packages from the internet (the network is on for that step)',
   'folder-publish': 'save a file into your workspace folder',
 };

@@ -44,7 +44,7 @@ function build(
       sandboxId: RUN_TARGET,
       open: false,
       workspaceAccess: 'none',
-      network: service.computeNetwork(),
+      ...service.computeNetwork(request.networkAllow),
       packages: false,
       folderAllowed: service.allowedAccess(),
       engine,
@@ -56,6 +56,7 @@ function build(
       containerId: session.id,
       workspaceAccess: session.workspaceAccess,
       network: session.network,
+      networkAllow: session.spec.networkAllow,
       packages: false,
       folderAllowed: service.allowedAccess(),
       engine: session.engine ?? engine,
@@ -72,13 +73,19 @@ function build(
       unseen: true,
       workspaceAccess: 'none',
       network: false,
+      networkAllow: [],
       packages: false,
       folderAllowed: service.allowedAccess(),
       engine,
     };
   const plan =
     request.kind === 'open'
-      ? service.plan({ ...named(id), workspaceAccess: request.workspaceAccess, network: request.network })
+      ? service.plan({
+          ...named(id),
+          workspaceAccess: request.workspaceAccess,
+          network: request.network,
+          networkAllow: request.networkAllow,
+        })
       : service.plan({});
   return { sandboxId: id, open: false, ...plan, folderAllowed: service.allowedAccess(), engine };
 }

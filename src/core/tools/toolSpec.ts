@@ -34,7 +34,7 @@ export interface CallDescription {
 
 /** Which sandbox a call targets, before anything is opened. */
 export type TargetRequest =
-  | { readonly kind: 'run' }
+  | { readonly kind: 'run'; readonly networkAllow?: readonly string[] }
   | { readonly kind: 'session'; readonly sandboxId?: string }
   | {
       readonly kind: 'open';
@@ -42,6 +42,7 @@ export type TargetRequest =
       readonly sandboxId?: string;
       readonly workspaceAccess?: 'none' | 'ro' | 'rw';
       readonly network?: boolean;
+      readonly networkAllow?: readonly string[];
     };
 
 export interface DescribeContext {

@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import type { ActivityLog } from '../../core/sessions/activityLog';
 import { errorMessage } from '../../core/errors';
 import type { SandboxService } from '../../core/sessions/sandboxService';
-import { settingsSchema, type Settings } from '../../core/spec/settings';
+import { NETWORK_MODES, settingsSchema, type Settings } from '../../core/spec/settings';
 import {
   webviewToHostSchema,
   type DefaultsEdit,
@@ -198,7 +198,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
     const current = this.services.settings();
     // Looser access or network is the user's own decision, asked in a modal dialog; workspace settings could not loosen them anyway.
     if (!(await confirmLooserAccess(this.services.service.allowedAccess(), defaults.workspaceAccess))) return;
-    if (!(await confirmNetwork(current.network, defaults.network))) return;
+    if (!(await confirmNetwork(current.network.mode, defaults.network, current.network.allow))) return;
     const values: [string, unknown][] = [
       ['limits.memory', defaults.memory],
       ['limits.cpus', defaults.cpus],
@@ -209,7 +209,14 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
     ];
     for (const [key, value] of values) await config.update(key, value, target);
     await this.services.grant.set(defaults.workspaceAccess);
-    await config.update('network', defaults.network, defaults.network ? vscode.ConfigurationTarget.Global : target);
+    // Raising the network's mode is a user setting (a workspace may only lower it); lowering it may go to either.
+    await config.update(
+      'network.mode',
+      defaults.network,
+      NETWORK_MODES.indexOf(defaults.network) > NETWORK_MODES.indexOf(current.network.mode)
+        ? vscode.ConfigurationTarget.Global
+        : target,
+    );
     this.services.settings(); // throws, with the setting named, if the result is not valid
   }
 

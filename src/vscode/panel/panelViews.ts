@@ -58,6 +58,7 @@ export function sessionView(
     ...(lastUsed !== undefined ? { lastUsedAt: new Date(lastUsed).toISOString() } : {}),
     workspaceAccess: info.workspaceAccess,
     network: info.network,
+    ...(info.spec.networkAllow.length && !info.network ? { networkAllow: info.spec.networkAllow } : {}),
     memoryLimitBytes: info.spec.limits.memoryBytes,
     cpus: info.spec.limits.cpus,
     ...(last ? { lastCommand: { summary: last.summary, exitCode: last.exitCode, at: last.at } } : {}),
@@ -75,7 +76,8 @@ export function defaultsView(settings: Settings): DefaultsView {
     maxStdoutBytes: settings.limits.maxStdoutBytes,
     maxStderrBytes: settings.limits.maxStderrBytes,
     workspaceAccess: settings.workspaceAccess,
-    network: settings.network,
+    network: settings.network.mode,
+    networkAllow: settings.network.allow,
     target: canUseWorkspace && inspected?.workspaceValue !== undefined ? 'workspace' : 'user',
     canUseWorkspace,
     bounds: {

@@ -5,6 +5,7 @@ import { words } from '../toolSpec';
 import { RUN_TARGET, type TargetView } from '../reach';
 import { displayName } from '../../results/displayName';
 import { DEFAULT_SESSION } from '../../sessions/sessions';
+import { allowEntrySchema } from '../../network/allowlist';
 
 export const sandboxIdField = z
   .string()
@@ -78,10 +79,33 @@ export function reachWords(target: TargetView): Words {
   return words(
     'Workspace: {0}. Network: {1}.{2}',
     accessPhrase(target.workspaceAccess),
-    target.network ? 'on' : 'off',
+    networkPhrase(target),
     target.open ? '' : ' (the sandbox opens with this call)',
   );
 }
+
+/** "on", "off", or "only pypi.org, files.pythonhosted.org" (its allowlist, through the proxy). */
+export function networkPhrase(target: { network: boolean; networkAllow: readonly string[] }): string {
+  if (target.network) return 'on';
+  return target.networkAllow.length ? `only ${target.networkAllow.join(', ')}` : 'off';
+}
+
+/** A tool input: the names a sandbox should reach on the network, and nothing else. */
+export const allowDomainsField = z
+  .array(
+    z
+      .string()
+      .max(260)
+      .refine((text) => allowEntrySchema.safeParse(text).success, {
+        message:
+          'an entry is a domain (api.github.com), a wildcard for its subdomains (*.githubusercontent.com) or localhost:PORT; IP addresses are not accepted',
+      }),
+  )
+  .min(1)
+  .max(50)
+  .describe(
+    "Names the sandbox may reach on the network, and nothing else: domains (pypi.org), *.example.com for subdomains, localhost:PORT for a port of the user's machine. Granted within the user's allowlist; the result says what you got.",
+  );
 
 export function accessPhrase(access: 'none' | 'ro' | 'rw'): string {
   switch (access) {

@@ -9,10 +9,11 @@ export function readsFolder(target: TargetView): Set<ReachKind> {
 /**
  * Writing or deleting files changes the user's folder when it is mounted read-write; in a sandbox
  * with the network it also changes what code there may run with that network (a server that
- * reloads on change, a loop started by an earlier command), so the network counts too.
+ * reloads on change, a loop started by an earlier command), so the network (or its allowlist) counts too.
  */
 export function writesFolder(target: TargetView): Set<ReachKind> {
   const reach = new Set<ReachKind>(target.workspaceAccess === 'rw' ? ['folder-read', 'folder-write'] : []);
   if (target.network) reach.add('network');
+  else if (target.networkAllow.length) reach.add('allowlist');
   return reach;
 }

@@ -4,7 +4,7 @@ import { sandboxIdFor } from '../../sessions/sessions';
 import { formatSession } from '../format';
 import { sessionReach } from '../reach';
 import { defineTool, words } from '../toolSpec';
-import { NEXT_NOTE, SMALL_RESULT, accessPhrase } from './common';
+import { NEXT_NOTE, SMALL_RESULT, accessPhrase, allowDomainsField, networkPhrase } from './common';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
@@ -28,6 +28,7 @@ export const openInputSchema = z
         'How the sandbox should see the workspace folder at /workspace: none, ro (read-only) or rw. Never more than the user allowed.',
       ),
     network: z.boolean().optional().describe('Ask for network access. Granted only if the user allows network.'),
+    allow_domains: allowDomainsField.optional(),
     scope: z
       .enum(['workspace', 'agent', 'workflow'])
       .optional()
@@ -64,8 +65,8 @@ export const openTool = defineTool({
   modelDescription: [
     'Open a persistent Linux sandbox, or return the one open under that name, with its sandbox_id, runtime, image, limits, workspace access and network.',
     'You rarely need it: sandbox_exec and the sandbox_fs_* tools open the default sandbox of this workspace on first use.',
-    "Call it to see how a sandbox is configured; to ask for workspace access (none: /workspace is private; ro: the workspace folder mounted read-only at /workspace; rw: read-write, changes land in the user's files) or network, granted only up to what the user allowed (the result says what you got);",
-    'or to create a named sandbox (`session`: 1-63 letters, digits, ".", "_" or "-", like "build") beside the default one, then pass that name as sandbox_id.',
+    "Call it to see how a sandbox is configured; to ask for workspace access (none: /workspace is private; ro: the workspace folder mounted read-only at /workspace; rw: read-write, changes land in the user's files) or network (all of it, or only allow_domains), granted only up to what the user allowed (the result says what you got);",
+    'or to create a named sandbox (`session`, like "build") beside the default one, then pass that name as sandbox_id.',
     'runtime picks the image of a new sandbox: python, node, bash, or linux (a general Debian shell).',
     'Files, installed packages and background processes persist until sandbox_close, or until the sandbox is collected after being idle.',
     NEXT_NOTE,
@@ -84,6 +85,7 @@ export const openTool = defineTool({
         : sandboxIdFor(openScope(input), input.session ?? 'default'),
     workspaceAccess: input.workspace_access,
     network: input.network,
+    networkAllow: input.allow_domains,
   }),
   reach: (_input, target) => sessionReach(target),
   describe(input, { target, settings }) {
@@ -95,7 +97,7 @@ export const openTool = defineTool({
           'Runtime {0}. Workspace: {1}. Network: {2}.{3}',
           input.runtime ?? settings.defaultRuntime,
           accessPhrase(target.workspaceAccess),
-          target.network ? 'on' : 'off',
+          networkPhrase(target),
           target.open ? ' (already open)' : '',
         ),
       ],
@@ -109,6 +111,7 @@ export const openTool = defineTool({
         runtime: input.runtime,
         workspaceAccess: input.workspace_access,
         network: input.network,
+        networkAllow: input.allow_domains,
       },
       { signal: context.signal, onProgress: context.onProgress, admit: context.admit },
     );

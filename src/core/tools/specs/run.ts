@@ -6,7 +6,17 @@ import { describeImages } from '../../results/images';
 import { keepImages } from '../../results/keptImages';
 import { sessionReach } from '../reach';
 import { defineTool, words } from '../toolSpec';
-import { NEXT_NOTE, OUTPUT_BUDGET, codeSpan, fileInputField, fileMode, shownCode, timeoutSecondsField } from './common';
+import {
+  NEXT_NOTE,
+  OUTPUT_BUDGET,
+  allowDomainsField,
+  codeSpan,
+  fileInputField,
+  fileMode,
+  networkPhrase,
+  shownCode,
+  timeoutSecondsField,
+} from './common';
 
 export const runInputSchema = z
   .object({
@@ -32,6 +42,7 @@ export const runInputSchema = z
       .optional()
       .describe('Text passed to the program on standard input.'),
     timeout_seconds: timeoutSecondsField.optional(),
+    allow_domains: allowDomainsField.optional(),
   })
   .strict();
 
@@ -47,7 +58,7 @@ export const runTool = defineTool({
     'Python runs like a notebook cell: the value of its last line is shown; matplotlib figures left open and pictures written to /tmp/outputs come back as images.',
     'For multi-step work, packages or files kept between calls, use sandbox_exec and the sandbox_fs_* tools (a persistent sandbox).',
     'Default limits (the user may change them): 512 MiB memory without swap, 1 CPU, 256 processes, 120 s per call (timeout_seconds changes it), stdout and stderr each capped at 1 MiB.',
-    'It runs as a non-root user, with no network unless the user allowed it.',
+    'It runs as a non-root user, with no network unless the user allowed it (allow_domains: only those names).',
     'The first line of the result gives the outcome, exit code, duration and engine.',
     NEXT_NOTE,
   ].join(' '),
@@ -55,9 +66,9 @@ export const runTool = defineTool({
   tags: ['sandbox', 'code-execution'],
   schema: runInputSchema,
   budget: OUTPUT_BUDGET,
-  asks: 'when one-off sandboxes have the network (the setting `agentSandbox.network`) and you have not allowed that yet',
+  asks: 'when one-off sandboxes have the network or its allowlist (the setting `agentSandbox.network.mode`) and you have not allowed that yet',
   changes: true,
-  target: () => ({ kind: 'run' }),
+  target: (input) => ({ kind: 'run', networkAllow: input.allow_domains }),
   // A one-off sandbox never sees the workspace; it has the network only when the user turned it on.
   reach: (_input, target) => sessionReach({ ...target, workspaceAccess: 'none', packages: false }),
   describe(input, { target, settings }) {
@@ -73,7 +84,7 @@ export const runTool = defineTool({
           )
         : words(
             'In a fresh container that is discarded afterwards. Workspace: not visible. Network: {0}. Limits: {1} memory, {2} CPU, {3} s.',
-            target.network ? 'on' : 'off',
+            networkPhrase(target),
             formatSize(settings.limits.memory),
             settings.limits.cpus,
             input.timeout_seconds ?? settings.timeoutSeconds,
@@ -93,6 +104,7 @@ export const runTool = defineTool({
         runtime: input.runtime,
         stdin: input.stdin,
         timeoutSeconds: input.timeout_seconds,
+        networkAllow: input.allow_domains,
         files: input.files?.map((file) => ({
           path: file.path,
           content: file.content,
