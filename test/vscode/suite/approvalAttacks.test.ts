@@ -44,13 +44,13 @@ suite('Approvals by reach, attacked', () => {
     await setting('confirmation', undefined);
     for (const id of ['run', 'default', 'approvals-cli', 'approvals-id', 'ghost', 'approvals-loop'])
       await invoke('sandbox_close', { sandbox_id: id }).catch(() => undefined);
-    await setting('network', undefined);
+    await setting('network.mode', undefined);
     await setting('images.bash', undefined);
     await setWorkspaceAccessInUserSettings('none');
   });
 
   test('a grant for one-off runs with the network does not cover a persistent sandbox named "run"', async () => {
-    await setting('network', true);
+    await setting('network.mode', 'full');
     // What is allowed for one-off sandboxes holds for every later one in this window, and the button says so.
     const run = await invokeAllowing('Allow for All One-Off Sandboxes', 'sandbox_run', {
       code: 'print(6*7)',
@@ -122,7 +122,7 @@ suite('Approvals by reach, attacked', () => {
 
   test('a call naming a sandbox that is not open asks nothing, and gathers no grant for one opened later under that name', async () => {
     await setWorkspaceAccessInUserSettings('rw');
-    await setting('network', true);
+    await setting('network.mode', 'full');
     // Nothing to ask about: the call opens nothing (before, our dialog asked about a sandbox "that opens with this call").
     await assert.rejects(
       invoke('sandbox_exec', { sandbox_id: 'ghost', command: 'make' }),
@@ -141,7 +141,7 @@ suite('Approvals by reach, attacked', () => {
   });
 
   test('after one approved command starts a loop in a networked sandbox, writing the file it runs is confirmed too', async () => {
-    await setting('network', true);
+    await setting('network.mode', 'full');
     const opened = await invokeAllowing('Allow for This Sandbox', 'sandbox_open', {
       session: 'approvals-loop',
       runtime: 'bash',

@@ -13,7 +13,7 @@ suite('Approvals by reach', () => {
     // The user allows read-write access and the network for agents in this folder (their ceiling);
     // each sandbox that would use them still asks once.
     await setWorkspaceAccessInUserSettings('rw');
-    await vscode.workspace.getConfiguration('agentSandbox').update('network', true, vscode.ConfigurationTarget.Global);
+    await vscode.workspace.getConfiguration('agentSandbox').update('network.mode', 'full', vscode.ConfigurationTarget.Global);
   });
 
   suiteTeardown(async () => {
@@ -21,7 +21,7 @@ suite('Approvals by reach', () => {
       await invoke('sandbox_close', { sandbox_id: id }).catch(() => undefined);
     await vscode.workspace
       .getConfiguration('agentSandbox')
-      .update('network', undefined, vscode.ConfigurationTarget.Global);
+      .update('network.mode', undefined, vscode.ConfigurationTarget.Global);
     await setWorkspaceAccessInUserSettings('none');
   });
 

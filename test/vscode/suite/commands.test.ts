@@ -19,7 +19,7 @@ suite('Sandbox commands', () => {
 
   suiteTeardown(async () => {
     const config = vscode.workspace.getConfiguration('agentSandbox');
-    for (const key of ['workspaceAccess', 'network', 'limits.memory'])
+    for (const key of ['workspaceAccess', 'network.mode', 'limits.memory'])
       await config.update(key, undefined, vscode.ConfigurationTarget.Workspace);
     await setWorkspaceAccess('none');
   });
@@ -134,7 +134,7 @@ suite('Sandbox commands', () => {
   test('workspace settings cannot loosen the policy: more access, network or higher limits there are ignored (hostile)', async () => {
     const config = vscode.workspace.getConfiguration('agentSandbox');
     await config.update('workspaceAccess', 'rw', vscode.ConfigurationTarget.Workspace);
-    await config.update('network', true, vscode.ConfigurationTarget.Workspace);
+    await config.update('network.mode', 'full', vscode.ConfigurationTarget.Workspace);
     await config.update('limits.memory', '4g', vscode.ConfigurationTarget.Workspace);
     const opened = await vscode.commands.executeCommand<
       SessionInfo & { network: boolean; spec: { limits: { memoryBytes: number } } }
@@ -151,7 +151,7 @@ suite('Sandbox commands', () => {
     );
     assert.equal(lowered?.spec.limits.memoryBytes, 256 * 1024 * 1024);
     await vscode.commands.executeCommand('agentSandbox.closeSession', 'policy-test');
-    for (const key of ['workspaceAccess', 'network', 'limits.memory'])
+    for (const key of ['workspaceAccess', 'network.mode', 'limits.memory'])
       await config.update(key, undefined, vscode.ConfigurationTarget.Workspace);
   });
 
