@@ -1,5 +1,6 @@
 /** The agent-sandbox command line. */
 import { keepFolder } from './keepFolderCommand';
+import { egressProxyCommand } from './egressProxyCommand';
 import { SandboxError } from '../core/errors';
 import { USAGE, UsageError, parseCommandLine, type Command } from './args';
 import {
@@ -51,6 +52,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     // The folder keeper of a read-write session, started detached by the CLI and the extension.
     if (argv[0] === 'keep-folder') return await keepFolder(argv.slice(1), controller.signal);
+    // The host side of an allowlist sandbox's network, started detached by the engine that opens it.
+    if (argv[0] === 'egress-proxy') return await egressProxyCommand(argv.slice(1), controller.signal);
     const args = parseCommandLine(argv);
     output = new Output(Boolean(args.values.json));
     if (args.command === 'help' || args.values.help) {

@@ -3,6 +3,7 @@
  * Core code talks only to these types; engines live under src/engines/.
  */
 import type { InterpreterLanguage } from '../interpreters/kernels';
+import type { DecisionQuery, NetworkDecisionPage } from '../network/decisionLog';
 import type { PersistentInterpreter } from '../interpreters/persistentInterpreter';
 import type { SessionDeath } from '../sessions/sessionDeath';
 import type { Runtime, SandboxMode, SandboxSpec, WorkspaceAccess } from '../spec/spec';
@@ -263,6 +264,12 @@ export interface Sandbox {
     stdoutCap: number,
     signal?: AbortSignal,
   ): Promise<PersistentInterpreter>;
+  /**
+   * The network decisions of an allowlist sandbox (every connection it asked for: allowed with its
+   * bytes, or refused with why), oldest first; read `cursor` before a call and pass it as `after`
+   * afterwards for that call's own. Engines that enforce the allowlist provide it.
+   */
+  networkDecisions?(query?: DecisionQuery): Promise<NetworkDecisionPage>;
   close(): Promise<void>;
 }
 
@@ -331,5 +338,11 @@ export interface SandboxEngine {
   watchStats?(id: string, listener: (stats: SessionStats) => void): { dispose(): void };
   /** Why a sandbox that is no longer running stopped, in words, when the engine knows. */
   deathReason?(id: string): string | undefined;
+  /**
+   * The network decisions of an allowlist sandbox by id, also after it was removed (kept for a
+   * while), for the panel and the activity log; see Sandbox.networkDecisions. Engines that enforce
+   * the allowlist (capabilities.networkAllowlist) provide it.
+   */
+  networkDecisions?(id: string, query?: DecisionQuery): Promise<NetworkDecisionPage>;
   dispose(): Promise<void>;
 }

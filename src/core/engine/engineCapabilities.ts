@@ -10,6 +10,7 @@ export const CONTAINER_CAPABILITIES: EngineCapabilities = {
   processes: true,
   packages: true,
   network: true,
+  networkAllowlist: true,
   languages: ['python', 'node', 'bash', 'linux'],
   memoryLimit: true,
   persistentSessions: true,

@@ -27,16 +27,26 @@ export interface NetworkDecision {
   rule?: string;
   /** Why it was refused. */
   reason?: string;
+  /** The address an allowed connection went to (the name's, the user's mapping, or the machine's for `localhost:PORT`). */
+  address?: string;
+  /** Bytes the sandbox sent: through a CONNECT tunnel, or a plain HTTP request with its head. */
   bytesSent: number;
+  /** Bytes that came back to it, the same way. */
   bytesReceived: number;
   at: string;
 }
 
 export interface EgressProxyOptions {
-  allowlist: readonly AllowEntry[];
+  /** The entries, or a function asked at each decision (entries that hold for a while, such as a package install's). */
+  allowlist: readonly AllowEntry[] | (() => readonly AllowEntry[]);
+  /**
+   * Names the user mapped to addresses themselves (like /etc/hosts): such a name, when the allowlist
+   * lets it through, leads to that address, which may be internal (the user chose it).
+   */
+  hosts?: Readonly<Record<string, string>>;
   /** Every address of a name (the system resolver when not given). */
   lookup?(host: string): Promise<string[]>;
-  /** Where `localhost:PORT` entries lead: the user's machine. */
+  /** Where `localhost:PORT` entries lead: the user's machine (127.0.0.1 when not given). */
   localAddress?: string;
   /** Told of every decision when its connection ends (or at once, for a refusal). */
   onDecision?(decision: NetworkDecision): void;
@@ -83,9 +93,12 @@ export class EgressProxy {
 
   /** Decides, then resolves and checks the addresses: the one address the connection will use, or why not. */
   private async target(host: string, port: number): Promise<Target> {
-    const decision = decide(this.options.allowlist, host, port);
+    const { allowlist, hosts } = this.options;
+    const decision = decide(typeof allowlist === 'function' ? allowlist() : allowlist, host, port);
     if (!decision.allowed) return { refused: decision.reason };
     if (decision.local) return { address: this.options.localAddress ?? '127.0.0.1', rule: decision.rule };
+    const mapped = hosts && Object.hasOwn(hosts, normalName(host)) ? hosts[normalName(host)] : undefined;
+    if (mapped) return { address: mapped, rule: decision.rule };
     let addresses: string[];
     try {
       addresses = await (this.options.lookup ?? systemLookup)(host);
@@ -105,7 +118,7 @@ export class EgressProxy {
       host,
       port,
       allowed: 'address' in target,
-      ...('address' in target ? { rule: target.rule } : { reason: target.refused }),
+      ...('address' in target ? { rule: target.rule, address: target.address } : { reason: target.refused }),
       bytesSent: sent,
       bytesReceived: received,
       at: new Date().toISOString(),
@@ -169,7 +182,8 @@ export class EgressProxy {
     }
     const headers = { ...request.headers };
     for (const name of HOP_BY_HOP) delete headers[name];
-    let sent = 0;
+    // Header bytes count too: a request without a body still carries what its URL and headers say.
+    let sent = headBytes(`${request.method} ${request.url} HTTP/${request.httpVersion}`, request.rawHeaders);
     let received = 0;
     const upstream = httpRequest(
       {
@@ -181,6 +195,10 @@ export class EgressProxy {
         setHost: false,
       },
       (answer) => {
+        received = headBytes(
+          `HTTP/${answer.httpVersion} ${answer.statusCode} ${answer.statusMessage}`,
+          answer.rawHeaders,
+        );
         response.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.on('data', (chunk: Buffer) => (received += chunk.length));
         answer.pipe(response);
@@ -195,6 +213,19 @@ export class EgressProxy {
     });
     request.pipe(upstream);
   }
+}
+
+/** The size of an HTTP message's head: its first line and headers as they came, with their line ends. */
+function headBytes(firstLine: string, rawHeaders: readonly string[]): number {
+  let bytes = Buffer.byteLength(firstLine) + 4;
+  for (let index = 0; index + 1 < rawHeaders.length; index += 2)
+    bytes += Buffer.byteLength(rawHeaders[index]!) + Buffer.byteLength(rawHeaders[index + 1]!) + 4;
+  return bytes;
+}
+
+/** A name as the allowlist and the user's mappings compare it: lower case, without a final dot. */
+function normalName(host: string): string {
+  return host.toLowerCase().replace(/\.$/, '');
 }
 
 function splitAuthority(authority: string, fallbackPort: number): { host: string; port: number } {

@@ -1,12 +1,14 @@
 /**
  * Compute-mode sandboxes of the Docker engine: one-shot containers (oneShot.ts), taken from the warm
  * pool when one waits for the same configuration, else made on the spot; removed in the background
- * after their run. Sandboxes that mount the workspace or install packages take the ordinary path.
+ * after their run. Sandboxes that mount the workspace, install packages or have a network allowlist
+ * take the ordinary path.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type Docker from 'dockerode';
 import type { OpenOptions, ResolvedFile, Sandbox } from '../../core/engine/engine';
+import { networkTier } from '../../core/network/allowlist';
 import type { SandboxSpec } from '../../core/spec/spec';
 import { installsPackages } from './containerConfig';
 import type { DockerEngine } from './dockerEngine';
@@ -47,13 +49,17 @@ export class ComputeRuns {
     });
   }
 
-  /** Whether a sandbox can run in a one-shot container. */
+  /**
+   * Whether a sandbox can run in a one-shot container. An allowlist sandbox cannot: its relay and
+   * proxy are its own, so it never comes from (or goes to) the pool.
+   */
   static fits(spec: SandboxSpec, options: OpenOptions): boolean {
     return (
       spec.mode === 'compute' &&
       options.ephemeral === true &&
       spec.workspaceAccess === 'none' &&
-      !installsPackages(spec)
+      !installsPackages(spec) &&
+      networkTier(spec) !== 'allowlist'
     );
   }
 

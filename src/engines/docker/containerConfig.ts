@@ -5,7 +5,9 @@
 import type Docker from 'dockerode';
 import { WORKSPACE_DIR } from '../../core/files/paths';
 import type { SessionClient, SessionScope } from '../../core/engine/engine';
+import { networkTier } from '../../core/network/allowlist';
 import type { SandboxSpec } from '../../core/spec/spec';
+import { proxyEnv } from './egress';
 import { LABEL } from './labels';
 import { SECCOMP_SECURITY_OPT } from './seccompProfile';
 import { writablePlaces } from './writablePlaces';
@@ -103,6 +105,8 @@ export function containerCreateOptions(plan: ContainerPlan): Docker.ContainerCre
     NPM_CONFIG_UPDATE_NOTIFIER: 'false',
     ...spec.env,
     ...(spec.npmPackages.length ? { NODE_PATH: [NPM_MODULES, spec.env.NODE_PATH].filter(Boolean).join(':') } : {}),
+    // The allowlist's only way out: the relay on loopback (egress.ts).
+    ...(networkTier(spec) === 'allowlist' ? proxyEnv() : {}),
   };
 
   return {
@@ -117,7 +121,8 @@ export function containerCreateOptions(plan: ContainerPlan): Docker.ContainerCre
     Labels: labels,
     // Cheaper than NetworkMode "none" (no network namespace setup) and leaves only loopback.
     // With packages the default network is on for the install step; packages.ts disconnects it before anything runs.
-    NetworkDisabled: !spec.network && !installsPackages(spec),
+    // An allowlist sandbox never has a network: its packages come through the proxy too.
+    NetworkDisabled: !spec.network && (networkTier(spec) === 'allowlist' || !installsPackages(spec)),
     AttachStdin: false,
     AttachStdout: false,
     AttachStderr: false,

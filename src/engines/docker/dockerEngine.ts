@@ -1,9 +1,12 @@
 /** The Docker Engine implementation of the sandbox engine, through dockerode. */
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
 import { SandboxError, abortError } from '../../core/errors';
 import type {
+  EngineCapabilities,
   EngineInfo,
   OpenOptions,
   RemoveOutcome,
@@ -18,9 +21,13 @@ import { chooseImage } from '../../core/engine/images';
 import { WORKSPACE_DIR } from '../../core/files/paths';
 import { describeDeath, type SessionDeath } from '../../core/sessions/sessionDeath';
 import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec/spec';
+import { networkTier } from '../../core/network/allowlist';
+import type { DecisionQuery, NetworkDecisionPage } from '../../core/network/decisionLog';
+import { EgressProxies } from '../../core/network/egressProcesses';
+import { DockerEgress } from './egress';
 import { engineVersion, inspectContainer, listContainers, withSignal } from './engineCalls';
 import { readEventLines, type ContainerInspect } from './engineJson';
-import { sessionFromInspect, sessionFromSummary, sessionInfo } from './sessionInfo';
+import { sessionFromInspect, sessionFromSummary, sessionInfo, specFromLabels } from './sessionInfo';
 import { connectionError, isConnectionError, resolveEndpoint, type Endpoint } from './connection';
 import { ComputeRuns, poolSizeFromEnv } from './computeRuns';
 import { containerCreateOptions, sandboxUser } from './containerConfig';
@@ -56,11 +63,17 @@ export interface DockerEngineOptions {
   folderKeeper?: { keep(sessionId: string): void };
   /** Where stops are written down for other processes (the host-wide state folder when not given). */
   stopRecords?: StopRecords;
+  /**
+   * The host side of the network allowlist (a detached proxy process per sandbox, started from the
+   * CLI's script). When not given, the dist/cli.js beside this bundle, run by this Node.js; where there
+   * is none (tests run from source), the allowlist tier is refused.
+   */
+  egressProxies?: EgressProxies;
 }
 
 export class DockerEngine implements SandboxEngine {
   readonly kind = 'docker' as const;
-  readonly capabilities = CONTAINER_CAPABILITIES;
+  readonly capabilities: EngineCapabilities;
   readonly endpoint: Endpoint;
   readonly docker: Docker;
   private readonly images: ImageResolver;
@@ -73,6 +86,8 @@ export class DockerEngine implements SandboxEngine {
   /** The read-write workspace folders of sessions held here, stopped when they grow past the disk limit. */
   readonly folderWatches: FolderWatches;
   private readonly stopRecords: StopRecords;
+  /** The allowlist tier: its relay containers and proxy processes (egress.ts). */
+  readonly egress: DockerEgress;
 
   constructor(private readonly options: DockerEngineOptions = {}) {
     this.endpoint = resolveEndpoint(options.host, options.env ?? process.env);
@@ -85,6 +100,16 @@ export class DockerEngine implements SandboxEngine {
       size: options.poolSize ?? poolSizeFromEnv(options.env ?? process.env),
       idleMs: options.poolIdleMs,
     });
+    this.egress = new DockerEgress({
+      docker: this.docker,
+      endpoint: this.endpoint,
+      proxies: options.egressProxies ?? bundledEgressProxies(options.env),
+      nodeImage: async (images, signal, onProgress) => {
+        const choice = chooseImage('node', undefined, images ?? this.options.images, this.options.env ?? process.env);
+        return (await this.guard(() => this.images.ensure('node', choice, onProgress, signal), signal)).image;
+      },
+    });
+    this.capabilities = { ...CONTAINER_CAPABILITIES, networkAllowlist: this.egress.problem === undefined };
   }
 
   /** Fires when a sandbox container dies or is removed by anything but this process. */
@@ -137,6 +162,8 @@ export class DockerEngine implements SandboxEngine {
   async open(specInput: SandboxSpec, options: OpenOptions = {}): Promise<Sandbox> {
     const spec = sandboxSpecSchema.parse(specInput);
     const signal = options.signal;
+    this.egress.check(spec);
+    const allowlisted = networkTier(spec) === 'allowlist';
     if (spec.workspaceAccess !== 'none' && !options.workspaceFolder) {
       throw new SandboxError(
         'invalid-input',
@@ -211,6 +238,9 @@ export class DockerEngine implements SandboxEngine {
     if (!container) return this.computeRuns.open({ spec, image: image.image, notices, user, createOptions, options });
     try {
       await this.guard(() => container.start(withSignal({}, signal)), signal);
+      // Its only way out, before anything of the caller's runs in it.
+      if (allowlisted)
+        await this.guard(() => this.egress.start(container.id, spec, `${user.uid}:${user.gid}`, options), signal);
       // $HOME and a private /workspace are the sandbox user's tmpfs from the start; the first files go in as that user.
       await this.guard(
         () =>
@@ -224,21 +254,28 @@ export class DockerEngine implements SandboxEngine {
           }),
         signal,
       );
-      // Before the caller gets the sandbox, so no code of theirs runs while the network is on for the install.
-      await this.guard(
-        () =>
-          installPackages({
-            docker: this.docker,
-            container,
-            spec,
-            user: `${user.uid}:${user.gid}`,
-            onProgress: options.onProgress,
-            signal,
-          }),
-        signal,
-      );
+      // Before the caller gets the sandbox, so no code of theirs runs while the network is on for the install
+      // (with an allowlist: while the package index is let through).
+      const indexAllowed = this.egress.duringInstall(container.id, spec);
+      try {
+        await this.guard(
+          () =>
+            installPackages({
+              docker: this.docker,
+              container,
+              spec,
+              user: `${user.uid}:${user.gid}`,
+              onProgress: options.onProgress,
+              signal,
+            }),
+          signal,
+        );
+      } finally {
+        indexAllowed();
+      }
     } catch (error) {
       this.deaths.markRemoving(container.id);
+      if (allowlisted) await this.egress.remove(container.id).catch(() => undefined);
       await container.remove({ force: true, v: true }).catch(() => undefined);
       await releasePlaceholders(this.docker, createOptions.Labels).catch(() => undefined);
       throw error;
@@ -288,8 +325,11 @@ export class DockerEngine implements SandboxEngine {
     if (!inspected.State.Running)
       throw deadSessionError(inspected, this.deaths.explain(inspected.Id, inspected.State.FinishedAt));
     const info = sessionFromInspect(inspected);
+    const user = labels[LABEL.user] ?? '1000:1000';
+    // A proxy process that was killed is started again (without it the sandbox reaches nothing).
+    if (networkTier(info.spec) === 'allowlist') await this.egress.ensure(id, info.spec, user, signal);
     this.watchFolder(info, container, baselineFromLabels(labels));
-    return new DockerSandbox(this, container, info, labels[LABEL.user] ?? '1000:1000');
+    return new DockerSandbox(this, container, info, user);
   }
 
   /** A read-write folder is watched here while this process lives, and by the folder keeper beyond. */
@@ -328,6 +368,12 @@ export class DockerEngine implements SandboxEngine {
     const notices = inspected ? await sweepBeforeRemoval(this.docker, container, inspected).catch(() => []) : [];
     await this.folderWatches.stop(id);
     this.stopRecords.forget(id);
+    // The way out goes first: the proxy refuses from now on, and the relay goes with it.
+    if (
+      !inspected ||
+      networkTier(specFromLabels(inspected.Config.Labels) ?? { network: false, networkAllow: [] }) === 'allowlist'
+    )
+      await this.egress.remove(id, signal);
     await this.guard(async () => {
       try {
         await container.remove(withSignal({ force: true, v: true }, signal));
@@ -342,6 +388,10 @@ export class DockerEngine implements SandboxEngine {
     }, signal);
     if (inspected) await releasePlaceholders(this.docker, inspected.Config.Labels).catch(() => undefined);
     return { notices };
+  }
+
+  async networkDecisions(id: string, query?: DecisionQuery): Promise<NetworkDecisionPage> {
+    return this.egress.decisions(id, query);
   }
 
   /** Whether the kernel's OOM killer struck this container since `sinceMs` (from the engine's event log). */
@@ -379,6 +429,12 @@ export class DockerEngine implements SandboxEngine {
     this.deaths.dispose();
     this.images.reset();
   }
+}
+
+/** The proxy processes run from the CLI script beside this bundle (dist/cli.js), when there is one. */
+function bundledEgressProxies(env: NodeJS.ProcessEnv | undefined): EgressProxies | undefined {
+  const cliPath = join(__dirname, 'cli.js');
+  return existsSync(cliPath) ? new EgressProxies({ nodePath: process.execPath, cliPath, env }) : undefined;
 }
 
 /** dockerode loads with the first engine, not with the extension, so that activation stays light (README, Performance). */

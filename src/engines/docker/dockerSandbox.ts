@@ -36,6 +36,7 @@ import { DEFAULT_SHELL, DEFAULT_TERMINAL_SIZE, openDockerShell } from './shell';
 import { openDockerProcess } from './process';
 import { buildTar } from './tar';
 import { formatSize } from '../../core/spec/units';
+import type { DecisionQuery, NetworkDecisionPage } from '../../core/network/decisionLog';
 
 const FILE_OP_TIMEOUT_MS = 60_000;
 const LIST_OUTPUT_CAP = 16 * 1024 * 1024;
@@ -261,6 +262,11 @@ export class DockerSandbox implements Sandbox {
       if (status !== 404 && status !== 409) throw error;
       throw await this.deathError();
     }
+  }
+
+  /** The decisions of its allowlist proxy (none for a sandbox without an allowlist); readable after close too. */
+  networkDecisions(query?: DecisionQuery): Promise<NetworkDecisionPage> {
+    return this.engine.networkDecisions(this.info.id, query);
   }
 
   async close(): Promise<void> {

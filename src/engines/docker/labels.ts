@@ -22,6 +22,8 @@ export const LABEL = {
   placeholders: 'org.agent-sandbox.placeholders',
   /** On read-write sessions: the workspace folder's use (bytes:entries) before the session existed (folderWatches.ts). */
   folderBaseline: 'org.agent-sandbox.folder-baseline',
+  /** On the network relay of an allowlist sandbox (egress.ts): the sandbox's id. A relay carries no managed label: it is no session. */
+  egressFor: 'org.agent-sandbox.egress-for',
 } as const;
 
 export const CONTAINER_PREFIX = 'agent-sandbox-';

@@ -8,6 +8,7 @@ import type Docker from 'dockerode';
 import { DISK_LIMIT_REACHED, describeDiskLimit, isDiskFull } from '../../core/limits/diskLimit';
 import { SandboxError, abortError } from '../../core/errors';
 import type { ProgressCallback } from '../../core/engine/engine';
+import { networkTier } from '../../core/network/allowlist';
 import type { SandboxSpec } from '../../core/spec/spec';
 import { NPM_PREFIX, SANDBOX_HOME, installsPackages } from './containerConfig';
 import { inspectContainer } from './engineCalls';
@@ -36,10 +37,18 @@ interface Installer {
   env: string[];
 }
 
-/** Installs the spec's packages, then takes the network away if the spec does not allow it. */
+/**
+ * Installs the spec's packages, then takes the network away if the spec does not allow it. An
+ * allowlist sandbox has none to take: it installs through its proxy (egress.ts).
+ */
 export async function installPackages(params: PackageInstall): Promise<void> {
   const { spec } = params;
   if (!installsPackages(spec)) return;
+  if (networkTier(spec) === 'allowlist') {
+    if (spec.pipPackages.length) await runInstaller(params, pipInstaller(spec.pipPackages));
+    if (spec.npmPackages.length) await runInstaller(params, npmInstaller(spec.npmPackages));
+    return;
+  }
   try {
     if (spec.pipPackages.length) await runInstaller(params, pipInstaller(spec.pipPackages));
     if (spec.npmPackages.length) await runInstaller(params, npmInstaller(spec.npmPackages));

@@ -1,0 +1,173 @@
+/**
+ * The host side of one allowlist sandbox, run as a small detached process (`agent-sandbox
+ * egress-proxy DIR`, started by egressProcesses.ts) so that it outlives whoever opened the sandbox.
+ * It serves the egress proxy on a unix socket that the sandbox's relay reaches (the only way out of
+ * the sandbox), writes every decision to the sandbox's log, and ends when the relay is gone: the
+ * relay holds a second socket, its lifeline, for as long as it lives, and it lives exactly as long
+ * as the sandbox (the engine ties them).
+ */
+import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { allowEntries, allowlistTextSchema, networkHostsSchema, type AllowEntry } from './allowlist';
+import { DecisionLog } from './decisionLog';
+import { EgressProxy } from './egressProxy';
+
+/** The files of a sandbox's folder, relative to it (the process works in the folder, so socket paths stay short). */
+export const EGRESS_FILES = {
+  config: 'config.json',
+  /** Names allowed while packages install, with when that ends (see egressProcesses.ts allowDuringInstall). */
+  install: 'install.json',
+  /** The process's pid, written once it holds the folder (exclusive). */
+  lock: 'pid',
+  /** The same pid, written once both sockets listen. */
+  ready: 'ready',
+  /** The folder mounted into the relay: only the two sockets. */
+  sockets: 'socket',
+  proxySocket: 'socket/proxy.sock',
+  lifelineSocket: 'socket/life.sock',
+  log: 'proxy.log',
+} as const;
+
+export const egressConfigSchema = z.object({
+  allow: allowlistTextSchema.min(1),
+  hosts: networkHostsSchema.default({}),
+  /** Where `localhost:PORT` entries lead. */
+  localAddress: z.string().default('localhost'),
+});
+export type EgressConfig = z.input<typeof egressConfigSchema>;
+
+const installSchema = z.object({ allow: allowlistTextSchema, until: z.number() });
+
+export interface EgressHostTimings {
+  /** How long to wait for the relay's first lifeline. */
+  firstLifelineMs?: number;
+  /** How long to wait for the relay to come back once its lifeline dropped. */
+  lifelineGoneMs?: number;
+}
+
+/** Runs the host side in `dir` until the relay is gone or `signal` aborts. */
+export async function runEgressHost(dir: string, signal: AbortSignal, timings: EgressHostTimings = {}): Promise<void> {
+  process.chdir(dir);
+  const config = egressConfigSchema.parse(JSON.parse(readFileSync(EGRESS_FILES.config, 'utf8')));
+  const release = claim();
+  if (!release) return; // another living process serves this sandbox
+  const base = allowEntries(config.allow);
+  const log = new DecisionLog('.');
+  const install = installEntries();
+  const proxy = new EgressProxy({
+    allowlist: () => [...base, ...install()],
+    hosts: config.hosts,
+    localAddress: config.localAddress,
+    onDecision: (decision) => {
+      try {
+        log.append(decision);
+      } catch {
+        // The state folder is full or gone: the connection itself is not the log's to stop.
+      }
+    },
+  });
+  const lifelines = new Set<Socket>();
+  let lastChange = Date.now();
+  let everLinked = false;
+  const lifeline = createServer((socket) => {
+    lifelines.add(socket);
+    everLinked = true;
+    lastChange = Date.now();
+    socket.on('error', () => undefined);
+    socket.resume();
+    socket.once('close', () => {
+      lifelines.delete(socket);
+      lastChange = Date.now();
+    });
+  });
+  try {
+    mkdirSync(EGRESS_FILES.sockets, { recursive: true, mode: 0o711 });
+    chmodSync(EGRESS_FILES.sockets, 0o711);
+    for (const socket of [EGRESS_FILES.proxySocket, EGRESS_FILES.lifelineSocket]) rmSync(socket, { force: true });
+    await proxy.listen({ path: EGRESS_FILES.proxySocket });
+    await new Promise<void>((resolve, reject) => {
+      lifeline.once('error', reject);
+      lifeline.listen(EGRESS_FILES.lifelineSocket, () => resolve());
+    });
+    // The relay runs as another user than this one; the folders above keep everyone else out.
+    chmodSync(EGRESS_FILES.proxySocket, 0o666);
+    chmodSync(EGRESS_FILES.lifelineSocket, 0o666);
+    writeFileSync(EGRESS_FILES.ready, String(process.pid), { mode: 0o600 });
+    const firstMs = timings.firstLifelineMs ?? 120_000;
+    const goneMs = timings.lifelineGoneMs ?? 5_000;
+    while (!signal.aborted) {
+      if (lifelines.size === 0 && Date.now() - lastChange > (everLinked ? goneMs : firstMs)) break;
+      await sleep(500, undefined, { signal }).catch(() => undefined);
+    }
+  } finally {
+    rmSync(EGRESS_FILES.ready, { force: true });
+    for (const socket of lifelines) socket.destroy();
+    lifeline.close();
+    await proxy.close().catch(() => undefined);
+    for (const socket of [EGRESS_FILES.proxySocket, EGRESS_FILES.lifelineSocket]) rmSync(socket, { force: true });
+    release();
+  }
+}
+
+/** Takes the folder for this process: undefined when a living process holds it already. */
+function claim(): (() => void) | undefined {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(EGRESS_FILES.lock, String(process.pid), { flag: 'wx', mode: 0o600 });
+      return () => {
+        if (holderOf(EGRESS_FILES.lock) === process.pid) rmSync(EGRESS_FILES.lock, { force: true });
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (holderOf(EGRESS_FILES.lock) !== undefined) return undefined;
+      rmSync(EGRESS_FILES.lock, { force: true }); // its process died without letting go
+    }
+  }
+  return undefined;
+}
+
+/** The living process a pid file names, if any. */
+export function holderOf(file: string): number | undefined {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(file, 'utf8').trim());
+  } catch {
+    return undefined;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM' ? pid : undefined;
+  }
+}
+
+/** The names allowed for a package install under way, read again only when the file changes. */
+function installEntries(): () => AllowEntry[] {
+  let seen = '';
+  let entries: AllowEntry[] = [];
+  let until = 0;
+  return () => {
+    let stamp: string;
+    try {
+      const stat = statSync(EGRESS_FILES.install);
+      stamp = `${stat.mtimeMs}:${stat.size}`;
+    } catch {
+      return [];
+    }
+    if (stamp !== seen) {
+      seen = stamp;
+      try {
+        const parsed = installSchema.parse(JSON.parse(readFileSync(EGRESS_FILES.install, 'utf8')));
+        entries = allowEntries(parsed.allow).map((entry) => ({ ...entry, text: `${entry.text} (package install)` }));
+        until = parsed.until;
+      } catch {
+        entries = [];
+      }
+    }
+    return Date.now() < until ? entries : [];
+  };
+}
