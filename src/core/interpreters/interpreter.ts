@@ -6,10 +6,17 @@
  * within INTERRUPT_GRACE_MS the kernel is killed and the result says the state was lost. A kernel
  * that ended on its own (os._exit, a segfault, the memory limit) is reported by the call it ended,
  * with its exit status, and the next call starts a new one.
+ *
+ * Everything the client sends is the sandbox's to forge (code in the kernel can write to its socket,
+ * and ~/.local's usercustomize.py runs in the client itself), so this side trusts none of it: a line
+ * longer than its limit closes the connection instead of filling this process's memory, a reply is
+ * cut to the session's output limits and its images checked (checkedImages), and a call the kernel
+ * does not start within its time limit is given up, so that every call ends.
  */
 import { z } from 'zod';
 import type { Sandbox, SandboxProcess } from '../engine/engine';
 import { SandboxError, abortError } from '../errors';
+import { checkedImages } from '../results/images';
 import { kernelRecipe, type InterpreterLanguage, type KernelRecipe } from './kernels';
 import type { EvalResult, PersistentInterpreter, RunOptions } from './persistentInterpreter';
 
@@ -20,6 +27,18 @@ export type { EvalResult } from './persistentInterpreter';
 const INTERRUPT_GRACE_MS = 5_000;
 /** How long a new interpreter has to say it is ready. */
 const START_TIMEOUT_MS = 30_000;
+const MiB = 1024 * 1024;
+/** The longest first line (`ready`) taken from a new client. */
+const READY_LINE_BYTES = 64 * 1024;
+
+/**
+ * The longest line taken from the client once it is ready: a reply carries at most four images of
+ * 5 MiB in base64, stdout and stderr of the cap in base64 and a value of the cap's characters (up to
+ * 12 bytes each in JSON), with room for a traceback. Never more than a string of V8 may hold.
+ */
+function replyLineBytes(cap: number): number {
+  return Math.min(32 * MiB + 16 * cap, 384 * MiB);
+}
 
 const readySchema = z.object({
   ready: z.literal(true),
@@ -46,7 +65,6 @@ const replySchema = z.object({
 });
 
 export class Interpreter implements PersistentInterpreter {
-  private lines = '';
   private readonly waiting = new Map<number, (reply: z.output<typeof replySchema> | undefined) => void>();
   private readonly starting = new Map<number, () => void>();
   private nextId = 1;
@@ -63,6 +81,8 @@ export class Interpreter implements PersistentInterpreter {
     readonly version: string,
     /** Calls the kernel had run when this client connected (0: a new kernel). */
     readonly callsBefore: number,
+    /** The session's output limit: stdout, stderr and a value are cut to it. */
+    private readonly cap: number,
   ) {}
 
   /** Starts the kernel in the sandbox; throws what to do when the sandbox cannot run one. */
@@ -86,9 +106,13 @@ export class Interpreter implements PersistentInterpreter {
       throw notStarted(recipe, missing, `exit code ${launched.exitCode}: ${launched.stderr.trim().slice(-2_000)}`);
     }
     const process = await sandbox.openProcess(recipe.client());
-    let buffered = '';
     let stderr = '';
     process.onStderr((chunk) => (stderr = `${stderr}${chunk.toString('utf8')}`.slice(-4_000)));
+    // One reader for the client's whole life: the first line is `ready`, the lines after it (kept
+    // until the interpreter takes them, at most the rest of one chunk) are its.
+    const early: string[] = [];
+    const reader = new LineReader(READY_LINE_BYTES);
+    process.onStdout((chunk) => reader.push(chunk));
     const ready = await new Promise<z.output<typeof readySchema>>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('no answer')), START_TIMEOUT_MS);
       const stop = () => {
@@ -97,15 +121,17 @@ export class Interpreter implements PersistentInterpreter {
       };
       const onAbort = () => (stop(), reject(abortError(signal!)));
       signal?.addEventListener('abort', onAbort, { once: true });
-      process.onStdout((chunk) => {
-        buffered += chunk.toString('utf8');
-        const newline = buffered.indexOf('\n');
-        if (newline < 0) return;
-        const parsed = readySchema.safeParse(safeJson(buffered.slice(0, newline)));
+      reader.onTooLong = () => (
+        stop(),
+        reject(new Error(`its first line was longer than ${READY_LINE_BYTES / 1024} KiB`))
+      );
+      reader.onLine = (line) => {
+        reader.onLine = (later) => early.push(later);
+        const parsed = readySchema.safeParse(safeJson(line));
         stop();
         if (parsed.success) resolve(parsed.data);
-        else reject(new Error(buffered.slice(0, 200)));
-      });
+        else reject(new Error(line.slice(0, 200)));
+      };
       void process.exited.then((code) => (stop(), reject(new Error(`it exited with code ${code}`))));
     }).catch(async (error: unknown) => {
       await process.close();
@@ -116,11 +142,14 @@ export class Interpreter implements PersistentInterpreter {
         `${(error as Error).message}${stderr ? `: ${stderr.trim()}` : ''}`,
       );
     });
-    const interpreter = new Interpreter(sandbox, process, recipe, language, ready.pid, ready.version, ready.calls);
+    const version = ready.version.replace(/[^\w.+-]/g, '').slice(0, 32);
+    const interpreter = new Interpreter(sandbox, process, recipe, language, ready.pid, version, ready.calls, stdoutCap);
     const previous = /^previous (-?\d+)$/m.exec(launched.stdout)?.[1];
     if (previous !== undefined) interpreter.previousEnd = describeEnd(recipe, Number(previous));
-    interpreter.lines = buffered.slice(buffered.indexOf('\n') + 1);
-    process.onStdout((chunk) => interpreter.receive(chunk));
+    reader.limit = replyLineBytes(stdoutCap);
+    reader.onLine = (line) => interpreter.receive(line);
+    reader.onTooLong = () => interpreter.tooLong(reader.limit);
+    for (const line of early.splice(0)) interpreter.receive(line);
     void process.exited.then((code) => interpreter.onExit(code));
     return interpreter;
   }
@@ -155,25 +184,37 @@ export class Interpreter implements PersistentInterpreter {
     const started = Date.now();
     if (this.ended) return this.lost(started, this.endedBecause ?? 'The interpreter had ended.');
     const id = this.nextId++;
-    const reply = new Promise<z.output<typeof replySchema> | undefined>((resolve) => {
-      this.waiting.set(id, resolve);
-      void this.process.exited.then(() => resolve(undefined));
-    });
-    this.process.write(`${JSON.stringify({ id, code })}\n`);
-    const begun = new Promise<void>((resolve) => this.starting.set(id, resolve));
+    // Answered by the reply, or with nothing when the client ends (onExit): no handler per call on
+    // `exited`, which would keep every call's reply for as long as the client lives.
+    const reply = new Promise<z.output<typeof replySchema> | undefined>((resolve) => this.waiting.set(id, resolve));
     let stopped: 'timeout' | 'cancelled' | undefined;
+    // Given up before the kernel started the code: only this connection is closed, since the kernel
+    // may be running another process's call, which an interrupt would hit.
+    let unstarted: 'timeout' | 'cancelled' | undefined;
+    let begun = false;
     const stop = async (why: 'timeout' | 'cancelled') => {
-      if (stopped) return;
+      if (stopped || unstarted) return;
+      if (!begun) {
+        unstarted = why;
+        this.endedBecause ??= `This connection to the ${this.recipe.name} interpreter was closed before it started the code.`;
+        await this.process.close();
+        return;
+      }
       stopped = why;
       await this.signalKernel('INT');
       const timer = setTimeout(() => void this.kill(why), INTERRUPT_GRACE_MS);
       void reply.finally(() => clearTimeout(timer));
     };
-    // The clock starts when the kernel starts the code: calls of other processes may run first.
-    let timer: NodeJS.Timeout | undefined;
-    void begun.then(() => {
-      if (!stopped) timer = setTimeout(() => void stop('timeout'), options.timeoutMs);
+    // The clock starts when the kernel starts the code: calls of other processes may run first, but
+    // for no longer than the call's own limit (a kernel that never starts it cannot hold it forever).
+    let timer = setTimeout(() => void stop('timeout'), options.timeoutMs);
+    this.starting.set(id, () => {
+      if (begun || stopped || unstarted) return;
+      begun = true;
+      clearTimeout(timer);
+      timer = setTimeout(() => void stop('timeout'), options.timeoutMs);
     });
+    this.process.write(`${JSON.stringify({ id, code })}\n`);
     const onAbort = () => void stop('cancelled');
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (options.signal?.aborted) onAbort();
@@ -183,6 +224,16 @@ export class Interpreter implements PersistentInterpreter {
     });
     this.waiting.delete(id);
     this.starting.delete(id);
+    if (!answer && unstarted)
+      return {
+        ...this.lost(
+          started,
+          `The ${this.recipe.name} interpreter had not started the code ${unstarted === 'timeout' ? `within its ${options.timeoutMs / 1000} s limit` : 'when the call was cancelled'} (it was busy with another call, or did not answer), so this connection to it was closed; the interpreter may still run the code once it is free.`,
+          unstarted,
+        ),
+        // Nothing was signalled: the interpreter, and its state, are as they were.
+        stateLost: false,
+      };
     if (!answer)
       return this.lost(
         started,
@@ -191,27 +242,28 @@ export class Interpreter implements PersistentInterpreter {
           : (this.endedBecause ?? 'The interpreter ended during the call.'),
         stopped,
       );
-    const stdout = Buffer.from(answer.stdout, 'base64').toString('utf8');
-    const stderr = Buffer.from(answer.stderr, 'base64').toString('utf8');
+    // What the kernel keeps to, kept to here: a forged reply gets no further than a real one.
+    const { images, notices } = checkedImages(answer.images, answer.imagesDropped);
     return {
       outcome: stopped && answer.interrupted ? stopped : answer.error ? 'error' : 'ok',
-      ...(answer.value !== null ? { value: answer.value } : {}),
-      ...(answer.error !== null ? { error: answer.error } : {}),
-      stdout,
-      stderr,
+      ...(answer.value !== null ? { value: answer.value.slice(0, this.cap) } : {}),
+      ...(answer.error !== null ? { error: headAndTail(answer.error, this.cap) } : {}),
+      stdout: this.decoded(answer.stdout),
+      stderr: this.decoded(answer.stderr),
       stdoutBytes: answer.stdoutTotal,
       stderrBytes: answer.stderrTotal,
       durationMs: Date.now() - started,
       stateLost: false,
-      images: answer.images.map((image) => ({
-        mime: image.mime,
-        data: Buffer.from(image.data, 'base64'),
-        source: image.source,
-      })),
-      notices: answer.imagesDropped.length
-        ? [`Images not returned (at most 4, of 5 MiB each): ${answer.imagesDropped.join(', ')}.`]
-        : [],
+      images,
+      notices,
     };
+  }
+
+  /** Base64 from the kernel as text, at most the cap's bytes of it. */
+  private decoded(base64: string): string {
+    return Buffer.from(base64.slice(0, Math.ceil(this.cap / 3) * 4), 'base64')
+      .subarray(0, this.cap)
+      .toString('utf8');
   }
 
   private lost(started: number, why: string, stopped?: 'timeout' | 'cancelled'): EvalResult {
@@ -229,25 +281,27 @@ export class Interpreter implements PersistentInterpreter {
     };
   }
 
-  private receive(chunk: Buffer): void {
-    this.lines += chunk.toString('utf8');
-    for (let newline = this.lines.indexOf('\n'); newline >= 0; newline = this.lines.indexOf('\n')) {
-      const line = this.lines.slice(0, newline);
-      this.lines = this.lines.slice(newline + 1);
-      const message = safeJson(line);
-      const started = startedSchema.safeParse(message);
-      if (started.success) {
-        this.starting.get(started.data.started)?.();
-        continue;
-      }
-      const ended = endedSchema.safeParse(message);
-      if (ended.success) {
-        this.kernelEnded(ended.data.ended);
-        continue;
-      }
-      const parsed = replySchema.safeParse(message);
-      if (parsed.success) this.waiting.get(parsed.data.id)?.(parsed.data);
+  private receive(line: string): void {
+    const message = safeJson(line);
+    const started = startedSchema.safeParse(message);
+    if (started.success) {
+      this.starting.get(started.data.started)?.();
+      return;
     }
+    const ended = endedSchema.safeParse(message);
+    if (ended.success) {
+      this.kernelEnded(ended.data.ended);
+      return;
+    }
+    const parsed = replySchema.safeParse(message);
+    if (parsed.success) this.waiting.get(parsed.data.id)?.(parsed.data);
+  }
+
+  /** A line past its limit: the connection is closed rather than held in memory (the kernel is left alone). */
+  private tooLong(limit: number): void {
+    this.endedBecause ??= `The ${this.recipe.name} interpreter sent a line longer than ${Math.round(limit / MiB)} MiB, so this connection to it was closed.`;
+    this.ended = true;
+    void this.process.close();
   }
 
   /** The kernel's exit status, as its supervisor wrote it: negative for a signal. */
@@ -261,6 +315,7 @@ export class Interpreter implements PersistentInterpreter {
   private onExit(code: number | null): void {
     this.ended = true;
     this.endedBecause ??= `The connection to the ${this.recipe.name} interpreter was lost${code === null ? '' : ` (its client exited with code ${code})`}.`;
+    for (const resolve of this.waiting.values()) resolve(undefined);
   }
 
   private async kill(why: 'timeout' | 'cancelled'): Promise<void> {
@@ -273,6 +328,52 @@ export class Interpreter implements PersistentInterpreter {
   private async signalKernel(name: 'INT' | 'KILL'): Promise<void> {
     await this.sandbox.exec({ cmd: ['kill', `-${name}`, String(this.pid)], timeoutSeconds: 10 }).catch(() => undefined);
   }
+}
+
+/**
+ * The client's output as lines of at most `limit` bytes, each joined once from its chunks (a long
+ * line is not searched again with every chunk). A longer line stops the reading: onTooLong.
+ */
+class LineReader {
+  private parts: Buffer[] = [];
+  private size = 0;
+  private over = false;
+  onLine: (line: string) => void = () => undefined;
+  onTooLong: () => void = () => undefined;
+
+  constructor(public limit: number) {}
+
+  push(chunk: Buffer): void {
+    let from = 0;
+    while (!this.over) {
+      const newline = chunk.indexOf(10, from);
+      const part = chunk.subarray(from, newline < 0 ? chunk.length : newline);
+      if (this.size + part.length > this.limit) {
+        this.over = true;
+        this.parts = [];
+        this.size = 0;
+        this.onTooLong();
+        return;
+      }
+      if (newline < 0) {
+        if (part.length) this.parts.push(part);
+        this.size += part.length;
+        return;
+      }
+      const line = (this.size ? Buffer.concat([...this.parts, part]) : part).toString('utf8');
+      this.parts = [];
+      this.size = 0;
+      from = newline + 1;
+      this.onLine(line);
+    }
+  }
+}
+
+/** Text cut to at most `most` characters, keeping its start and its end (a traceback's last line says what happened). */
+function headAndTail(text: string, most: number): string {
+  if (text.length <= most) return text;
+  const half = Math.floor(most / 2);
+  return `${text.slice(0, half)}\n… (${text.length - 2 * half} characters left out) …\n${text.slice(-half)}`;
 }
 
 function safeJson(text: string): unknown {
