@@ -16,6 +16,7 @@ import { TOOL_WORDS } from '../core/sessions/sessionWords';
 import type { Settings } from '../core/spec/settings';
 import { ReachRefusal, admitWithin } from '../core/tools/admit';
 import { RESULT_CHARS, type TextBudget } from '../core/tools/fitBudget';
+import { allowedNamesOf } from '../core/network/allowlist';
 import { policyReach, reachSentence, union, type ReachKind } from '../core/tools/reach';
 import { callTool, parseToolInput, type ToolOutcome } from '../core/tools/runTool';
 import { toolSpec, type ToolName } from '../core/tools/toolList';
@@ -118,6 +119,7 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
               protectedPaths,
               keptBy: `${command} has no --allow-config-writes`,
               liftWith: `${withFlag} --allow-config-writes`,
+              allowedNames: allowedNamesOf(settings.network),
             },
             service,
             (sandboxId, wider) =>

@@ -4,6 +4,10 @@ import assert from 'node:assert/strict';
 import { SandboxService } from '../../src/core/sessions/sandboxService';
 import { parseSettings } from '../../src/core/spec/settings';
 import { approvalFor, ReachGrants } from '../../src/core/tools/approvals';
+import { admitWithin } from '../../src/core/tools/admit';
+import type { SessionInfo } from '../../src/core/engine/engine';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
+import { SandboxError } from '../../src/core/errors';
 import { viewTarget } from '../../src/core/tools/targetView';
 import type { TargetView } from '../../src/core/tools/reach';
 import { toolSpec, type ToolName } from '../../src/core/tools/toolList';
@@ -115,6 +119,38 @@ describe('approvals by reach, attacked', () => {
       for (const line of shown.slice(1))
         assert.equal(unfenced(line).includes('(forged)'), false, `${name}: forged text outside code: ${line}`);
     }
+  });
+
+  it('an allowlist sandbox another client opened with more names is refused where fewer are allowed', () => {
+    const service = serviceWith({ network: { mode: 'allowlist', allow: ['pypi.org'] } });
+    const session = (networkAllow: string[]): SessionInfo => ({
+      id: 'c'.repeat(64),
+      name: 'shared',
+      engine: 'docker',
+      mode: 'code',
+      runtime: 'bash',
+      image: 'i',
+      spec: resolveSpec({ mode: 'code', runtime: 'bash', networkAllow }),
+      workspaceAccess: 'none',
+      scope: { kind: 'workspace' },
+      network: false,
+      createdAt: new Date().toISOString(),
+      state: 'running',
+      notices: [],
+    });
+    const exec = toolSpec('sandbox_exec');
+    const admit = admitWithin(
+      exec,
+      exec.schema.parse({ command: 'curl https://pypi.org' }),
+      { allowed: new Set(['allowlist']), protectedPaths: [], keptBy: '', liftWith: '', allowedNames: ['pypi.org'] },
+      service,
+      () => new SandboxError('permission-denied', 'wider'),
+    );
+    admit(session(['pypi.org']));
+    assert.throws(
+      () => admit(session(['pypi.org', 'attacker.example'])),
+      /can reach attacker\.example on the network, beyond the allowlist here \(pypi\.org\)/,
+    );
   });
 });
 

@@ -101,3 +101,11 @@ export function decide(entries: readonly AllowEntry[], host: string, port: numbe
 export function isIpLiteral(host: string): boolean {
   return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.includes(':') || /^\[.*\]$/.test(host) || /^\d+$/.test(host);
 }
+
+/** The names an allowlist sandbox may reach under a policy: any when the whole network is allowed. */
+export function allowedNamesOf(network: {
+  mode: 'off' | 'allowlist' | 'full';
+  allow: readonly string[];
+}): readonly string[] | 'any' {
+  return network.mode === 'full' ? 'any' : network.mode === 'allowlist' ? network.allow : [];
+}

@@ -9,6 +9,7 @@ import type { SessionInfo } from '../engine/engine';
 import { SandboxError } from '../errors';
 import type { SandboxService } from '../sessions/sandboxService';
 import { sandboxIdOf } from '../sessions/sessions';
+import { coveredBy } from '../sessions/sessionPolicy';
 import { widening, type Reach, type ReachKind } from './reach';
 import { sessionView } from './targetView';
 import type { AnyToolSpec } from './toolList';
@@ -21,6 +22,11 @@ export interface AdmitPolicy {
   /** Why they stay protected here, and how that is changed, for the message ("no --allow-config-writes", "--allow-config-writes"). */
   readonly keptBy: string;
   readonly liftWith: string;
+  /**
+   * The names an allowlist sandbox may reach for this caller (the user's allowlist, or the flags');
+   * 'any' when the whole network is allowed. A session opened elsewhere with more names is refused.
+   */
+  readonly allowedNames: readonly string[] | 'any';
 }
 
 /** A call refused because its sandbox reaches further than the caller allows: which sandbox, and what more. */
@@ -47,8 +53,22 @@ export function admitWithin(
     const reach = spec.reach(input, sessionView(session, service));
     const wider = widening(reach, policy.allowed);
     if (wider.length) throw refuse(sandboxIdOf(session), wider);
+    if (reach.has('allowlist')) refuseWiderAllowlist(session, policy);
     if (reach.has('folder-write')) refuseUnprotected(session, policy);
   };
+}
+
+/** An allowlist session that reaches names beyond what this caller allows (opened by another client with more). */
+function refuseWiderAllowlist(session: SessionInfo, policy: AdmitPolicy): void {
+  if (policy.allowedNames === 'any') return;
+  const allowed = policy.allowedNames;
+  const beyond = session.spec.networkAllow.filter((name) => !coveredBy(name, allowed));
+  if (!beyond.length) return;
+  throw new SandboxError(
+    'permission-denied',
+    `Sandbox "${sandboxIdOf(session)}" can reach ${beyond.join(', ')} on the network, beyond the allowlist here (${allowed.join(', ') || 'empty'}); another client opened it with more.`,
+    'Use a sandbox within this allowlist (sandbox_open with another session name), or ask the user to add the names.',
+  );
 }
 
 /** A read-write session whose opener lifted protections this caller keeps: its code could plant a git hook or a task. */

@@ -17,6 +17,7 @@ import { RESULT_CHARS } from '../../core/tools/fitBudget';
 import { formatError } from '../../core/tools/format';
 import { resultParts } from '../../core/tools/resultParts';
 import type { ImageOutput } from '../../core/results/images';
+import { allowedNamesOf } from '../../core/network/allowlist';
 import type { PanelImages } from '../panel/panelImages';
 import { callTool, failureText, parseToolInput } from '../../core/tools/runTool';
 import { resolveTarget, viewTarget } from '../../core/tools/targetView';
@@ -172,6 +173,7 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
               ),
               keptBy: 'the setting agentSandbox.configWritesAllowedIn does not list this folder',
               liftWith: 'the user setting agentSandbox.configWritesAllowedIn',
+              allowedNames: allowedNamesOf(this.services.settings().network),
             },
             this.services.service,
             changedSince,
