@@ -4,6 +4,7 @@ import { resolveFiles } from '../files/files';
 import type { Runtime, SandboxSpec } from '../spec/spec';
 import { planPythonRun } from '../interpreters/runTrailer';
 import { checkNetworkTier } from './sessionPolicy';
+import { decisionNotes, decisionsCursor } from '../network/decisionNotes';
 import type { ImageOutput } from '../results/images';
 
 export interface RunInput {
@@ -43,11 +44,16 @@ export async function runCompute(
   ];
   const sandbox = await engine.open({ ...spec, mode: 'compute' }, { ...options, files, ephemeral: true });
   try {
+    // Where its network decisions stand (an allowlist run), so that the result tells its own.
+    const cursor = await decisionsCursor(sandbox);
     const result = await sandbox.exec(
       { cmd: driven?.argv ?? program.argv(programPath), stdin: input.stdin },
       options.signal,
     );
-    const noted = { ...result, notices: [...sandbox.info.notices, ...result.notices] };
+    const noted = {
+      ...result,
+      notices: [...sandbox.info.notices, ...result.notices, ...(await decisionNotes(sandbox, cursor))],
+    };
     return driven ? driven.read(noted) : { ...noted, images: [] };
   } finally {
     await sandbox.close();

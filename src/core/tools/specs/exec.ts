@@ -6,6 +6,7 @@ import { formatExecResult } from '../format';
 import { evalAsExec } from '../evalResult';
 import { describeImages } from '../../results/images';
 import { keepImages } from '../../results/keptImages';
+import { decisionNotes, decisionsCursor } from '../../network/decisionNotes';
 import { planSave, worthSaving } from './savedOutput';
 import { sessionReach } from '../reach';
 import { defineTool, words } from '../toolSpec';
@@ -126,6 +127,8 @@ export const execTool = defineTool({
     return context.service.use(
       input.sandbox_id,
       async (sandbox) => {
+        // Where the sandbox's network decisions stand, so that the result tells this call's own.
+        const cursor = await decisionsCursor(sandbox);
         if (input.code !== undefined) {
           const timeoutSeconds = input.timeout_seconds ?? sandbox.info.spec.timeoutSeconds;
           const { interpreter, notices } = await context.service.interpreter(
@@ -143,6 +146,7 @@ export const execTool = defineTool({
             ...notices,
             ...(kept.images.length ? [describeImages(kept.images)] : []),
             ...kept.notices,
+            ...(await decisionNotes(sandbox, cursor)),
           ]);
           const shown = context.redactResult?.(result) ?? result;
           return {
@@ -176,7 +180,12 @@ export const execTool = defineTool({
         if (save) context.service.afterCall(sandbox, () => save.run(sandbox));
         const noted = {
           ...result,
-          notices: [...context.service.takeLaterNotices(sandbox), ...result.notices, ...(save?.notes ?? [])],
+          notices: [
+            ...context.service.takeLaterNotices(sandbox),
+            ...result.notices,
+            ...(save?.notes ?? []),
+            ...(await decisionNotes(sandbox, cursor)),
+          ],
         };
         const shown = context.redactResult?.(noted) ?? noted;
         return {
