@@ -10,6 +10,8 @@ import { runEgressHost } from '../core/network/egressHost';
 export async function egressProxyCommand(argv: readonly string[], signal: AbortSignal): Promise<number> {
   const [dir] = argv;
   if (!dir || !isAbsolute(dir)) return 2;
-  await runEgressHost(dir, signal);
+  // Socket paths relative to the folder stay within a unix socket's 108 bytes, wherever the state folder is.
+  process.chdir(dir);
+  await runEgressHost('.', signal);
   return 0;
 }

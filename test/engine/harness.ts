@@ -62,12 +62,13 @@ export async function requireEngine(context: Mocha.Context): Promise<void> {
 /** When this test run started: containers created before it are a developer's own and not the suite's concern. */
 export const RUN_STARTED = new Date().toISOString();
 
-/** Containers of ours created since this test run started. */
+/** Containers of ours created since this test run started: sandboxes, and the network relays of allowlist sandboxes. */
 export async function containersOfOurs(): Promise<Docker.ContainerInfo[]> {
-  const all = await new Docker(testEngine().endpoint.options).listContainers({
-    all: true,
-    filters: { label: [`${LABEL.managed}=1`] },
-  });
+  const docker = new Docker(testEngine().endpoint.options);
+  const all = [
+    ...(await docker.listContainers({ all: true, filters: { label: [`${LABEL.managed}=1`] } })),
+    ...(await docker.listContainers({ all: true, filters: { label: [LABEL.egressFor] } })),
+  ];
   return all.filter(
     (container) => (container.Labels[LABEL.created] ?? '') >= RUN_STARTED && !ownedByAnotherRun(container),
   );

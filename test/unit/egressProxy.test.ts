@@ -114,11 +114,17 @@ describe('network allowlist: the egress proxy', function () {
     'meta.example.test': ['169.254.169.254'],
   };
 
+  /** Entries that come and go while the proxy runs (a package install's), asked at each decision. */
+  let extra: string[] = [];
+
   before(async () => {
     app = createServer((req, res) => res.end(`hello from the test server: ${req.method} ${req.url}`));
     appPort = await listen(app);
+    const base = allowlistSchema.parse([`localhost:${appPort}`, 'trap.example.test', 'meta.example.test', 'mine.test']);
     proxy = new EgressProxy({
-      allowlist: allowlistSchema.parse([`localhost:${appPort}`, 'trap.example.test', 'meta.example.test']),
+      allowlist: () => [...base, ...allowlistSchema.parse(extra)],
+      // The user's own mappings: a listed name mapped to this machine is theirs to reach; an unlisted one is not.
+      hosts: { 'mine.test': '127.0.0.1', 'unlisted.test': '127.0.0.1', 'later.test': '127.0.0.1' },
       lookup: async (host) => {
         if (names[host]) return names[host]!;
         throw new Error('no such name');
@@ -182,5 +188,52 @@ describe('network allowlist: the egress proxy', function () {
     assert.equal(meta.status, 403);
     assert.match(meta.body, /169\.254\.169\.254/);
     assert.ok(decisions.some((entry) => !entry.allowed && entry.host === 'trap.example.test'));
+  });
+
+  it('reaches a listed name the user mapped, even to an internal address, by CONNECT and plain HTTP', async () => {
+    assert.match(await viaConnect(proxyPort, `MINE.test.:${appPort}`), /hello from the test server: GET \/hello/);
+    const plain = await viaHttp(proxyPort, `http://mine.test:${appPort}/mapped`);
+    assert.equal(plain.status, 200);
+    assert.match(plain.body, /GET \/mapped/);
+    let decision: NetworkDecision | undefined;
+    for (let look = 0; look < 200 && !decision; look++) {
+      decision = decisions.find((entry) => entry.allowed && entry.host === 'mine.test' && entry.bytesSent > 0);
+      if (!decision) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.ok(decision, JSON.stringify(decisions));
+    assert.equal(decision.rule, 'mine.test');
+    assert.equal(decision.address, '127.0.0.1');
+  });
+
+  it('refuses a name the user mapped but did not list', async () => {
+    assert.match(
+      await viaConnect(proxyPort, `unlisted.test:${appPort}`),
+      /^HTTP\/1\.1 403[\s\S]*unlisted\.test is not on the allowlist/,
+    );
+  });
+
+  it('asks a function allowlist at each decision', async () => {
+    assert.match(await viaConnect(proxyPort, `later.test:${appPort}`), /^HTTP\/1\.1 403/);
+    extra = ['later.test'];
+    try {
+      assert.match(await viaConnect(proxyPort, `later.test:${appPort}`), /hello from the test server/);
+    } finally {
+      extra = [];
+    }
+    assert.match(await viaConnect(proxyPort, `later.test:${appPort}`), /^HTTP\/1\.1 403/);
+  });
+
+  it('counts the head of a plain HTTP request and answer as bytes sent and received', async () => {
+    const before = decisions.length;
+    const answer = await viaHttp(proxyPort, `http://localhost:${appPort}/no-body`);
+    assert.equal(answer.status, 200);
+    let decision: NetworkDecision | undefined;
+    for (let look = 0; look < 200 && !decision; look++) {
+      decision = decisions.slice(before).find((entry) => entry.allowed);
+      if (!decision) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.ok(decision);
+    assert.ok(decision.bytesSent > 'GET http://localhost/no-body HTTP/1.1'.length, JSON.stringify(decision));
+    assert.ok(decision.bytesReceived > answer.body.length, JSON.stringify(decision));
   });
 });

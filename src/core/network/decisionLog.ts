@@ -88,12 +88,13 @@ export class DecisionLog {
 export function readDecisions(dir: string, options: DecisionQuery = {}): NetworkDecisionPage {
   const after = options.after ?? 0;
   const max = Math.max(1, Math.min(MAX_DECISIONS, options.max ?? DEFAULT_MAX_DECISIONS));
-  let decisions = tailDecisions(join(dir, DECISIONS_FILE));
-  // The older generation only when the current one does not reach back far enough.
+  const current = tailDecisions(join(dir, DECISIONS_FILE));
+  let decisions = current.decisions;
+  // The older generation only when the current one was read whole and does not reach back far enough.
   const oldestKept = decisions[0]?.seq;
-  if (decisions.length < max && (oldestKept === undefined || oldestKept > after + 1))
+  if (current.whole && decisions.length < max && (oldestKept === undefined || oldestKept > after + 1))
     decisions = [
-      ...tailDecisions(join(dir, OLDER_FILE)).filter((entry) => entry.seq < (oldestKept ?? Infinity)),
+      ...tailDecisions(join(dir, OLDER_FILE)).decisions.filter((entry) => entry.seq < (oldestKept ?? Infinity)),
       ...decisions,
     ];
   const cursor = decisions.at(-1)?.seq ?? 0;
@@ -103,13 +104,16 @@ export function readDecisions(dir: string, options: DecisionQuery = {}): Network
   return { decisions: newer.slice(-max), cursor, truncated };
 }
 
-/** The whole lines at the end of a file (at most READ_TAIL_BYTES), parsed; lines that do not parse are left out. */
-function tailDecisions(file: string): LoggedDecision[] {
+/**
+ * The whole lines at the end of a file (at most READ_TAIL_BYTES), parsed, and whether that was the
+ * whole file; lines that do not parse are left out.
+ */
+function tailDecisions(file: string): { decisions: LoggedDecision[]; whole: boolean } {
   let fd: number;
   try {
     fd = openSync(file, 'r');
   } catch {
-    return [];
+    return { decisions: [], whole: true };
   }
   try {
     const size = statSync(file).size;
@@ -128,7 +132,7 @@ function tailDecisions(file: string): LoggedDecision[] {
         // A line cut by a crash mid-write.
       }
     }
-    return decisions;
+    return { decisions, whole: start === 0 };
   } finally {
     closeSync(fd);
   }

@@ -8,6 +8,7 @@
  */
 import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { allowEntries, allowlistTextSchema, networkHostsSchema, type AllowEntry } from './allowlist';
@@ -47,15 +48,18 @@ export interface EgressHostTimings {
   lifelineGoneMs?: number;
 }
 
-/** Runs the host side in `dir` until the relay is gone or `signal` aborts. */
+/**
+ * Runs the host side in `dir` until the relay is gone or `signal` aborts. A unix socket's path is
+ * short (108 bytes), so the process works in the folder and passes '.'.
+ */
 export async function runEgressHost(dir: string, signal: AbortSignal, timings: EgressHostTimings = {}): Promise<void> {
-  process.chdir(dir);
-  const config = egressConfigSchema.parse(JSON.parse(readFileSync(EGRESS_FILES.config, 'utf8')));
-  const release = claim();
+  const at = (name: string) => join(dir, name);
+  const config = egressConfigSchema.parse(JSON.parse(readFileSync(at(EGRESS_FILES.config), 'utf8')));
+  const release = claim(at(EGRESS_FILES.lock));
   if (!release) return; // another living process serves this sandbox
   const base = allowEntries(config.allow);
-  const log = new DecisionLog('.');
-  const install = installEntries();
+  const log = new DecisionLog(dir);
+  const install = installEntries(at(EGRESS_FILES.install));
   const proxy = new EgressProxy({
     allowlist: () => [...base, ...install()],
     hosts: config.hosts,
@@ -68,6 +72,7 @@ export async function runEgressHost(dir: string, signal: AbortSignal, timings: E
       }
     },
   });
+  const sockets = [EGRESS_FILES.proxySocket, EGRESS_FILES.lifelineSocket];
   const lifelines = new Set<Socket>();
   let lastChange = Date.now();
   let everLinked = false;
@@ -83,18 +88,17 @@ export async function runEgressHost(dir: string, signal: AbortSignal, timings: E
     });
   });
   try {
-    mkdirSync(EGRESS_FILES.sockets, { recursive: true, mode: 0o711 });
-    chmodSync(EGRESS_FILES.sockets, 0o711);
-    for (const socket of [EGRESS_FILES.proxySocket, EGRESS_FILES.lifelineSocket]) rmSync(socket, { force: true });
-    await proxy.listen({ path: EGRESS_FILES.proxySocket });
+    mkdirSync(at(EGRESS_FILES.sockets), { recursive: true, mode: 0o711 });
+    chmodSync(at(EGRESS_FILES.sockets), 0o711);
+    for (const socket of sockets) rmSync(at(socket), { force: true });
+    await proxy.listen({ path: at(EGRESS_FILES.proxySocket) });
     await new Promise<void>((resolve, reject) => {
       lifeline.once('error', reject);
-      lifeline.listen(EGRESS_FILES.lifelineSocket, () => resolve());
+      lifeline.listen(at(EGRESS_FILES.lifelineSocket), () => resolve());
     });
     // The relay runs as another user than this one; the folders above keep everyone else out.
-    chmodSync(EGRESS_FILES.proxySocket, 0o666);
-    chmodSync(EGRESS_FILES.lifelineSocket, 0o666);
-    writeFileSync(EGRESS_FILES.ready, String(process.pid), { mode: 0o600 });
+    for (const socket of sockets) chmodSync(at(socket), 0o666);
+    writeFileSync(at(EGRESS_FILES.ready), String(process.pid), { mode: 0o600 });
     const firstMs = timings.firstLifelineMs ?? 120_000;
     const goneMs = timings.lifelineGoneMs ?? 5_000;
     while (!signal.aborted) {
@@ -102,27 +106,27 @@ export async function runEgressHost(dir: string, signal: AbortSignal, timings: E
       await sleep(500, undefined, { signal }).catch(() => undefined);
     }
   } finally {
-    rmSync(EGRESS_FILES.ready, { force: true });
+    rmSync(at(EGRESS_FILES.ready), { force: true });
     for (const socket of lifelines) socket.destroy();
     lifeline.close();
     await proxy.close().catch(() => undefined);
-    for (const socket of [EGRESS_FILES.proxySocket, EGRESS_FILES.lifelineSocket]) rmSync(socket, { force: true });
+    for (const socket of sockets) rmSync(at(socket), { force: true });
     release();
   }
 }
 
 /** Takes the folder for this process: undefined when a living process holds it already. */
-function claim(): (() => void) | undefined {
+function claim(lock: string): (() => void) | undefined {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(EGRESS_FILES.lock, String(process.pid), { flag: 'wx', mode: 0o600 });
+      writeFileSync(lock, String(process.pid), { flag: 'wx', mode: 0o600 });
       return () => {
-        if (holderOf(EGRESS_FILES.lock) === process.pid) rmSync(EGRESS_FILES.lock, { force: true });
+        if (holderOf(lock) === process.pid) rmSync(lock, { force: true });
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      if (holderOf(EGRESS_FILES.lock) !== undefined) return undefined;
-      rmSync(EGRESS_FILES.lock, { force: true }); // its process died without letting go
+      if (holderOf(lock) !== undefined) return undefined;
+      rmSync(lock, { force: true }); // its process died without letting go
     }
   }
   return undefined;
@@ -146,14 +150,14 @@ export function holderOf(file: string): number | undefined {
 }
 
 /** The names allowed for a package install under way, read again only when the file changes. */
-function installEntries(): () => AllowEntry[] {
+function installEntries(file: string): () => AllowEntry[] {
   let seen = '';
   let entries: AllowEntry[] = [];
   let until = 0;
   return () => {
     let stamp: string;
     try {
-      const stat = statSync(EGRESS_FILES.install);
+      const stat = statSync(file);
       stamp = `${stat.mtimeMs}:${stat.size}`;
     } catch {
       return [];
@@ -161,7 +165,7 @@ function installEntries(): () => AllowEntry[] {
     if (stamp !== seen) {
       seen = stamp;
       try {
-        const parsed = installSchema.parse(JSON.parse(readFileSync(EGRESS_FILES.install, 'utf8')));
+        const parsed = installSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
         entries = allowEntries(parsed.allow).map((entry) => ({ ...entry, text: `${entry.text} (package install)` }));
         until = parsed.until;
       } catch {

@@ -368,12 +368,11 @@ export class DockerEngine implements SandboxEngine {
     const notices = inspected ? await sweepBeforeRemoval(this.docker, container, inspected).catch(() => []) : [];
     await this.folderWatches.stop(id);
     this.stopRecords.forget(id);
-    // The way out goes first: the proxy refuses from now on, and the relay goes with it.
-    if (
-      !inspected ||
-      networkTier(specFromLabels(inspected.Config.Labels) ?? { network: false, networkAllow: [] }) === 'allowlist'
-    )
-      await this.egress.remove(id, signal);
+    // The way out goes first: the proxy refuses from now on, and the relay goes with it. A sandbox
+    // already gone took its relay along (their shared process namespace); a proxy may still be stopping.
+    const spec = inspected ? specFromLabels(inspected.Config.Labels) : undefined;
+    if (!inspected || (spec && networkTier(spec) === 'allowlist'))
+      await this.egress.remove(id, { relays: Boolean(inspected), signal });
     await this.guard(async () => {
       try {
         await container.remove(withSignal({ force: true, v: true }, signal));

@@ -219,14 +219,20 @@ export class DockerEgress {
     return this.deps.proxies.allowDuringInstall(sandboxId, names, INSTALL_WINDOW_MS);
   }
 
-  /** Stops the proxy process (connections are refused from now on) and removes the relays of a sandbox. */
-  async remove(sandboxId: string, signal?: AbortSignal): Promise<void> {
+  /**
+   * Stops the proxy process of a sandbox (connections are refused from now on) and removes its relays
+   * (unless told there are none to look for).
+   */
+  async remove(sandboxId: string, options: { relays?: boolean; signal?: AbortSignal } = {}): Promise<void> {
     await this.deps.proxies?.stop(sandboxId).catch(() => undefined);
-    const relays = await listContainers(this.deps.docker, [`${LABEL.egressFor}=${sandboxId}`], signal).catch(() => []);
+    if (options.relays === false) return;
+    const relays = await listContainers(this.deps.docker, [`${LABEL.egressFor}=${sandboxId}`], options.signal).catch(
+      () => [],
+    );
     for (const relay of relays) {
       await this.deps.docker
         .getContainer(relay.Id)
-        .remove(withSignal({ force: true }, signal))
+        .remove(withSignal({ force: true }, options.signal))
         .catch(() => undefined);
     }
   }
