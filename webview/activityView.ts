@@ -1,16 +1,27 @@
-/** The most recent tool calls: tool, summary, exit code, duration. */
-import type { ActivityView } from '../src/shared/protocol';
+/** The most recent tool calls (tool, summary, exit code, duration) and network decisions of allowlist sandboxes. */
+import type { ActivityView, WebviewToHost } from '../src/shared/protocol';
+import { button } from './controls';
 import { h } from './dom';
 import { formatDuration, formatTime } from './format';
 
-export function renderActivity(activity: ActivityView[]): HTMLElement {
+export function renderActivity(activity: ActivityView[], post: (message: WebviewToHost) => void): HTMLElement {
   const section = h(
     'section',
     { class: 'activity', 'aria-labelledby': 'activity-title' },
-    h('h2', { id: 'activity-title' }, 'Activity'),
+    h(
+      'div',
+      { class: 'section-head' },
+      h('h2', { id: 'activity-title' }, 'Activity'),
+      button(
+        'Export',
+        'Export the audit log (tool calls and network decisions) as JSON Lines',
+        () => post({ type: 'exportLog' }),
+        'export-log',
+      ),
+    ),
   );
   if (activity.length === 0) {
-    section.append(h('p', { class: 'empty muted' }, 'No tool calls yet.'));
+    section.append(h('p', { class: 'empty muted' }, 'No tool calls or network connections yet.'));
     return section;
   }
   const list = h('ol', { class: 'activity-list', role: 'list' });

@@ -81,7 +81,7 @@ const render = {
   engine: () => replace(slots.engine, renderEngine(engine, post)),
   sessions: () => replace(slots.sessions, renderSessions(sessions, stats, ui, post, saveUi)),
   defaults: () => replace(slots.defaults, renderDefaults(defaults, post, ui, saveUi)),
-  activity: () => replace(slots.activity, renderActivity(activity.slice(-ACTIVITY_SHOWN))),
+  activity: () => replace(slots.activity, renderActivity(activity.slice(-ACTIVITY_SHOWN), post)),
 };
 
 function updateStats(update: StatsView): void {

@@ -30,6 +30,9 @@ Commands:
   gc     [--grace SECONDS] [--after SECONDS] [--folder PATH]
          Remove orphaned sandboxes: those of deleted folders, and those of VS Code windows gone for
          longer than the grace period (default 120 s). --after waits first.
+  log    Print this folder's audit log as JSON Lines: every tool call made for it (from VS Code,
+         agent-sandbox tool and mcp) and every network decision of its allowlist sandboxes still
+         open (host, port, allowed or refused and why, bytes), oldest first.
   files  upload PATH [--name N] | download KEY [--output PATH] | list | delete KEY
          The local file store that sandbox_stage_file and sandbox_publish_file use (no engine needed).
          download writes to standard output without --output. The store's folder is
@@ -85,6 +88,7 @@ export const COMMANDS = [
   'close',
   'engine',
   'gc',
+  'log',
   'files',
   'validate',
   'tool',

@@ -17,6 +17,8 @@ import type { Settings } from '../core/spec/settings';
 import { ReachRefusal, admitWithin } from '../core/tools/admit';
 import { RESULT_CHARS, type TextBudget } from '../core/tools/fitBudget';
 import { allowedNamesOf } from '../core/network/allowlist';
+import { ActivityFile } from '../core/sessions/activityFile';
+import { summarizeInput } from '../core/sessions/activityLog';
 import { policyReach, reachSentence, union, type ReachKind } from '../core/tools/reach';
 import { callTool, parseToolInput, type ToolOutcome } from '../core/tools/runTool';
 import { toolSpec, type ToolName } from '../core/tools/toolList';
@@ -93,12 +95,14 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
   const store = cliFileStore();
   const protectedPaths = protectedPathsFor(folder, settings.configWritesAllowedIn);
   const flags = flagsText(settings);
+  const activity = new ActivityFile(folder, options.client ?? 'cli');
   return {
     service,
     async call(name, input, call) {
       const spec = toolSpec(name);
       const parsed = parseToolInput(spec, input);
-      return callTool(spec, parsed, {
+      const started = performance.now();
+      const outcome = await callTool(spec, parsed, {
         service,
         engine: engineLabel(engine.kind, engine.capabilities),
         capabilities: engine.capabilities,
@@ -133,6 +137,18 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
           options.notOurs,
         ),
       });
+      // The folder's activity file, as VS Code keeps it: every call, for audit (agent-sandbox log).
+      const target = spec.target(parsed);
+      activity.append({
+        tool: name,
+        summary: redact(summarizeInput(name, parsed as Record<string, unknown>)),
+        exitCode: outcome.exitCode ?? null,
+        ok: !outcome.failure && (outcome.exitCode === undefined || outcome.exitCode === 0),
+        durationMs: Math.round(performance.now() - started),
+        at: new Date().toISOString(),
+        ...(target.kind === 'run' ? {} : { sandboxId: target.sandboxId ?? service.defaultSandboxId() }),
+      });
+      return outcome;
     },
   };
 }

@@ -20,6 +20,7 @@ import { Output } from './output';
 import { validateCommand } from './validateCommand';
 import { toolCommand, toolList } from './toolCommand';
 import { mcpCommand } from './mcpCommand';
+import { logCommand } from './logCommand';
 import type { SandboxEngine } from '../core/engine/engine';
 
 const HANDLERS: Record<
@@ -33,6 +34,7 @@ const HANDLERS: Record<
   close: closeCommand,
   engine: engineCommand,
   gc: gcCommand,
+  log: logCommand,
 };
 
 async function readStdin(): Promise<string> {

@@ -151,6 +151,7 @@ export const webviewToHostSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('restartSession'), sandboxId: z.string().min(1) }),
   z.object({ type: z.literal('closeSession'), sandboxId: z.string().min(1) }),
   z.object({ type: z.literal('openTerminal'), sandboxId: z.string().min(1) }),
+  z.object({ type: z.literal('exportLog') }),
   z.object({ type: z.literal('openImage'), key: z.string().regex(/^files\/f_[0-9a-f]{16,64}$/) }),
   z.object({ type: z.literal('setAccess'), sandboxId: z.string().min(1), access }),
   z.object({ type: z.literal('saveDefaults'), defaults: defaultsEditSchema }),

@@ -13,6 +13,7 @@ import { Housekeeping } from './housekeeping';
 import { PanelImages } from './panel/panelImages';
 import { SandboxPanel } from './panel/panelProvider';
 import { ActivityLog } from '../core/sessions/activityLog';
+import { ActivityFile } from '../core/sessions/activityFile';
 import { SandboxSecrets } from './secrets';
 import { registerCommands } from './commands';
 import { EngineState } from './engineState';
@@ -73,7 +74,11 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
   });
   const statusBar = new SandboxStatusBar(engine, service);
   const track = <T>(work: Promise<T>) => statusBar.track(work);
-  const activity = new ActivityLog();
+  // Every call is also kept in the folder's activity file, for audit (agent-sandbox log, the panel's export).
+  const activity = new ActivityLog(100, (entry) => {
+    const folder = workspaceFolder();
+    if (folder) new ActivityFile(folder, 'vscode').append(entry);
+  });
   const imagesFolder = vscode.Uri.joinPath(context.globalStorageUri, 'images');
   const images = new PanelImages(imagesFolder.fsPath);
   const panel = new SandboxPanel({
@@ -83,6 +88,7 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     activity,
     images,
     imagesFolder,
+    workspaceFolder,
     settings,
     grant,
     log,

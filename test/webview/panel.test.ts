@@ -226,7 +226,11 @@ describe('the Sandbox panel in Chromium', function () {
 
     await memory.fill('1g');
     await cpus.fill('2');
-    await page.getByRole('checkbox', { name: 'Network' }).click();
+    await choose(page, 'Network', 'allowlist');
+    assert.match(
+      await page.getByText(/^allowlist: /).innerText(),
+      /allowlist: empty \(agentSandbox\.network\.allow in settings\)/,
+    );
     await save.click();
     assert.deepEqual((await alerts.allInnerTexts()).filter(Boolean), [], 'the problems are gone');
     assert.deepEqual(await lastPosted(panel), {
@@ -239,11 +243,14 @@ describe('the Sandbox panel in Chromium', function () {
         maxStdoutBytes: 1048576,
         maxStderrBytes: 1048576,
         workspaceAccess: 'none',
-        network: true,
+        network: 'allowlist',
         target: 'user',
       },
     });
-    await panel.send({ type: 'defaults', defaults: { ...defaults, memory: '1g', cpus: 2, network: 'full' } });
+    await panel.send({
+      type: 'defaults',
+      defaults: { ...defaults, memory: '1g', cpus: 2, network: 'allowlist', networkAllow: ['pypi.org'] },
+    });
     await panel.send({
       type: 'result',
       action: 'saveDefaults',
@@ -251,7 +258,8 @@ describe('the Sandbox panel in Chromium', function () {
       message: 'Saved the defaults to your user settings.',
     });
     assert.equal(await page.getByRole('textbox', { name: 'Memory' }).inputValue(), '1g');
-    assert.equal(await page.getByRole('checkbox', { name: 'Network' }).getAttribute('aria-checked'), 'true');
+    assert.equal(await shown(page.getByRole('combobox', { name: 'Network' })), 'allowlist');
+    assert.equal(await page.getByText(/^allowlist: /).innerText(), 'allowlist: pypi.org');
     assert.equal(await toast(page).innerText(), 'Saved the defaults to your user settings.');
   });
 
@@ -353,5 +361,28 @@ describe('the Sandbox panel in Chromium', function () {
         .count(),
       0,
     );
+  });
+
+  it('shows network decisions in Activity and asks the host to export the audit log', async () => {
+    const panel = await openPanel(browser, server.url);
+    const { page } = panel;
+    await panel.send(state(connected, sessions));
+    await panel.send({
+      type: 'activity',
+      entry: {
+        tool: 'network',
+        summary: 'evil.example:443 refused: evil.example is not on the allowlist',
+        exitCode: null,
+        ok: false,
+        durationMs: 0,
+        at: new Date().toISOString(),
+        sandboxId: 'default',
+      },
+    });
+    assert.match(await region(page, 'Activity').innerText(), /network[\s\S]*evil\.example:443 refused/);
+    await region(page, 'Activity')
+      .getByRole('button', { name: /Export the audit log/ })
+      .click();
+    assert.deepEqual(await lastPosted(panel), { type: 'exportLog' });
   });
 });

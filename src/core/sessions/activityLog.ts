@@ -16,9 +16,14 @@ export class ActivityLog {
   private readonly entries: ActivityEntry[] = [];
   private readonly events = new EventEmitter();
 
-  constructor(private readonly capacity = 100) {}
+  constructor(
+    private readonly capacity = 100,
+    /** Where each entry is also kept (the folder's activity file, for audit). */
+    private readonly sink?: (entry: ActivityEntry) => void,
+  ) {}
 
   record(entry: ActivityEntry): void {
+    this.sink?.(entry);
     this.entries.push(entry);
     if (this.entries.length > this.capacity) this.entries.shift();
     this.events.emit('entry', entry);

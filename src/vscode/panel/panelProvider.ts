@@ -20,6 +20,7 @@ import type { AccessGrant } from '../accessGrant';
 import { confirmLooserAccess, confirmNetwork } from '../policyDialogs';
 import { SECTION } from '../settings';
 import { panelHtml } from './panelHtml';
+import { PanelDecisions, exportAuditLog } from './panelNetwork';
 import type { PanelImages } from './panelImages';
 import { activityView, defaultsView, engineView, sessionView } from './panelViews';
 
@@ -32,6 +33,8 @@ export interface PanelServices {
   images: PanelImages;
   /** The folder of those images' copies, which the webview may load. */
   imagesFolder: vscode.Uri;
+  /** The workspace folder whose audit log the panel exports. */
+  workspaceFolder(): string | undefined;
   settings(): Settings;
   /** The workspace access the user granted this workspace. */
   grant: AccessGrant;
@@ -47,6 +50,8 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
   private refreshTimer: NodeJS.Timeout | undefined;
   /** Looks at the engine's sessions begun so far; only the latest one's answer is sent. */
   private looks = 0;
+  /** Network decisions of allowlist sessions, shown in Activity. */
+  private readonly decisions = new PanelDecisions((entry) => this.post({ type: 'activity', entry }));
   /** The sessions last sent, as JSON: a poll that finds the same sends nothing. */
   private lastSessions: string | undefined;
 
@@ -134,6 +139,8 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
           return undefined;
         await track(service.restart(message.sandboxId, { byUser: true }));
         return vscode.l10n.t('Restarted session {0}.', message.sandboxId);
+      case 'exportLog':
+        return exportAuditLog(this.services.workspaceFolder(), this.services.engine.get());
       case 'openImage': {
         const file = this.services.images.fileFor(message.key);
         if (!file) return vscode.l10n.t('That image is no longer shown.');
@@ -302,6 +309,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
     const { engine, service, activity } = this.services;
     if (engine.status.state !== 'connected') return [];
     const sessions = await service.list().catch(() => []);
+    if (this.view?.visible) void this.decisions.follow(this.services.engine.get(), sessions);
     const views = sessions.map((session) => ({
       ...sessionView(session, service, activity, engine.get()),
       ...this.imagesView(session.id),

@@ -1,0 +1,95 @@
+/**
+ * The allowlist as the user and the agent see it, through the built command line on a real engine:
+ * a tool result names the connections its call made and each refused name with its reason, and
+ * `agent-sandbox log` gives the folder's tool calls and network decisions as JSON Lines. Traffic
+ * goes only to a server this test starts on 127.0.0.1.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCliText } from './cliRunner';
+import { TEST_IMAGES, requireEngine } from './harness';
+
+describe('the network allowlist in tool results and the audit log (real engine, command line)', function () {
+  this.timeout(180_000);
+  let server: Server;
+  let port: number;
+  let folder: string;
+  let state: string;
+  const env = () => ({
+    AGENT_SANDBOX_ENGINE: 'docker',
+    AGENT_SANDBOX_IMAGE_PYTHON: TEST_IMAGES.python,
+    AGENT_SANDBOX_IMAGE_NODE: TEST_IMAGES.node,
+    AGENT_SANDBOX_STATE_DIR: state,
+  });
+  const tool = (input: object) =>
+    runCliText(
+      ['tool', 'sandbox_exec', '--folder', folder, '--allow-domain', `localhost:${port}`, JSON.stringify(input)],
+      { env: env() },
+    );
+
+  before(async function () {
+    await requireEngine(this);
+    server = createServer((_request, response) => response.end('hello from the test server\n'));
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    port = (server.address() as AddressInfo).port;
+    folder = mkdtempSync(join(tmpdir(), 'agent-sandbox-network-audit-'));
+    state = mkdtempSync(join(tmpdir(), 'agent-sandbox-network-state-'));
+  });
+  after(async () => {
+    await runCliText(['close', '--all', '--folder', folder], { env: env() });
+    await new Promise((done) => server?.close(done));
+  });
+
+  it('says which names a call reached and which it was refused, and why', async () => {
+    const fetch = (url: string) =>
+      `import urllib.request, urllib.error\ntry:\n    print(urllib.request.urlopen("${url}", timeout=20).read().decode().strip())\nexcept urllib.error.HTTPError as e:\n    print(e.code, e.read().decode().strip())`;
+    const allowed = await tool({ code: fetch(`http://host.docker.internal:${port}/`) });
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.match(allowed.stdout, /hello from the test server/);
+    assert.match(
+      allowed.stdout,
+      new RegExp(`Network: 1 connection through the allowlist \\(host\\.docker\\.internal:${port}\\)\\.`),
+    );
+    const refused = await tool({ code: fetch('http://not-listed.example/') });
+    assert.match(
+      refused.stdout,
+      /403 Agent Sandbox refused this connection: not-listed\.example is not on the allowlist/,
+    );
+    assert.match(
+      refused.stdout,
+      /Network refused 1 connection: not-listed\.example:80 \(not-listed\.example is not on the allowlist\)\. Retrying will not help/,
+    );
+  });
+
+  it('agent-sandbox log gives the tool calls and the network decisions, oldest first', async () => {
+    const log = await runCliText(['log', '--folder', folder], { env: env() });
+    assert.equal(log.code, 0, log.stderr);
+    const records = log.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const tools = records.filter((record) => record.kind === 'tool');
+    assert.deepEqual(
+      tools.map((record) => [record.tool, record.client, record.folder, record.sandboxId]),
+      [
+        ['sandbox_exec', 'cli', folder, 'default'],
+        ['sandbox_exec', 'cli', folder, 'default'],
+      ],
+    );
+    const network = records.filter((record) => record.kind === 'network');
+    assert.deepEqual(
+      network.map((record) => [record.sandboxId, record.host, record.allowed]),
+      [
+        ['default', 'host.docker.internal', true],
+        ['default', 'not-listed.example', false],
+      ],
+    );
+    assert.ok((network[0]!.bytesReceived as number) > 0);
+    const times = records.map((record) => record.at as string);
+    assert.deepEqual(times, [...times].sort(), 'oldest first');
+  });
+});
