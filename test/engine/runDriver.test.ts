@@ -93,7 +93,7 @@ describe('sandbox_run with Python: the value of the last line and the images (re
     assert.deepEqual(output.images, []);
     assert.match(
       output.text,
-      /Images not returned: the value \(over what sandbox_run carries; a session returns it\)\./,
+      /Images not returned \(at most 4, of 5 MiB each\): the value \(over what sandbox_run carries; a session returns it\)\./,
     );
   });
 });

@@ -5,21 +5,14 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { ExecResult, ResolvedFile } from '../engine/engine';
-import type { ImageOutput } from '../results/images';
+import { checkedImages, type ImageOutput } from '../results/images';
 import { PYTHON_RUN } from './pythonRun';
 
 const trailerSchema = z.object({
   value: z.string().nullable(),
-  images: z
-    .array(
-      z.object({
-        mime: z.enum(['image/png', 'image/jpeg', 'image/gif', 'image/webp']),
-        data: z.string().max(8 * 1024 * 1024),
-        source: z.string().max(4_096),
-      }),
-    )
-    .max(4),
-  imagesDropped: z.array(z.string().max(4_096)).max(64),
+  // Checked as untrusted input by checkedImages (types, bytes, sizes, names): the program wrote this line.
+  images: z.array(z.object({ mime: z.string(), data: z.string(), source: z.string() })).max(64),
+  imagesDropped: z.array(z.string()).max(64),
 });
 
 export interface PythonRunPlan {
@@ -76,17 +69,11 @@ function readTrailer(result: ExecResult, mark: string): ExecResult & { images: I
       notices: [...result.notices, 'The value of the last line and any images did not come back whole.'],
       images: [],
     };
+  const checked = checkedImages(parsed.images, parsed.imagesDropped);
   return {
     ...stripped,
     ...(parsed.value !== null ? { value: parsed.value } : {}),
-    notices: [
-      ...result.notices,
-      ...(parsed.imagesDropped.length ? [`Images not returned: ${parsed.imagesDropped.join(', ')}.`] : []),
-    ],
-    images: parsed.images.map((image) => ({
-      mime: image.mime,
-      data: Buffer.from(image.data, 'base64'),
-      source: image.source,
-    })),
+    notices: [...result.notices, ...checked.notices],
+    images: checked.images,
   };
 }
