@@ -2,7 +2,9 @@
 import type { SandboxErrorReason } from '../../core/errors';
 import type { FileContent, FileEntry, ListResult, WriteResult } from '../../core/engine/engine';
 import type { EvalResult } from '../../core/interpreters/persistentInterpreter';
+import type { NetworkDecision } from '../../core/network/egressProxy';
 import type { WorkspaceAccess } from '../../core/spec/spec';
+import type { AllowlistNetwork } from './allowlistFetch';
 
 /** How the worker builds its sandbox (passed as workerData). */
 export interface WorkerSetup {
@@ -18,6 +20,8 @@ export interface WorkerSetup {
   maxFileReadBytes: number;
   /** Names at the top of the folder that an rw sandbox may not create, change, rename or remove. */
   protectedPaths: readonly string[];
+  /** The allowlist that curl and wget reach through (the `allowlist` network tier); no network commands without it. */
+  network?: AllowlistNetwork;
 }
 
 export interface ExecPayload {
@@ -94,6 +98,8 @@ export interface WireError {
 export type WorkerMessage =
   | { type: 'ready' }
   | { type: 'failed'; error: WireError }
+  /** A network decision of the allowlist, sent when its request ended (before the reply of the command that made it). */
+  | { type: 'decision'; decision: NetworkDecision }
   | { type: 'reply'; id: number; ok: true; value: unknown }
   | { type: 'reply'; id: number; ok: false; error: WireError };
 

@@ -19,10 +19,14 @@ import { missingCapabilities } from '../../core/engine/engineCapabilities';
 import { folderLimitReason, placeBytes } from '../../core/limits/diskLimit';
 import { SandboxError } from '../../core/errors';
 import { FolderGrowthWatch } from '../../core/limits/folderGrowth';
+import { networkTier } from '../../core/network/allowlist';
+import type { DecisionQuery, NetworkDecisionPage } from '../../core/network/decisionLog';
 import { WORKSPACE_DIR } from '../../core/files/paths';
 import { PROTECTED_PATHS } from '../../core/policy/protectedPaths';
 import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec/spec';
 import { MiB } from '../../core/spec/units';
+import type { AllowlistNetwork } from './allowlistFetch';
+import { DecisionMemory } from './decisionMemory';
 import { javascriptSupported, justBashVersion, workerLocation, type WorkerLocation } from './location';
 import { WorkerClient } from './workerClient';
 import { VirtualSandbox } from './virtualSandbox';
@@ -34,6 +38,11 @@ export interface VirtualEngineOptions {
   nodeVersion?: string;
 }
 
+/** Most bytes of one response that curl or wget takes in (held in the worker's memory, like its output). */
+const MAX_RESPONSE_BYTES = 64 * MiB;
+/** Closed sandboxes whose network decisions stay readable (the panel and the activity log read them after a run). */
+const MOST_CLOSED_DECISIONS = 64;
+
 const DOCKER_HINT =
   'Use the Docker engine for it (setting agentSandbox.engine: "docker", or --engine docker on the command line).';
 
@@ -44,6 +53,8 @@ export class VirtualEngine implements SandboxEngine {
   private readonly nodeVersion: string;
   private readonly sessions = new Map<string, VirtualSandbox>();
   private readonly ephemeral = new Set<VirtualSandbox>();
+  private readonly decisions = new Map<string, DecisionMemory>();
+  private readonly closedDecisions: string[] = [];
 
   constructor(options: VirtualEngineOptions = {}) {
     this.location = options.location ?? workerLocation();
@@ -56,6 +67,8 @@ export class VirtualEngine implements SandboxEngine {
       processes: false,
       packages: false,
       network: false,
+      // curl and wget through our fetch in the worker (allowlistFetch.ts); Python has no sockets.
+      networkAllowlist: true,
       languages,
       memoryLimit: false,
       persistentSessions: false,
@@ -77,6 +90,14 @@ export class VirtualEngine implements SandboxEngine {
     this.refuseWhatCannotRun(spec, options);
     const notices = this.notices(spec, options);
     const protectedPaths = [...(options.protectedPaths ?? PROTECTED_PATHS)];
+    const network: AllowlistNetwork | undefined =
+      networkTier(spec) === 'allowlist'
+        ? {
+            allow: spec.networkAllow,
+            hosts: spec.networkHosts,
+            maxResponseBytes: Math.min(MAX_RESPONSE_BYTES, placeBytes(spec.limits)),
+          }
+        : undefined;
     const client = await WorkerClient.start(
       this.location,
       {
@@ -88,10 +109,16 @@ export class VirtualEngine implements SandboxEngine {
         maxMemoryBytes: placeBytes(spec.limits),
         maxFileReadBytes: spec.limits.memoryBytes,
         protectedPaths,
+        ...(network ? { network } : {}),
       },
       Math.max(64, Math.floor(spec.limits.memoryBytes / MiB)),
     );
     const id = randomBytes(32).toString('hex');
+    const decisions = network ? new DecisionMemory() : undefined;
+    if (decisions) {
+      client.onDecision((decision) => decisions.append(decision));
+      this.decisions.set(id, decisions);
+    }
     const info: SessionInfo = {
       id,
       name: options.name,
@@ -112,11 +139,17 @@ export class VirtualEngine implements SandboxEngine {
       ...(spec.workspaceAccess === 'rw' ? { protectedPaths } : {}),
     };
     const watch = this.watchFolder(spec, options.workspaceFolder, client);
-    const sandbox: VirtualSandbox = new VirtualSandbox(client, info, () => {
-      watch?.stop();
-      this.sessions.delete(id);
-      this.ephemeral.delete(sandbox);
-    });
+    const sandbox: VirtualSandbox = new VirtualSandbox(
+      client,
+      info,
+      () => {
+        watch?.stop();
+        this.sessions.delete(id);
+        this.ephemeral.delete(sandbox);
+        if (decisions) this.keepClosedDecisions(id);
+      },
+      decisions,
+    );
     try {
       if (options.files?.length)
         await client.request({
@@ -170,12 +203,23 @@ export class VirtualEngine implements SandboxEngine {
     await this.sessions.get(id)?.close();
   }
 
+  /** The network decisions of an allowlist sandbox of this process, open or closed a while ago (empty for others). */
+  async networkDecisions(id: string, query?: DecisionQuery): Promise<NetworkDecisionPage> {
+    return (this.decisions.get(id) ?? new DecisionMemory()).read(query);
+  }
+
   deathReason(id: string): string | undefined {
     return this.sessions.get(id)?.deathReason;
   }
 
   async dispose(): Promise<void> {
     await Promise.all([...this.sessions.values(), ...this.ephemeral].map((sandbox) => sandbox.close()));
+  }
+
+  /** A closed sandbox's decisions stay readable until MOST_CLOSED_DECISIONS later ones closed. */
+  private keepClosedDecisions(id: string): void {
+    this.closedDecisions.push(id);
+    while (this.closedDecisions.length > MOST_CLOSED_DECISIONS) this.decisions.delete(this.closedDecisions.shift()!);
   }
 
   /** A folder mounted read-write cannot be capped: its worker is ended once it grew past the disk or inode limit (core/limits/folderGrowth.ts). */
@@ -243,6 +287,7 @@ export class VirtualEngine implements SandboxEngine {
       notices.push('This session lives in this process only: it does not survive a restart of VS Code or the CLI.');
     if (spec.network)
       notices.push('Network access was asked for, but the virtual engine has no network; the sandbox runs offline.');
+    else if (networkTier(spec) === 'allowlist') notices.push(allowlistNotice(spec));
     if (spec.image) notices.push(`The virtual engine runs no images; "${spec.image}" was not used.`);
     if (spec.workspaceAccess === 'ro')
       notices.push(
@@ -250,4 +295,17 @@ export class VirtualEngine implements SandboxEngine {
       );
     return notices;
   }
+}
+
+/** What the allowlist tier is here: curl and wget reach the names (the engine makes their requests), nothing else does. */
+function allowlistNotice(spec: SandboxSpec): string {
+  const names = spec.networkAllow.map((entry) => {
+    const local = /^localhost:(\d+)$/.exec(entry);
+    const mapped = Object.hasOwn(spec.networkHosts, entry) ? spec.networkHosts[entry] : undefined;
+    return local ? `${entry} (port ${local[1]} of this machine)` : mapped ? `${entry} (mapped to ${mapped})` : entry;
+  });
+  return (
+    `Network by allowlist: curl and wget reach ${names.join(', ')} and nothing else; another name or an IP address gets HTTP 403 naming the reason. ` +
+    'Python has no sockets here (urllib, requests and pip cannot connect), and no proxy is set: run curl or wget for what the task needs from the network.'
+  );
 }

@@ -23,8 +23,10 @@ import { resolveFiles } from '../../core/files/files';
 import { CappedOutput } from '../../core/results/output';
 import { WORKSPACE_DIR, resolveReadablePath, resolveWorkspacePath } from '../../core/files/paths';
 import { DISK_LIMIT_REACHED } from '../../core/limits/diskLimit';
+import type { DecisionQuery, NetworkDecisionPage } from '../../core/network/decisionLog';
 import { buildExecResult } from '../../core/results/results';
 import { MiB } from '../../core/spec/units';
+import type { DecisionMemory } from './decisionMemory';
 import type { ExecReply } from './protocol';
 import { WorkerGone, type WorkerClient } from './workerClient';
 import { SANDBOX_HOME } from './workerFileSystem';
@@ -52,6 +54,8 @@ export class VirtualSandbox implements Sandbox {
     private readonly worker: WorkerClient,
     readonly info: SessionInfo,
     private readonly onClose: () => void,
+    /** Its network decisions, for an allowlist sandbox. */
+    private readonly decisions?: DecisionMemory,
   ) {}
 
   /** Why the session is no longer usable, or undefined. */
@@ -216,6 +220,11 @@ export class VirtualSandbox implements Sandbox {
       },
       signal,
     );
+  }
+
+  /** Every request curl and wget made, allowed or refused (none without the allowlist); readable after the close too. */
+  async networkDecisions(query?: DecisionQuery): Promise<NetworkDecisionPage> {
+    return this.decisions?.read(query) ?? { decisions: [], cursor: 0, truncated: false };
   }
 
   async close(): Promise<void> {

@@ -6,10 +6,11 @@
  * its own, started from here on first use (sessionPython.ts), over this worker's file system.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { IFileSystem } from 'just-bash';
+import type { IFileSystem, SecureFetch } from 'just-bash';
 import { DISK_LIMIT_NEXT, DISK_LIMIT_REACHED } from '../../core/limits/diskLimit';
 import { SandboxError } from '../../core/errors';
 import { formatSize } from '../../core/spec/units';
+import { allowlistFetch } from './allowlistFetch';
 import { deletePath, listFiles, readFile, writeFiles } from './fileOps';
 import { pythonCommands } from './pythonCommand';
 import type {
@@ -23,6 +24,7 @@ import type {
 } from './protocol';
 import { SessionPython } from './sessionPython';
 import { buildFileSystem } from './workerFileSystem';
+import { wgetCommand } from './wgetCommand';
 
 type JustBash = typeof import('just-bash');
 
@@ -74,11 +76,12 @@ function wireError(error: unknown): WireError {
 }
 
 function commands(jb: JustBash): ReturnType<JustBash['defineCommand']>[] {
-  const python = setup.python ? pythonCommands(jb) : [];
+  // curl is just-bash's own, present only with a fetch; wget is ours, over the same fetch.
+  const own = [...(setup.python ? pythonCommands(jb) : []), ...(setup.network ? [wgetCommand(jb)] : [])];
   if (setup.javascript) {
     // `node` is what agents type; js-exec is just-bash's (QuickJS) JavaScript runner.
     return [
-      ...python,
+      ...own,
       jb.defineCommand('node', async (args, ctx) =>
         ctx.exec!('js-exec', { cwd: ctx.cwd, args, stdin: jb.latin1FromBytes(ctx.stdin), stdinKind: 'bytes' }),
       ),
@@ -90,7 +93,15 @@ function commands(jb: JustBash): ReturnType<JustBash['defineCommand']>[] {
       stderr: `${name}: JavaScript in the virtual engine needs Node.js 22.6 or newer, and this host runs Node.js ${process.versions.node}. Use the Docker engine to run JavaScript.\n`,
       exitCode: 127,
     }));
-  return [...python, unavailable('node'), unavailable('js-exec')];
+  return [...own, unavailable('node'), unavailable('js-exec')];
+}
+
+/**
+ * Our fetch is the engine's own code, not the sandbox's: just-bash's defense in depth would block
+ * what Node's TLS reads (process.env) while a command runs, so the request runs as trusted code.
+ */
+function trustedFetch(jb: JustBash, fetch: SecureFetch): SecureFetch {
+  return (url, init) => jb.DefenseInDepthBox.runTrustedAsync(() => fetch(url, init));
 }
 
 async function exec(jb: JustBash, fs: IFileSystem, id: number, payload: ExecPayload): Promise<ExecReply> {
@@ -115,6 +126,20 @@ async function exec(jb: JustBash, fs: IFileSystem, id: number, payload: ExecPayl
       python: setup.python,
       javascript: setup.javascript,
       customCommands: commands(jb),
+      // The allowlist tier: curl and wget reach the allowed names through our fetch, and nothing else.
+      ...(setup.network
+        ? {
+            fetch: trustedFetch(
+              jb,
+              allowlistFetch({
+                ...setup.network,
+                timeoutMs: payload.timeoutMs,
+                signal: controller.signal,
+                onDecision: (decision) => post({ type: 'decision', decision }),
+              }),
+            ),
+          }
+        : {}),
       executionLimits: {
         maxExecutionTimeMs: payload.timeoutMs,
         maxPythonTimeoutMs: runtimeMs,

@@ -4,6 +4,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { SandboxError } from '../../core/errors';
+import type { NetworkDecision } from '../../core/network/egressProxy';
 import { startWorker, type WorkerLocation } from './location';
 import type { ExecPayload, ExecReply, WireError, WorkerMessage, WorkerRequest, WorkerSetup } from './protocol';
 
@@ -30,9 +31,11 @@ export class WorkerClient {
   private readonly pending = new Map<number, Pending>();
   private ended: WorkerGone | undefined;
   private readonly exitListeners = new Set<(gone: WorkerGone) => void>();
+  private decisionListener: ((decision: NetworkDecision) => void) | undefined;
 
   private constructor(private readonly worker: Worker) {
     worker.on('message', (message: WorkerMessage) => {
+      if (message.type === 'decision') return this.decisionListener?.(message.decision);
       if (message.type !== 'reply') return;
       const pending = this.pending.get(message.id);
       if (!pending) return;
@@ -102,6 +105,11 @@ export class WorkerClient {
 
   onExit(listener: (gone: WorkerGone) => void): void {
     this.exitListeners.add(listener);
+  }
+
+  /** Told of every network decision the worker's fetch makes (allowlist sandboxes). */
+  onDecision(listener: (decision: NetworkDecision) => void): void {
+    this.decisionListener = listener;
   }
 
   request<T>(request: Request): Promise<T> {

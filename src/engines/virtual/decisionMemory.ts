@@ -1,0 +1,54 @@
+/**
+ * The network decisions of a virtual sandbox, kept in this process's memory as long as the engine
+ * (its sandboxes live no longer): numbered from 1, the newest MAX_DECISIONS kept, read with the
+ * same queries and pages as the Docker engine's decision log (core/network/decisionLog.ts).
+ */
+import {
+  DEFAULT_MAX_DECISIONS,
+  MAX_DECISIONS,
+  type DecisionQuery,
+  type LoggedDecision,
+  type NetworkDecisionPage,
+} from '../../core/network/decisionLog';
+import type { NetworkDecision } from '../../core/network/egressProxy';
+
+/** A requested name longer than any DNS name is kept cut: the sandbox chooses it. */
+const MAX_HOST_CHARS = 300;
+
+export class DecisionMemory {
+  private readonly kept: LoggedDecision[] = [];
+  private seq = 0;
+
+  constructor(private readonly most = MAX_DECISIONS) {}
+
+  append(decision: NetworkDecision): LoggedDecision {
+    const logged: LoggedDecision = {
+      seq: ++this.seq,
+      at: decision.at,
+      host: decision.host.length > MAX_HOST_CHARS ? `${decision.host.slice(0, MAX_HOST_CHARS)}…` : decision.host,
+      port: decision.port,
+      allowed: decision.allowed,
+      ...(decision.rule !== undefined ? { rule: decision.rule } : {}),
+      ...(decision.reason !== undefined ? { reason: decision.reason.slice(0, 2 * MAX_HOST_CHARS) } : {}),
+      ...(decision.address !== undefined ? { address: decision.address } : {}),
+      bytesSent: decision.bytesSent,
+      bytesReceived: decision.bytesReceived,
+    };
+    this.kept.push(logged);
+    if (this.kept.length > this.most) this.kept.splice(0, this.kept.length - this.most);
+    return logged;
+  }
+
+  /** The newest `max` decisions after `after` (all kept ones when not given), oldest first. */
+  read(query: DecisionQuery = {}): NetworkDecisionPage {
+    const after = query.after ?? 0;
+    const max = Math.max(1, Math.min(MAX_DECISIONS, query.max ?? DEFAULT_MAX_DECISIONS));
+    const newer = this.kept.filter((entry) => entry.seq > after);
+    const firstKept = newer[0]?.seq;
+    return {
+      decisions: newer.slice(-max).map((entry) => ({ ...entry })),
+      cursor: this.seq,
+      truncated: newer.length > max || (firstKept !== undefined && firstKept > after + 1),
+    };
+  }
+}
