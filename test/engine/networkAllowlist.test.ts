@@ -152,6 +152,14 @@ function testServer(): Server {
       return response.writeHead(200, html).end(page(`<a href="/simple/${PROJECT}/">${PROJECT}</a>`));
     if (path === `/simple/${PROJECT}`)
       return response.writeHead(200, html).end(page(`<a href="/files/${wheel.name}#sha256=${sha}">${wheel.name}</a>`));
+    // An npm registry's answer for one package (its packument), enough for npm view.
+    if (path === `/npm/${PROJECT}`) {
+      const version = { name: PROJECT, version: '1.0.7', dist: { tarball: `http://registry.test/npm/${PROJECT}.tgz` } };
+      response.writeHead(200, { 'content-type': 'application/json' });
+      return response.end(
+        JSON.stringify({ name: PROJECT, 'dist-tags': { latest: '1.0.7' }, versions: { '1.0.7': version } }),
+      );
+    }
     if (path === `/files/${wheel.name}`) {
       response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': wheel.data.length });
       return response.end(wheel.data);
@@ -400,6 +408,25 @@ describe('network allowlist on the Docker engine', function () {
       return answer.status === 200;
     });
     await again.close();
+    await sandbox.close();
+  });
+
+  it('points npm at the proxy: npm view asks a registry only the proxy reaches', async () => {
+    const sandbox = await open({
+      runtime: 'node',
+      networkAllow: ['registry.test'],
+      networkHosts: { 'registry.test': '127.0.0.1' },
+    });
+    const view = await sandbox.exec({
+      cmd: ['npm', 'view', PROJECT, 'version', '--registry', `http://registry.test:${port}/npm/`],
+      cwd: '/home/sandbox',
+    });
+    assert.equal(view.stdout.trim(), '1.0.7', view.stderr);
+    const page = await sandbox.networkDecisions!();
+    assert.ok(
+      page.decisions.some((entry) => entry.allowed && entry.host === 'registry.test'),
+      JSON.stringify(page),
+    );
     await sandbox.close();
   });
 
