@@ -127,6 +127,25 @@ describe('persistent Python interpreter (real engine)', function () {
     assert.equal(next.stderr, '');
   });
 
+  it('a call another client gave up on before it started is not run late', async () => {
+    const second = await Interpreter.start(sandbox, 'python', 1024 * 1024);
+    try {
+      const busy = python.run('import time\nopen("/tmp/busy-started", "w").close()\ntime.sleep(4)\n"slept"', {
+        timeoutMs: 30_000,
+      });
+      // The second call must queue behind the first, which must have started.
+      while ((await sandbox.exec({ cmd: ['test', '-e', '/tmp/busy-started'] })).exitCode !== 0);
+      const late = await second.run('ran_late = True', { timeoutMs: 1_000 });
+      assert.equal(late.outcome, 'timeout');
+      assert.match(late.error!, /had not started the code within its 1 s limit .* the interpreter will not run it/);
+      assert.equal(late.stateLost, false);
+      assert.equal((await busy).value, "'slept'");
+      assert.equal((await python.run('"ran_late" in globals()', { timeoutMs: 30_000 })).value, 'False');
+    } finally {
+      await second.close();
+    }
+  });
+
   it('a crash (os._exit) is reported with its exit code', async () => {
     const crashed = await python.run('import os\nos._exit(3)', { timeoutMs: 30_000 });
     assert.equal(crashed.outcome, 'crashed');

@@ -245,6 +245,25 @@ describe('persistent Node.js interpreter (real engine)', function () {
     assert.equal((await node.run('shared', CALL)).value, "'from the first client'");
   });
 
+  it('a call another client gave up on before it started is not run late', async () => {
+    const second = await Interpreter.start(sandbox, 'node', CAP);
+    try {
+      const busy = node.run(
+        "require('fs').writeFileSync('/tmp/busy-started', '')\nawait new Promise((done) => setTimeout(done, 4000))\n'slept'",
+        CALL,
+      );
+      // The second call must queue behind the first, which must have started.
+      while ((await sandbox.exec({ cmd: ['test', '-e', '/tmp/busy-started'] })).exitCode !== 0);
+      const late = await second.run('globalThis.ranLate = true', { timeoutMs: 1_000 });
+      assert.equal(late.outcome, 'timeout');
+      assert.match(late.error!, /the interpreter will not run it/);
+      assert.equal((await busy).value, "'slept'");
+      assert.equal((await node.run('typeof globalThis.ranLate', CALL)).value, "'undefined'");
+    } finally {
+      await second.close();
+    }
+  });
+
   it('pictures written to /tmp/outputs during a call come back, at most four', async () => {
     await node.run(NODE_PNG_MAKER, CALL);
     // /tmp/outputs is there from the start.

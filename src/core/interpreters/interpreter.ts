@@ -214,7 +214,8 @@ export class Interpreter implements PersistentInterpreter {
       clearTimeout(timer);
       timer = setTimeout(() => void stop('timeout'), options.timeoutMs);
     });
-    this.process.write(`${JSON.stringify({ id, code })}\n`);
+    // The kernel skips the code if it cannot start it within the call's limit: by then this side has given up.
+    this.process.write(`${JSON.stringify({ id, code, startWithinMs: options.timeoutMs })}\n`);
     const onAbort = () => void stop('cancelled');
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (options.signal?.aborted) onAbort();
@@ -228,7 +229,7 @@ export class Interpreter implements PersistentInterpreter {
       return {
         ...this.lost(
           started,
-          `The ${this.recipe.name} interpreter had not started the code ${unstarted === 'timeout' ? `within its ${options.timeoutMs / 1000} s limit` : 'when the call was cancelled'} (it was busy with another call, or did not answer), so this connection to it was closed; the interpreter may still run the code once it is free.`,
+          `The ${this.recipe.name} interpreter had not started the code ${unstarted === 'timeout' ? `within its ${options.timeoutMs / 1000} s limit` : 'when the call was cancelled'} (it was busy with another call, or did not answer), so this connection to it was closed; the interpreter will not run it.`,
           unstarted,
         ),
         // Nothing was signalled: the interpreter, and its state, are as they were.

@@ -166,6 +166,12 @@ function next() {
   if (running || !work.length || !ready) return;
   const [client, request] = work.shift();
   if (!kernel.connected) return;
+  // A call its caller gave up on (not started within its limit, or the caller gone) is not run late.
+  const within = request.startWithinMs;
+  if (!client.reading || (typeof within === 'number' && Date.now() - request.receivedAt > within)) {
+    send(client, { id: request.id, skipped: true }, true);
+    return next();
+  }
   running = { client: client, id: request.id, before: snapshot(), marks: ++marks };
   send(client, { started: request.id });
   kernel.send({ id: request.id, code: typeof request.code === 'string' ? request.code : '' });
@@ -227,6 +233,7 @@ const server = net.createServer({ allowHalfOpen: true }, (conn) => {
         continue;
       }
       if (!request || typeof request !== 'object') continue;
+      request.receivedAt = Date.now();
       client.pending++;
       work.push([client, request]);
     }

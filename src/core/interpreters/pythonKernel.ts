@@ -107,6 +107,11 @@ class Client:
         self.pending = 0
         self.reading = True
 
+    @property
+    def gone(self):
+        # It stopped sending: its process ended or closed this connection, so no one waits for a call's result.
+        return not self.reading
+
     def send(self, message, answered=False):
         data = (json.dumps(message) + '\n').encode()
         with self.lock:
@@ -132,6 +137,9 @@ class Client:
                     request = json.loads(line)
                 except ValueError:
                     continue
+                if not isinstance(request, dict):
+                    continue
+                request['_received'] = time.monotonic()
                 with self.lock:
                     self.pending += 1
                 work.put((self, request))
@@ -158,6 +166,12 @@ while True:
     try:
         client, request = work.get()
     except KeyboardInterrupt:
+        continue
+    # A call its caller gave up on (not started within its limit, or the caller gone) is not run late.
+    within = request.get('startWithinMs')
+    waited = (time.monotonic() - request.get('_received', time.monotonic())) * 1000
+    if client.gone or (isinstance(within, (int, float)) and waited > within):
+        client.send({'id': request.get('id'), 'skipped': True}, answered=True)
         continue
     client.send({'started': request.get('id')})
     started = time.monotonic()
