@@ -22,7 +22,7 @@ describe('the virtual engine', function () {
     rmSync(folder, { recursive: true, force: true });
   });
 
-  it('declares what it is: in-process, no processes, packages, network or memory kill, sessions of this process', async () => {
+  it('declares what it is: in-process, no processes, packages, full network or memory kill (an allowlist for curl and wget), sessions of this process', async () => {
     const info = await engine.info();
     assert.equal(info.kind, 'virtual');
     assert.match(info.endpoint, /in-process/);
@@ -33,6 +33,7 @@ describe('the virtual engine', function () {
         processes: false,
         packages: false,
         network: false,
+        networkAllowlist: true,
         languages: undefined,
         memoryLimit: false,
         persistentSessions: false,

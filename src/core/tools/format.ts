@@ -129,7 +129,9 @@ export function formatSession(info: SessionInfo, created: boolean, capabilities?
       info.network
         ? 'on'
         : info.spec.networkAllow.length
-          ? `only ${info.spec.networkAllow.join(', ')}, through a proxy that refuses everything else (HTTP_PROXY and HTTPS_PROXY are set; a refusal is HTTP 403 naming the reason)`
+          ? info.engine === 'virtual'
+            ? `only ${info.spec.networkAllow.join(', ')}, for curl and wget (a refusal is HTTP 403 naming the reason)`
+            : `only ${info.spec.networkAllow.join(', ')}, through a proxy that refuses everything else (HTTP_PROXY and HTTPS_PROXY are set; a refusal is HTTP 403 naming the reason)`
           : 'off (installing packages from the internet will fail)'
     }`,
     ...info.notices.map((notice) => `Note: ${notice}`),
