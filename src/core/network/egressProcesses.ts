@@ -135,14 +135,16 @@ export class EgressProxies {
       } catch {
         // Gone already.
       }
+      // Until it has ended (a child of this process is reaped by Node's loop meanwhile), then by force.
       const deadline = Date.now() + STOP_TIMEOUT_MS;
-      while (holderOf(join(dir, EGRESS_FILES.lock)) === pid && Date.now() < deadline) await sleep(20);
-      if (holderOf(join(dir, EGRESS_FILES.lock)) === pid) {
+      while (running(pid) && Date.now() < deadline) await sleep(20);
+      if (running(pid)) {
         try {
           process.kill(pid, 'SIGKILL');
         } catch {
           // Gone just now.
         }
+        rmSync(join(dir, EGRESS_FILES.lock), { force: true });
       }
     }
     for (const name of [EGRESS_FILES.sockets, EGRESS_FILES.install, EGRESS_FILES.ready])
@@ -182,6 +184,15 @@ export class EgressProxies {
     idle.forEach((entry, index) => {
       if (index >= KEEP_FOLDERS || now - entry.at > KEEP_MS) rmSync(entry.dir, { recursive: true, force: true });
     });
+  }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
