@@ -138,6 +138,7 @@ describe('persistent Python interpreter (real engine)', function () {
       const late = await second.run('ran_late = True', { timeoutMs: 1_000 });
       assert.equal(late.outcome, 'timeout');
       assert.match(late.error!, /had not started the code within its 1 s limit .* the interpreter will not run it/);
+      assert.equal(late.notStarted, true);
       assert.equal(late.stateLost, false);
       assert.equal((await busy).value, "'slept'");
       assert.equal((await python.run('"ran_late" in globals()', { timeoutMs: 30_000 })).value, 'False');

@@ -234,6 +234,7 @@ export class Interpreter implements PersistentInterpreter {
         ),
         // Nothing was signalled: the interpreter, and its state, are as they were.
         stateLost: false,
+        notStarted: true,
       };
     if (!answer)
       return this.lost(

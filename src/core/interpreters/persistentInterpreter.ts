@@ -19,6 +19,8 @@ export interface EvalResult {
   durationMs: number;
   /** The state is gone: the interpreter ended or was killed. */
   stateLost: boolean;
+  /** The interpreter never started the code (it was busy with other calls until the limit): nothing ran. */
+  notStarted?: boolean;
   /** Figures left open, an image value, pictures written to /tmp/outputs during the call. */
   images: ImageOutput[];
   notices: string[];

@@ -43,6 +43,8 @@ export function evalAsExec(
 function hint(result: EvalResult, timeoutSeconds: number): string | undefined {
   if (result.stateLost)
     return "The interpreter's state is gone (variables, imports): the next call with code starts a new interpreter; run your setup code again.";
+  if (result.notStarted)
+    return 'The interpreter was busy with other calls (from other windows or clients) and did not start this code; nothing of it ran and the state is kept. Call again once they are done, or raise timeout_seconds.';
   if (result.outcome === 'timeout')
     return `The code was interrupted at its ${timeoutSeconds} s limit; the interpreter and its state are kept. Do less per call, or raise timeout_seconds.`;
   if (result.outcome === 'cancelled') return 'The code was interrupted; the interpreter and its state are kept.';
