@@ -5,6 +5,7 @@
  * nothing ever runs on the host. Engines are built without any engine call; the first use decides.
  */
 import * as vscode from 'vscode';
+import type { DecisionQuery, NetworkDecisionPage } from '../core/network/decisionLog';
 import type {
   EngineCapabilities,
   EngineInfo,
@@ -257,6 +258,13 @@ class PendingEngine implements SandboxEngine {
 
   async remove(id: string, signal?: AbortSignal): Promise<RemoveOutcome | void> {
     return (await this.ready()).remove(id, signal);
+  }
+
+  async networkDecisions(id: string, query?: DecisionQuery): Promise<NetworkDecisionPage> {
+    const engine = await this.ready();
+    return engine.networkDecisions
+      ? engine.networkDecisions(id, query)
+      : { decisions: [], cursor: 0, truncated: false };
   }
 
   async dispose(): Promise<void> {
