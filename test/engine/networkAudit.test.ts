@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
+import { lookup } from 'node:dns/promises';
 import { join } from 'node:path';
 import { runCliText } from './cliRunner';
 import { TEST_IMAGES, requireEngine } from './harness';
@@ -25,11 +26,22 @@ describe('the network allowlist in tool results and the audit log (real engine, 
     AGENT_SANDBOX_IMAGE_NODE: TEST_IMAGES.node,
     AGENT_SANDBOX_STATE_DIR: state,
   });
-  const tool = (input: object) =>
+  const tool = (input: object, ...names: string[]) =>
     runCliText(
-      ['tool', 'sandbox_exec', '--folder', folder, '--allow-domain', `localhost:${port}`, JSON.stringify(input)],
+      [
+        'tool',
+        'sandbox_exec',
+        '--folder',
+        folder,
+        '--allow-domain',
+        `localhost:${port}`,
+        ...names.flatMap((name) => ['--allow-domain', name]),
+        JSON.stringify(input),
+      ],
       { env: env() },
     );
+  const fetch = (url: string) =>
+    `import urllib.request, urllib.error\ntry:\n    print(urllib.request.urlopen("${url}", timeout=20).read().decode().strip())\nexcept urllib.error.HTTPError as e:\n    print(e.code, e.read().decode().strip())`;
 
   before(async function () {
     await requireEngine(this);
@@ -45,8 +57,6 @@ describe('the network allowlist in tool results and the audit log (real engine, 
   });
 
   it('says which names a call reached and which it was refused, and why', async () => {
-    const fetch = (url: string) =>
-      `import urllib.request, urllib.error\ntry:\n    print(urllib.request.urlopen("${url}", timeout=20).read().decode().strip())\nexcept urllib.error.HTTPError as e:\n    print(e.code, e.read().decode().strip())`;
     const allowed = await tool({ code: fetch(`http://host.docker.internal:${port}/`) });
     assert.equal(allowed.code, 0, allowed.stderr);
     assert.match(allowed.stdout, /hello from the test server/);
@@ -91,5 +101,26 @@ describe('the network allowlist in tool results and the audit log (real engine, 
     assert.ok((network[0]!.bytesReceived as number) > 0);
     const times = records.map((record) => record.at as string);
     assert.deepEqual(times, [...times].sort(), 'oldest first');
+  });
+
+  it('refuses a listed name that resolves to this machine (DNS rebinding), naming the address', async () => {
+    // This machine's own name resolves to a loopback address through /etc/hosts: a name an attacker
+    // would point at 127.0.0.1, with no DNS server needed.
+    const name = hostname().toLowerCase();
+    const addresses = (await lookup(name, { all: true })).map((entry) => entry.address);
+    assert.ok(
+      addresses.some((address) => /^127\.|^::1$/.test(address)),
+      `${name} resolves to ${addresses.join(', ')}`,
+    );
+    // A new session, opened with this name on its allowlist.
+    await runCliText(['close', '--all', '--folder', folder], { env: env() });
+    const answer = await tool({ code: fetch(`http://${name}:${port}/`) }, name);
+    assert.match(
+      answer.stdout,
+      new RegExp(
+        `403 Agent Sandbox refused this connection: ${name} resolves to (127\\.[\\d.]+|::1), an internal address`,
+      ),
+    );
+    assert.doesNotMatch(answer.stdout, /hello from the test server/);
   });
 });
