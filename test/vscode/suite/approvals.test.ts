@@ -13,7 +13,9 @@ suite('Approvals by reach', () => {
     // The user allows read-write access and the network for agents in this folder (their ceiling);
     // each sandbox that would use them still asks once.
     await setWorkspaceAccessInUserSettings('rw');
-    await vscode.workspace.getConfiguration('agentSandbox').update('network.mode', 'full', vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('agentSandbox')
+      .update('network.mode', 'full', vscode.ConfigurationTarget.Global);
   });
 
   suiteTeardown(async () => {
