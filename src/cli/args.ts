@@ -57,6 +57,12 @@ Commands:
          Check .prompt files (frontmatter YAML and the sandbox block) as the editor does; prints
          file:line:col: severity: message (--json: a JSON array). Exit 1 on errors, 0 with only
          warnings. Needs no engine.
+  render FILE [--input JSON | --input-file PATH]
+         Render a .prompt file with Dotprompt as its agent would get it, to check it without a model:
+         prints each message as --- role --- and its text (--json: the messages, the model, tools,
+         sandbox, max_steps and output schema). The input (--input-file - reads standard input) is
+         checked against the file's input schema, and a file with errors (as validate finds them)
+         is refused: exit 1, with the problems as file:line:col: message. Needs no engine.
 
 Options for every command:
   --json                  Print one JSON object instead of text.
@@ -91,6 +97,7 @@ export const COMMANDS = [
   'log',
   'files',
   'validate',
+  'render',
   'tool',
   'mcp',
   'help',
@@ -133,6 +140,8 @@ const OPTIONS = {
   http: { type: 'string' },
   python: { type: 'string' },
   node: { type: 'string' },
+  input: { type: 'string' },
+  'input-file': { type: 'string' },
 } as const;
 
 export interface ParsedArgs {
@@ -173,6 +182,8 @@ export interface ParsedArgs {
     http?: string;
     python?: string;
     node?: string;
+    input?: string;
+    'input-file'?: string;
   };
   positionals: string[];
 }

@@ -18,13 +18,14 @@ import {
 } from './commands';
 import { Output } from './output';
 import { validateCommand } from './validateCommand';
+import { renderCommand } from './renderCommand';
 import { toolCommand, toolList } from './toolCommand';
 import { mcpCommand } from './mcpCommand';
 import { logCommand } from './logCommand';
 import type { SandboxEngine } from '../core/engine/engine';
 
 const HANDLERS: Record<
-  Exclude<Command, 'help' | 'files' | 'validate' | 'tool' | 'mcp'>,
+  Exclude<Command, 'help' | 'files' | 'validate' | 'render' | 'tool' | 'mcp'>,
   (engine: SandboxEngine, context: CommandContext) => Promise<number>
 > = {
   run: runCommand,
@@ -64,12 +65,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     // The file store is local: its commands work without an engine.
     if (args.command === 'files') return await filesCommand({ args, output, signal: controller.signal, readStdin });
-    // Checking .prompt files is pure analysis: no engine either, and nothing to clean up, so Ctrl-C
-    // and SIGTERM end it at once (their default) rather than waiting for a read to notice an abort.
-    if (args.command === 'validate') {
+    // Checking and rendering .prompt files is pure analysis: no engine either, and nothing to clean up,
+    // so Ctrl-C and SIGTERM end it at once (their default) rather than waiting for a read to notice an abort.
+    if (args.command === 'validate' || args.command === 'render') {
       process.removeListener('SIGINT', interrupt);
       process.removeListener('SIGTERM', interrupt);
-      return await validateCommand({ args, output, signal: controller.signal, readStdin });
+      const command = args.command === 'validate' ? validateCommand : renderCommand;
+      return await command({ args, output, signal: controller.signal, readStdin });
     }
     const context = { args, output, signal: controller.signal, readStdin };
     if (args.command === 'tool' && args.values.list) return toolList(context);
