@@ -26,7 +26,16 @@ export function renderActivity(activity: ActivityView[], post: (message: Webview
   }
   const list = h('ol', { class: 'activity-list', role: 'list' });
   for (const entry of [...activity].reverse()) {
-    const exit = entry.exitCode === null ? (entry.ok ? '' : 'error') : `exit ${entry.exitCode}`;
+    const network = entry.tool === 'network';
+    const exit = network
+      ? entry.ok
+        ? ''
+        : 'refused'
+      : entry.exitCode === null
+        ? entry.ok
+          ? ''
+          : 'error'
+        : `exit ${entry.exitCode}`;
     list.append(
       h(
         'li',
@@ -37,7 +46,11 @@ export function renderActivity(activity: ActivityView[], post: (message: Webview
           h('span', { class: 'tool' }, entry.tool.replace(/^sandbox_/, '')),
           entry.sandboxId ? h('span', { class: 'muted' }, entry.sandboxId) : null,
           exit ? h('span', { class: entry.exitCode === 0 ? 'exit-ok' : 'exit-bad' }, exit) : null,
-          h('span', { class: 'muted right' }, `${formatDuration(entry.durationMs)} · ${formatTime(entry.at)}`),
+          h(
+            'span',
+            { class: 'muted right' },
+            network ? formatTime(entry.at) : `${formatDuration(entry.durationMs)} · ${formatTime(entry.at)}`,
+          ),
         ),
         h('code', { class: 'summary', title: entry.summary }, entry.summary || '-'),
       ),

@@ -379,7 +379,10 @@ describe('the Sandbox panel in Chromium', function () {
         sandboxId: 'default',
       },
     });
-    assert.match(await region(page, 'Activity').innerText(), /network[\s\S]*evil\.example:443 refused/);
+    assert.match(
+      await region(page, 'Activity').innerText(),
+      /network\s+default\s+refused[\s\S]*evil\.example:443 refused/,
+    );
     await region(page, 'Activity')
       .getByRole('button', { name: /Export the audit log/ })
       .click();

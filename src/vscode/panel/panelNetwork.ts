@@ -14,6 +14,13 @@ export class PanelDecisions {
   private readonly cursors = new Map<string, number>();
   /** A look is under way (looks overlap: each would show the same decisions). */
   private following = false;
+  /** The newest decisions shown, for a panel that (re)loads its whole state. */
+  private readonly shown: ActivityView[] = [];
+
+  /** The decisions shown so far (the newest KEPT), oldest first. */
+  recent(): ActivityView[] {
+    return [...this.shown];
+  }
 
   constructor(private readonly show: (entry: ActivityView) => void) {}
 
@@ -30,7 +37,7 @@ export class PanelDecisions {
         if (!page) continue;
         this.cursors.set(session.id, page.cursor);
         for (const decision of page.decisions)
-          this.show({
+          this.keep({
             tool: 'network',
             summary: `${decision.host}:${decision.port} ${
               decision.allowed
@@ -48,7 +55,15 @@ export class PanelDecisions {
       this.following = false;
     }
   }
+
+  private keep(entry: ActivityView): void {
+    this.shown.push(entry);
+    if (this.shown.length > KEPT) this.shown.shift();
+    this.show(entry);
+  }
 }
+
+const KEPT = 100;
 
 /** Saves the folder's audit log (tool calls and network decisions) where the user picks, as JSON Lines. */
 export async function exportAuditLog(folder: string | undefined, engine: SandboxEngine): Promise<string | undefined> {

@@ -287,7 +287,10 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
       engine: engineView(engine.status, engineKind(engine)),
       sessions,
       defaults,
-      activity: activity.recent().map(activityView),
+      // The tool calls and the network decisions shown so far, in the order they happened.
+      activity: [...activity.recent().map(activityView), ...this.decisions.recent()].sort((a, b) =>
+        a.at.localeCompare(b.at),
+      ),
     });
   }
 
