@@ -5,7 +5,12 @@ import { h } from './dom';
 import { formatAge, formatBytes } from './format';
 
 const RUNTIMES = ['python', 'node', 'bash', 'linux'] as const;
-const ACCESS_LABEL = { none: 'workspace: none', ro: 'workspace: read-only', rw: 'workspace: read-write' } as const;
+const ACCESS_LABEL = {
+  none: 'workspace: none',
+  copy: 'workspace: copy',
+  ro: 'workspace: read-only',
+  rw: 'workspace: read-write',
+} as const;
 
 export interface SessionsUi {
   newRuntime: (typeof RUNTIMES)[number];

@@ -11,7 +11,7 @@ Run code in a hardened, throwaway container (compute mode) or a persistent sessi
 Commands:
   run    [--runtime python|node|bash] [--image IMG] (--code CODE | --file PATH | -)
          Run a snippet in a fresh sandbox that is discarded afterwards.
-  open   [--session NAME] [--runtime R] [--image IMG] [--workspace none|ro|rw]
+  open   [--session NAME] [--runtime R] [--image IMG] [--workspace none|copy|ro|rw]
          [--network | --allow-domain NAME...] [--pip PKG]... [--npm PKG]...
          Open a session (or reuse the one with that name) for this folder. Packages are installed
          with the network on for the install only.
@@ -41,11 +41,11 @@ Commands:
   tool   NAME 'JSON' | NAME - | --list
          Call a language-model tool (sandbox_run, sandbox_exec, ...) with its JSON input, as Copilot
          does; - reads the JSON from standard input. The policy is what the flags allow, asked of
-         no one: --workspace none|ro|rw (most access; default none), --network (all of it) or
+         no one: --workspace none|copy|ro|rw (most access; default none), --network (all of it) or
          --allow-domain NAME (its allowlist), and --allow-config-writes (let an rw sandbox change
          .git, .vscode, .github, .devcontainer).
          Prints the tool's text (--json: {"parts": [...]}); exit 1 when the tool failed.
-  mcp    [--workspace none|ro|rw] [--network | --allow-domain NAME...] [--allow-config-writes]
+  mcp    [--workspace none|copy|ro|rw] [--network | --allow-domain NAME...] [--allow-config-writes]
          [--http PORT]
          Serve the tools over the Model Context Protocol on standard input and output, for MCP
          clients (Claude Code, Cursor, Codex, VS Code's mcp.json, ...). The policy is what the flags

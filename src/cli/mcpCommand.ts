@@ -35,9 +35,12 @@ export function connectionKey(client: Implementation | undefined): string {
 
 /** What the model is told about this server when it connects. */
 function instructions(settings: Settings, folder: string, engine: string): string {
-  const access = { none: 'not visible to sandboxes', ro: 'mounted read-only', rw: 'mounted read-write' }[
-    settings.workspaceAccess
-  ];
+  const access = {
+    none: 'not visible to sandboxes',
+    copy: 'copied (minus what .gitignore excludes) into a private /workspace when a sandbox opens, never written',
+    ro: 'mounted read-only',
+    rw: 'mounted read-write',
+  }[settings.workspaceAccess];
   return [
     `Agent Sandbox runs code in hardened, throwaway sandboxes on this machine (engine: ${engine}), never on the host itself.`,
     `This server's policy, set by the flags it was started with (${flagsText(settings)}): the workspace folder ${folder} is ${access} at /workspace; the network is ${networkWords(settings)}. A call that needs more is refused, and the message names the flag the user would change.`,

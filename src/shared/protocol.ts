@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 
-const access = z.enum(['none', 'ro', 'rw']);
+const access = z.enum(['none', 'copy', 'ro', 'rw']);
 const runtime = z.enum(['python', 'node', 'bash', 'linux']);
 const networkMode = z.enum(['off', 'allowlist', 'full']);
 

@@ -304,6 +304,7 @@ async function pickRuntime(runtimes: readonly Runtime[] = RUNTIMES): Promise<Run
 async function pickAccess(current: WorkspaceAccess): Promise<WorkspaceAccess | undefined> {
   const descriptions: Record<WorkspaceAccess, string> = {
     none: vscode.l10n.t('/workspace is private to the sandbox'),
+    copy: vscode.l10n.t('a private copy of the folder, made at open; the folder is not changed'),
     ro: vscode.l10n.t('the folder is mounted read-only'),
     rw: vscode.l10n.t('the folder is mounted read-write'),
   };

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { NETWORK_MODES, type NetworkMode } from '../core/spec/settings';
 import type { WorkspaceAccess } from '../core/spec/spec';
 
-const ORDER: Record<WorkspaceAccess, number> = { none: 0, ro: 1, rw: 2 };
+const ORDER: Record<WorkspaceAccess, number> = { none: 0, copy: 1, ro: 2, rw: 3 };
 
 /** True when `next` gives no more than `current`, or the user confirmed it in a modal dialog. */
 export async function confirmLooserAccess(current: WorkspaceAccess, next: WorkspaceAccess): Promise<boolean> {

@@ -9,7 +9,7 @@ import { resolveSpec } from '../spec/resolveSpec';
 import { specFromSettings, type Settings } from '../spec/settings';
 import type { Runtime, SandboxSpec, SpecLayer, WorkspaceAccess } from '../spec/spec';
 
-const ACCESS_ORDER: Record<WorkspaceAccess, number> = { none: 0, ro: 1, rw: 2 };
+const ACCESS_ORDER: Record<WorkspaceAccess, number> = { none: 0, copy: 1, ro: 2, rw: 3 };
 
 /** What a new session may be, as asked for; see SandboxService.openSession. */
 export interface SessionAsk {

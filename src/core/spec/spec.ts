@@ -21,12 +21,17 @@ export const modeSchema = z
     'compute: a fresh container per call, discarded after. code: a persistent session with files and processes.',
   );
 
-export const WORKSPACE_ACCESS = ['none', 'ro', 'rw'] as const;
+/**
+ * From the least reach to the most (settings tighten along this order): `copy` reads the folder once,
+ * at open, minus what .gitignore excludes, into a private /workspace the user's folder never sees
+ * written; `ro` sees the whole folder, live, for the session's life; `rw` also writes it.
+ */
+export const WORKSPACE_ACCESS = ['none', 'copy', 'ro', 'rw'] as const;
 export type WorkspaceAccess = (typeof WORKSPACE_ACCESS)[number];
 export const workspaceAccessSchema = z
   .enum(WORKSPACE_ACCESS)
   .describe(
-    'How the sandbox sees the workspace folder: none (private /workspace), ro (mounted read-only), rw (read-write).',
+    'How the sandbox sees the workspace folder: none (private /workspace), copy (a private copy made at open; the folder is never written), ro (mounted read-only), rw (read-write).',
   );
 
 /** A size as bytes, within bounds; accepts `512m`, `1g`, `256MiB` or a number of bytes. */

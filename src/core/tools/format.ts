@@ -141,6 +141,8 @@ export function formatSession(info: SessionInfo, created: boolean, capabilities?
 function workspaceText(info: SessionInfo): string {
   const folder = info.workspaceFolder ? `the workspace folder ${info.workspaceFolder}` : 'the workspace folder';
   switch (info.workspaceAccess) {
+    case 'copy':
+      return `copy (${folder} was copied into a private /workspace at open, minus what .gitignore excludes: changes there do not change the user's files until the user applies them)`;
     case 'ro':
       return `ro (${folder} is mounted read-only at /workspace; /tmp and $HOME are writable)`;
     case 'rw':

@@ -58,7 +58,7 @@ export interface TargetView {
 /** What a session's own configuration lets any code in it touch. */
 export function sessionReach(target: TargetView): Set<ReachKind> {
   const reach = new Set<ReachKind>();
-  if (target.workspaceAccess === 'ro' || target.workspaceAccess === 'rw') reach.add('folder-read');
+  if (target.workspaceAccess !== 'none') reach.add('folder-read');
   if (target.workspaceAccess === 'rw') reach.add('folder-write');
   if (target.network) reach.add('network');
   else if (target.networkAllow.length) reach.add('allowlist');
@@ -73,7 +73,7 @@ export function sessionReach(target: TargetView): Set<ReachKind> {
  */
 export function policyReach(access: WorkspaceAccess, network: NetworkTier): Set<ReachKind> {
   const reach = new Set<ReachKind>();
-  if (access === 'ro' || access === 'rw') reach.add('folder-read');
+  if (access !== 'none') reach.add('folder-read');
   if (access === 'rw') reach.add('folder-write').add('folder-publish');
   if (network === 'full') reach.add('network').add('allowlist').add('packages');
   if (network === 'allowlist') reach.add('allowlist');

@@ -40,7 +40,7 @@ export type TargetRequest =
       readonly kind: 'open';
       /** Undefined for the default session (of the service's default scope). */
       readonly sandboxId?: string;
-      readonly workspaceAccess?: 'none' | 'ro' | 'rw';
+      readonly workspaceAccess?: 'none' | 'copy' | 'ro' | 'rw';
       readonly network?: boolean;
       readonly networkAllow?: readonly string[];
     };

@@ -84,7 +84,7 @@ export function containerCreateOptions(plan: ContainerPlan): Docker.ContainerCre
   if (plan.notices.length) labels[LABEL.notices] = JSON.stringify(plan.notices);
 
   const mounts: Docker.MountSettings[] = [];
-  if (spec.workspaceAccess !== 'none') {
+  if (spec.workspaceAccess === 'ro' || spec.workspaceAccess === 'rw') {
     if (!plan.workspaceFolder) throw new Error('workspace access needs a workspace folder');
     mounts.push({
       Type: 'bind',

@@ -43,7 +43,9 @@ import { installPackages } from './packages';
 import { prepareProtection, releasePlaceholders, withProtection } from './protectedMounts';
 import { checkSeccompSupport, engineFlavor, withSeccompFor, type EngineFlavor } from './seccompProfile';
 import { sweepBeforeRemoval } from './setuidSweep';
-import { placeFiles } from './placeFiles';
+import { placeCopy, placeFiles } from './placeFiles';
+import { copyMaxFiles, copyNotices, readFolderCopy, saveBaseline } from '../../core/files/folderCopy';
+import { defaultStateDir } from '../../core/sessions/leases';
 
 export interface DockerEngineOptions {
   /** Engine address; empty uses DOCKER_HOST or the default socket. */
@@ -171,7 +173,7 @@ export class DockerEngine implements SandboxEngine {
         'Open a folder, or set workspace access to none.',
       );
     }
-    const bindsWorkspace = spec.workspaceAccess !== 'none';
+    const bindsWorkspace = spec.workspaceAccess === 'ro' || spec.workspaceAccess === 'rw';
     if (
       bindsWorkspace &&
       spec.workspaceAccess === 'ro' &&
@@ -203,7 +205,15 @@ export class DockerEngine implements SandboxEngine {
             signal,
           )
         : undefined;
-    const notices = [...image.notices, ...(protection?.notices ?? [])];
+    // Copy: the folder is read now, before any container exists, and never again (folderCopy.ts).
+    const copy =
+      spec.workspaceAccess === 'copy'
+        ? await readFolderCopy(options.workspaceFolder!, {
+            maxBytes: spec.limits.diskBytes,
+            maxFiles: copyMaxFiles(this.options.env ?? process.env),
+          })
+        : undefined;
+    const notices = [...image.notices, ...(protection?.notices ?? []), ...(copy ? copyNotices(copy) : [])];
     // Before the container exists, so nothing the sandbox writes can count as the folder's own.
     const baseline =
       spec.workspaceAccess === 'rw' && options.workspaceFolder
@@ -254,6 +264,21 @@ export class DockerEngine implements SandboxEngine {
           }),
         signal,
       );
+      if (copy) {
+        await this.guard(
+          () =>
+            placeCopy({
+              docker: this.docker,
+              container,
+              user: `${user.uid}:${user.gid}`,
+              copy,
+              limits: spec.limits,
+              signal,
+            }),
+          signal,
+        );
+        await saveBaseline(defaultStateDir(), container.id, copy.baseline);
+      }
       // Before the caller gets the sandbox, so no code of theirs runs while the network is on for the install
       // (with an allowlist: while the package index is let through).
       const indexAllowed = this.egress.duringInstall(container.id, spec);

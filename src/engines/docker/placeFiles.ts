@@ -11,6 +11,8 @@ import type { Limits } from '../../core/spec/spec';
 import { execInContainer } from './exec';
 import { stagingError } from './oneShot';
 import { buildTar } from './tar';
+import type { FolderCopy } from '../../core/files/folderCopy';
+import { WORKSPACE_DIR } from '../../core/files/paths';
 
 const PLACE_TIMEOUT_MS = 60_000;
 
@@ -55,5 +57,45 @@ export async function placeFiles(placement: Placement): Promise<void> {
   if (outcome.exitCode === 0) return;
   if (isDiskFull(outcome.stderr.text('stderr')))
     throw diskLimitError(files.length === 1 ? files[0]!.path : `${files.length} files`, 'place', placement.limits);
+  throw stagingError({ ...outcome, stagingFailed: true });
+}
+
+export interface CopyPlacement {
+  docker: Docker;
+  container: Docker.Container;
+  user: string;
+  copy: FolderCopy;
+  limits: Limits;
+  signal?: AbortSignal;
+}
+
+/** Places a folder's copy in the private /workspace as the sandbox user: one exec, one tar stream, links kept as links. */
+export async function placeCopy(placement: CopyPlacement): Promise<void> {
+  const { copy, signal } = placement;
+  if (copy.files.length === 0) return;
+  const archive = await buildTar(
+    copy.files.map((file) =>
+      file.kind === 'symlink'
+        ? { name: file.path, type: 'symlink' as const, linkname: file.linkTarget, mode: 0o777, uid: 0, gid: 0 }
+        : { name: file.path, type: 'file' as const, data: file.data, mode: file.mode, uid: 0, gid: 0 },
+    ),
+  );
+  const outcome = await execInContainer({
+    docker: placement.docker,
+    container: placement.container,
+    argv: ['tar', '-x', '-p', '--no-same-owner', '-f', '-', '-C', WORKSPACE_DIR],
+    user: placement.user,
+    cwd: '/',
+    env: [],
+    stdin: archive,
+    stdoutCap: 64 * 1024,
+    stderrCap: 64 * 1024,
+    timeoutMs: PLACE_TIMEOUT_MS,
+    signal,
+  });
+  if (outcome.cancelled && signal) throw abortError(signal);
+  if (outcome.exitCode === 0) return;
+  if (isDiskFull(outcome.stderr.text('stderr')))
+    throw diskLimitError(`${copy.files.length} files`, 'place', placement.limits);
   throw stagingError({ ...outcome, stagingFailed: true });
 }

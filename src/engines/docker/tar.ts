@@ -4,7 +4,9 @@ import { pack } from 'tar-stream';
 export interface TarEntry {
   /** Path inside the archive, relative (no leading slash). */
   name: string;
-  type: 'file' | 'directory';
+  type: 'file' | 'directory' | 'symlink';
+  /** A link's target. */
+  linkname?: string;
   data?: Uint8Array;
   mode: number;
   uid: number;
@@ -26,6 +28,7 @@ export async function buildTar(entries: readonly TarEntry[]): Promise<Buffer> {
       const done = (error?: Error | null) => (error ? reject(error) : resolve());
       if (entry.type === 'file')
         archive.entry({ ...header, size: entry.data?.length ?? 0 }, Buffer.from(entry.data ?? new Uint8Array()), done);
+      else if (entry.type === 'symlink') archive.entry({ ...header, linkname: entry.linkname ?? '' }, done);
       else archive.entry(header, done);
     });
   }

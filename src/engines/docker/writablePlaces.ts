@@ -47,8 +47,9 @@ export function writablePlaces(
     '/dev/shm': { bytes: Math.min(bytes, SHM_BYTES), inodes, exec: false },
     [home]: { bytes, inodes, exec: true, owner: user },
   };
-  // A mounted workspace folder is the user's own disk: it is watched instead (see folderWatches.ts).
-  if (spec.workspaceAccess === 'none') places[WORKSPACE_DIR] = { bytes, inodes, exec: true, owner: user };
+  // A mounted workspace folder is the user's own disk: it is watched instead (see folderWatches.ts). A copy is private.
+  if (spec.workspaceAccess === 'none' || spec.workspaceAccess === 'copy')
+    places[WORKSPACE_DIR] = { bytes, inodes, exec: true, owner: user };
   return Object.fromEntries(Object.entries(places).map(([target, place]) => [target, tmpfsOptions(place)]));
 }
 

@@ -107,8 +107,10 @@ export const allowDomainsField = z
     "Names the sandbox may reach on the network, and nothing else: domains (pypi.org), *.example.com for subdomains, localhost:PORT for a port of the user's machine. Granted within the user's allowlist; the result says what you got.",
   );
 
-export function accessPhrase(access: 'none' | 'ro' | 'rw'): string {
+export function accessPhrase(access: 'none' | 'copy' | 'ro' | 'rw'): string {
   switch (access) {
+    case 'copy':
+      return 'copied into a private /workspace (your files are not changed)';
     case 'ro':
       return 'read-only at /workspace';
     case 'rw':

@@ -22,10 +22,10 @@ export const openInputSchema = z
       .optional()
       .describe('The runtime of a new sandbox: python, node, bash or linux.'),
     workspace_access: z
-      .enum(['none', 'ro', 'rw'])
+      .enum(['none', 'copy', 'ro', 'rw'])
       .optional()
       .describe(
-        'How the sandbox should see the workspace folder at /workspace: none, ro (read-only) or rw. Never more than the user allowed.',
+        'How the sandbox should see the workspace folder at /workspace: none, copy (a private copy to change freely; the user reviews the diff), ro (read-only) or rw. Never more than the user allowed.',
       ),
     network: z.boolean().optional().describe('Ask for network access. Granted only if the user allows network.'),
     allow_domains: allowDomainsField.optional(),

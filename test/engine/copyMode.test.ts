@@ -1,0 +1,162 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { copyDiff } from '../../src/core/files/copyChanges';
+import { loadBaseline } from '../../src/core/files/folderCopy';
+import { SandboxError } from '../../src/core/errors';
+import { resolveSpec } from '../../src/core/spec/resolveSpec';
+import { DockerEngine } from '../../src/engines/docker/dockerEngine';
+import { openSession } from './namedSession';
+import { TEST_IMAGES, requireEngine, testEngine } from './harness';
+
+/** A git work tree with a tracked file, an ignored one, an untracked one, a nested folder and a link out. */
+function makeRepo(): string {
+  const folder = mkdtempSync(join(tmpdir(), 'agent-sandbox-copy-'));
+  chmodSync(folder, 0o755);
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', folder, '-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args]);
+  git('init', '-q');
+  writeFileSync(join(folder, '.gitignore'), 'secret.env\n');
+  writeFileSync(join(folder, 'README.md'), 'one\ntwo\nthree\n');
+  writeFileSync(join(folder, 'gone.txt'), 'to be deleted\n');
+  mkdirSync(join(folder, 'src', 'deep'), { recursive: true });
+  writeFileSync(join(folder, 'src', 'deep', 'main.py'), 'print("host")\n');
+  git('add', '.');
+  git('commit', '-q', '-m', 'initial');
+  writeFileSync(join(folder, 'secret.env'), 'TOKEN=do-not-copy\n');
+  writeFileSync(join(folder, 'untracked.txt'), 'new, not committed\n');
+  symlinkSync('/etc/passwd', join(folder, 'outside-link'));
+  symlinkSync('README.md', join(folder, 'inside-link'));
+  return folder;
+}
+
+describe('workspace access copy against a real engine', function () {
+  this.timeout(120_000);
+  let stateDir: string;
+  let savedStateDir: string | undefined;
+
+  before(async function () {
+    await requireEngine(this);
+    savedStateDir = process.env.AGENT_SANDBOX_STATE_DIR;
+    stateDir = mkdtempSync(join(tmpdir(), 'agent-sandbox-copy-state-'));
+    process.env.AGENT_SANDBOX_STATE_DIR = stateDir;
+  });
+
+  after(() => {
+    if (savedStateDir === undefined) delete process.env.AGENT_SANDBOX_STATE_DIR;
+    else process.env.AGENT_SANDBOX_STATE_DIR = savedStateDir;
+    if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it('copies what git sees (not ignored files, not .git, no link out), leaves the folder alone, and diffs exactly', async () => {
+    const folder = makeRepo();
+    const hostBefore = execFileSync('git', ['-C', folder, 'status', '--porcelain', '--ignored']).toString();
+    const { sandbox } = await openSession(testEngine(), resolveSpec({ runtime: 'bash', workspaceAccess: 'copy' }), {
+      name: 'copy-in',
+      workspaceFolder: folder,
+    });
+    try {
+      const listed = await sandbox.exec({
+        command: 'find . -mindepth 1 | sort; readlink inside-link',
+        cwd: '/workspace',
+      });
+      assert.equal(listed.exitCode, 0, listed.stderr);
+      assert.deepEqual(listed.stdout.trim().split('\n'), [
+        './.gitignore',
+        './README.md',
+        './gone.txt',
+        './inside-link',
+        './src',
+        './src/deep',
+        './src/deep/main.py',
+        './untracked.txt',
+        'README.md',
+      ]);
+      assert.ok(
+        sandbox.info.notices.some((notice) => /Not copied: outside-link \(a link out of the folder\)/.test(notice)),
+      );
+
+      const changed = await sandbox.exec({
+        command:
+          'printf "one\\n2\\nthree\\n" > README.md && rm gone.txt && mkdir -p added && printf "hi\\n" > added/new.txt && printf "\\000\\001" > blob.bin && printf "x\\n" >> src/deep/main.py',
+        cwd: '/workspace',
+      });
+      assert.equal(changed.exitCode, 0, changed.stderr);
+      // The user's folder is untouched.
+      assert.equal(readFileSync(join(folder, 'README.md'), 'utf8'), 'one\ntwo\nthree\n');
+      assert.equal(readFileSync(join(folder, 'gone.txt'), 'utf8'), 'to be deleted\n');
+      assert.equal(execFileSync('git', ['-C', folder, 'status', '--porcelain', '--ignored']).toString(), hostBefore);
+
+      const baseline = await loadBaseline(stateDir, sandbox.info.id);
+      assert.ok(baseline, 'the baseline is kept under the state folder');
+      assert.ok(!('secret.env' in baseline.files));
+      const { changes, diff, hostChanged } = await copyDiff(sandbox, baseline, { maxBytes: 1024 * 1024 });
+      assert.deepEqual(
+        changes.map((change) => `${change.change} ${change.path}`),
+        [
+          'modified README.md',
+          'added added/new.txt',
+          'added blob.bin',
+          'deleted gone.txt',
+          'modified src/deep/main.py',
+        ].sort((a, b) => (a.split(' ')[1]! < b.split(' ')[1]! ? -1 : 1)),
+      );
+      assert.deepEqual(hostChanged, []);
+      assert.match(
+        diff,
+        /diff --git a\/README.md b\/README.md\n--- a\/README.md\n\+\+\+ b\/README.md\n@@ -1,3 \+1,3 @@\n one\n-two\n\+2\n three\n/,
+      );
+      assert.match(diff, /Binary files \/dev\/null and b\/blob.bin differ \(0 → 2 bytes\)/);
+      assert.match(
+        diff,
+        /deleted file mode 100644\n--- a\/gone.txt\n\+\+\+ \/dev\/null\n@@ -1 \+0,0 @@\n-to be deleted\n/,
+      );
+      assert.match(diff, /\+\+\+ b\/added\/new.txt\n@@ -0,0 \+1 @@\n\+hi\n/);
+    } finally {
+      await testEngine().remove(sandbox.info.id);
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a folder over the file-count cap, naming the numbers', async () => {
+    const folder = makeRepo();
+    const engine = new DockerEngine({
+      images: TEST_IMAGES,
+      env: { ...process.env, AGENT_SANDBOX_COPY_MAX_FILES: '3' },
+    });
+    try {
+      await assert.rejects(
+        openSession(engine, resolveSpec({ runtime: 'bash', workspaceAccess: 'copy' }), {
+          name: 'copy-cap',
+          workspaceFolder: folder,
+        }),
+        (error: unknown) =>
+          SandboxError.is(error) && /has 7 files to copy, more than the 3 a copy may hold/.test(error.message),
+      );
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a folder larger than the disk limit, naming the sizes', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'agent-sandbox-copy-big-'));
+    writeFileSync(join(folder, 'big.bin'), Buffer.alloc(17 * 1024 * 1024));
+    try {
+      await assert.rejects(
+        openSession(
+          testEngine(),
+          resolveSpec({ runtime: 'bash', workspaceAccess: 'copy', limits: { diskBytes: '16m' } }),
+          {
+            name: 'copy-big',
+            workspaceFolder: folder,
+          },
+        ),
+        (error: unknown) => SandboxError.is(error, 'disk-limit') && /17 MiB.*disk limit of 16 MiB/.test(error.message),
+      );
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
