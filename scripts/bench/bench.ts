@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: our tool calls beside raw dockerode and the docker CLI, arms interleaved round-robin
  * in one run, warm-up discarded. Prints the Markdown table and writes bench/results/bench-<time>.{md,json,svg,png}
- * (and latest.*). Flags: --iterations N (30), --warmup N (5), --only run,exec,... , --no-activation.
+ * (and latest.*). Flags: --iterations N (30), --warmup N (5), --only run,exec,egress,... , --no-activation.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, copyFileSync, existsSync } from 'node:fs';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
@@ -21,6 +21,7 @@ import { markdown, renderPng, svgChart, type BenchReport } from './report';
 import { outputShapesGroup } from './outputShapes';
 import { virtualGroup } from './virtual';
 import { mcpGroup } from './mcp';
+import { egressGroup } from './egress';
 
 const ROOT = resolve(__dirname, '..', '..');
 const POOL_SIZE = 2;
@@ -86,12 +87,20 @@ async function main(): Promise<void> {
     else all.push(virtual.group);
     const mcp = !only || only.includes('mcp') ? await mcpGroup(iterations, warmup, POOL_SIZE) : undefined;
     if (mcp) all.push(mcp.group);
-    for (const group of all.filter((candidate) => !only || only.includes(candidate.id))) {
-      log(`${group.title}`);
-      groups.push(await measureGroup(group, log));
+    const egress = !only || only.includes('egress') ? await egressGroup(iterations, warmup) : undefined;
+    if (egress) all.push(egress.group);
+    try {
+      for (const group of all.filter((candidate) => !only || only.includes(candidate.id))) {
+        log(`${group.title}`);
+        const result = await measureGroup(group, log);
+        groups.push(result);
+        if (group === egress?.group) notes.push(...egress.notes(result));
+      }
+    } finally {
+      if (typeof virtual !== 'string') await virtual.dispose();
+      await mcp?.dispose();
+      await egress?.dispose();
     }
-    if (typeof virtual !== 'string') await virtual.dispose();
-    await mcp?.dispose();
     const profiles = only && !only.includes('run') ? [] : await profileCalls(setup);
     const activation = process.argv.includes('--no-activation')
       ? undefined

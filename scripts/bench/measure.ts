@@ -1,17 +1,28 @@
 /** Runs a group's arms round-robin, one call each per iteration, and keeps the times after the warm-up. */
-import { ratios, summarize, type Summary } from './stats';
+import { differences, ratios, summarize, type Summary } from './stats';
 
 export interface Arm {
   name: string;
-  /** One call; throws when the call failed or returned the wrong thing. */
-  run(): Promise<void>;
+  /**
+   * One call; throws when the call failed or returned the wrong thing. An arm that times itself (a
+   * client that reports each request's time) returns its samples, which then replace the call's time.
+   */
+  run(): Promise<void | number[]>;
+  /** How many samples one call returns (1 when it returns none): a failed call counts that many times. */
+  samplesPerCall?: number;
 }
 
 export interface Comparison {
   /** The arm that is ours. */
   ours: string;
   baseline: string;
-  /** The most p50(ours) / p50(baseline) the issue allows, when it sets one. */
+  /**
+   * What the target bounds: the time ratio p50(ours) / p50(baseline) at most (the default); the
+   * milliseconds ours adds, p50(ours) - p50(baseline), below it ('added'); or the throughput ratio
+   * p50(baseline) / p50(ours) of the same transfer at least ('throughput').
+   */
+  kind?: 'ratio' | 'added' | 'throughput';
+  /** The bound the issue sets, when it sets one. */
   target?: number;
 }
 
@@ -38,10 +49,14 @@ export interface ArmResult {
 }
 
 export interface ComparisonResult extends Comparison {
-  /** p50 of ours over p50 of the baseline: what the targets are about. */
+  /** p50 of ours over p50 of the baseline. */
   p50Ratio: number;
   /** Ours over the baseline within each round, for the spread. */
   ratio: Summary;
+  /** What the target is about (see Comparison.kind): the time ratio, the milliseconds added, or the throughput ratio. */
+  value: number;
+  /** The same, sample by sample within each round. */
+  spread: Summary;
   met?: boolean;
 }
 
@@ -63,8 +78,9 @@ export async function measureGroup(group: Group, log: (line: string) => void): P
     for (const arm of order) {
       const started = performance.now();
       let failed: string | undefined;
+      let own: number[] | void = undefined;
       try {
-        await arm.run();
+        own = await arm.run();
       } catch (error) {
         failed = (error as Error).message ?? String(error);
       }
@@ -72,7 +88,9 @@ export async function measureGroup(group: Group, log: (line: string) => void): P
       await group.settle?.();
       if (iteration < group.warmup) continue;
       if (failed) errors.get(arm.name)!.push(failed);
-      samples.get(arm.name)!.push(failed ? Number.NaN : elapsed);
+      const count = arm.samplesPerCall ?? 1;
+      if (!failed && own && own.length !== count) failed = `${own.length} samples instead of ${count}`;
+      samples.get(arm.name)!.push(...(failed ? Array<number>(count).fill(Number.NaN) : (own ?? [elapsed])));
     }
     log(`  ${group.id}: round ${iteration + 1}/${total}${iteration < group.warmup ? ' (warm-up)' : ''}`);
   }
@@ -88,15 +106,34 @@ export async function measureGroup(group: Group, log: (line: string) => void): P
   });
   const p50 = (name: string) => arms.find((arm) => arm.name === name)!.summary.p50;
   const comparisons = group.comparisons.map((comparison) => {
-    const ratio = ratios(samples.get(comparison.ours)!, samples.get(comparison.baseline)!);
+    const ours = samples.get(comparison.ours)!;
+    const baseline = samples.get(comparison.baseline)!;
+    const ratio = ratios(ours, baseline);
     const p50Ratio = p50(comparison.ours) / p50(comparison.baseline);
+    const kind = comparison.kind ?? 'ratio';
+    const value =
+      kind === 'added'
+        ? p50(comparison.ours) - p50(comparison.baseline)
+        : kind === 'throughput'
+          ? 1 / p50Ratio
+          : p50Ratio;
+    const spread =
+      kind === 'added' ? differences(ours, baseline) : kind === 'throughput' ? ratios(baseline, ours) : ratio;
+    const withinTarget =
+      comparison.target === undefined
+        ? undefined
+        : kind === 'added'
+          ? value < comparison.target
+          : kind === 'throughput'
+            ? value >= comparison.target
+            : value <= comparison.target;
     return {
       ...comparison,
       p50Ratio,
       ratio,
-      ...(comparison.target !== undefined
-        ? { met: p50Ratio <= comparison.target && errors.get(comparison.ours)!.length === 0 }
-        : {}),
+      value,
+      spread,
+      ...(withinTarget !== undefined ? { met: withinTarget && errors.get(comparison.ours)!.length === 0 } : {}),
     };
   });
   return { id: group.id, title: group.title, unit: group.unit, arms, comparisons };

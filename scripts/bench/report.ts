@@ -1,7 +1,7 @@
 /** The benchmark's outputs: a Markdown table, the JSON behind it, and an SVG (and PNG) of the latency distributions. */
 import { existsSync } from 'node:fs';
 import type { ActivationResult } from './activation';
-import type { GroupResult } from './measure';
+import type { ComparisonResult, GroupResult } from './measure';
 import { ms, percentile, ratio } from './stats';
 
 export interface BenchReport {
@@ -42,17 +42,11 @@ export function markdown(report: BenchReport): string {
   }
   out.push(
     '',
-    '| ours / baseline | p50 / p50 | per-round ratio p50 (p10–p90) | target | met |',
+    '| ours / baseline | p50 / p50 (or as said) | per-round p50 (p10–p90) | target | met |',
     '| --- | ---: | ---: | ---: | :---: |',
   );
   for (const group of report.groups) {
-    for (const comparison of group.comparisons) {
-      const target = comparison.target === undefined ? '–' : `≤ ${comparison.target.toFixed(2)}×`;
-      const met = comparison.met === undefined ? '' : comparison.met ? 'yes' : '**no**';
-      out.push(
-        `| ${group.title}: ${comparison.ours} / ${comparison.baseline} | ${ratio(comparison.p50Ratio)} | ${ratio(comparison.ratio.p50)} (${ratio(comparison.ratio.p10)}–${ratio(comparison.ratio.p90)}) | ${target} | ${met} |`,
-      );
-    }
+    for (const comparison of group.comparisons) out.push(comparisonRow(group.title, comparison));
   }
   if (report.activation) {
     const { activation } = report;
@@ -71,6 +65,35 @@ export function markdown(report: BenchReport): string {
     out.push('', `${profile.title}:`, '', ...profile.lines.map((line) => `    ${line}`));
   if (report.notes.length) out.push('', ...report.notes.map((note) => `- ${note}`));
   return `${out.join('\n')}\n`;
+}
+
+/**
+ * One comparison: a time ratio (ours / baseline), the milliseconds ours adds (ours - baseline), or a
+ * throughput ratio (baseline / ours in time, so ours' throughput over the baseline's).
+ */
+function comparisonRow(title: string, comparison: ComparisonResult): string {
+  const { kind = 'ratio', target, spread } = comparison;
+  const met = comparison.met === undefined ? '' : comparison.met ? 'yes' : '**no**';
+  const show = kind === 'added' ? added : ratio;
+  const what =
+    kind === 'added'
+      ? `${comparison.ours} − ${comparison.baseline}, ms added`
+      : kind === 'throughput'
+        ? `${comparison.ours} / ${comparison.baseline}, throughput`
+        : `${comparison.ours} / ${comparison.baseline}`;
+  const bound =
+    target === undefined
+      ? '–'
+      : kind === 'added'
+        ? `< ${target} ms added`
+        : kind === 'throughput'
+          ? `≥ ${target.toFixed(2)}×`
+          : `≤ ${target.toFixed(2)}×`;
+  return `| ${title}: ${what} | ${show(comparison.value ?? comparison.p50Ratio)} | ${show((spread ?? comparison.ratio).p50)} (${show((spread ?? comparison.ratio).p10)}–${show((spread ?? comparison.ratio).p90)}) | ${bound} | ${met} |`;
+}
+
+function added(value: number): string {
+  return Number.isFinite(value) ? `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(2)} ms` : '–';
 }
 
 const WIDTH = 900;

@@ -35,6 +35,12 @@ export function ratios(ours: readonly number[], baseline: readonly number[]): Su
   return summarize(each);
 }
 
+/** Ours minus the baseline, sample by sample (both measured in the same round). */
+export function differences(ours: readonly number[], baseline: readonly number[]): Summary {
+  const each = ours.map((value, index) => value - baseline[index]!).filter((value) => Number.isFinite(value));
+  return summarize(each);
+}
+
 export function ms(value: number): string {
   if (!Number.isFinite(value)) return '–';
   return value >= 100 ? value.toFixed(0) : value.toFixed(1);
