@@ -1,4 +1,5 @@
-// Bundles the extension (Node, `vscode` external), the CLI (Node) and the panel's webview (browser).
+// Bundles the extension (Node, `vscode` external), the CLI and the allowlist's proxy process (Node), and
+// the panel's webview (browser).
 import * as esbuild from 'esbuild';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
@@ -74,6 +75,8 @@ const node = {
 const builds = [
   { ...node, entryPoints: { extension: 'src/vscode/extension.ts' }, outdir: 'dist' },
   { ...node, entryPoints: { cli: 'src/cli/main.ts' }, outdir: 'dist', banner: { js: '#!/usr/bin/env node' } },
+  // The allowlist's proxy process, one per allowlist sandbox: the proxy alone, not the whole CLI.
+  { ...node, entryPoints: { egressProxy: 'src/cli/egressProxyMain.ts' }, outdir: 'dist' },
   // Optional native helpers of ssh2; the pure-JS paths are used without them.
   {
     ...node,

@@ -11,6 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import {
   chmodSync,
   closeSync,
+  existsSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -20,7 +21,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SandboxError, abortError } from '../errors';
 import { defaultStateDir } from '../sessions/leases';
@@ -39,7 +40,10 @@ const KEEP_FOLDERS = 500;
 export interface EgressCommand {
   /** The Node.js binary (in VS Code, the extension host's, run as Node with ELECTRON_RUN_AS_NODE). */
   nodePath: string;
-  /** The CLI's script (dist/cli.js), which has the hidden `egress-proxy` command. */
+  /**
+   * The CLI's script (dist/cli.js), which has the hidden `egress-proxy` command; the proxy's own
+   * bundle beside it (dist/egressProxy.js, much smaller) runs instead where it is there.
+   */
   cliPath: string;
   env?: NodeJS.ProcessEnv;
   /** The folder of the sandboxes' folders; `<state>/egress` when not given. */
@@ -88,7 +92,7 @@ export class EgressProxies {
     let exited = false;
     let child: ChildProcess;
     try {
-      child = spawn(this.command.nodePath, [this.command.cliPath, 'egress-proxy', dir], {
+      child = spawn(this.command.nodePath, [proxyScript(this.command.cliPath), 'egress-proxy', dir], {
         cwd: dir,
         detached: true,
         stdio: ['ignore', 'ignore', logFd],
@@ -185,6 +189,12 @@ export class EgressProxies {
       if (index >= KEEP_FOLDERS || now - entry.at > KEEP_MS) rmSync(entry.dir, { recursive: true, force: true });
     });
   }
+}
+
+/** The proxy's own bundle beside the CLI's script, else the CLI's script (both take `egress-proxy DIR`). */
+function proxyScript(cliPath: string): string {
+  const own = join(dirname(cliPath), 'egressProxy.js');
+  return existsSync(own) ? own : cliPath;
 }
 
 function running(pid: number): boolean {

@@ -18,6 +18,7 @@ import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { decide, type AllowEntry } from './allowlist';
 import { isInternalAddress } from './addressPolicy';
+import { readsInto, tieEnds } from './egressPipe';
 
 export interface NetworkDecision {
   host: string;
@@ -133,31 +134,31 @@ export class EgressProxy {
       client.end(refusal(target.refused));
       return;
     }
-    const upstream = connect({ host: target.address, port });
-    let sent = head.length;
     let received = 0;
+    let connected = false;
+    const upstream: Socket = connect({
+      host: target.address,
+      port,
+      noDelay: true,
+      onread: readsInto(
+        client,
+        () => upstream,
+        (bytes) => (received += bytes),
+      ),
+    });
     upstream.once('connect', () => {
+      connected = true;
+      if (client.destroyed) return void upstream.destroy();
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
-      client.on('data', (chunk: Buffer) => (sent += chunk.length));
-      upstream.on('data', (chunk: Buffer) => (received += chunk.length));
-      client.pipe(upstream).pipe(client);
+      client.pipe(upstream);
     });
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
-      this.record(host, port, target, sent, received);
-      client.destroy();
-      upstream.destroy();
-    };
+    upstream.once('end', () => client.end());
     upstream.once('error', () => {
-      if (!client.destroyed && received === 0) client.end('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n');
-      finish();
+      if (!connected && !client.destroyed) client.end('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n');
     });
-    upstream.once('close', finish);
-    client.once('error', finish);
-    client.once('close', finish);
+    // Sent: what reached the upstream connection, the head included.
+    tieEnds(client, upstream, () => this.record(host, port, target, upstream.bytesWritten, received));
   }
 
   private async forward(request: IncomingMessage, response: ServerResponse): Promise<void> {
