@@ -26,6 +26,10 @@ Commands:
          workspace scope (sessions an agent or a workflow opened in VS Code).
   close  (--session NAME | --all)
          Close a session, or every session of this folder.
+  diff   [--session NAME]
+         The changes in a session opened with --workspace copy, against the folder as it was
+         copied: a git-style unified diff (binary files as "Binary files ... differ", with sizes).
+         --json: {"changes": [...], "hostChanged": [...], "diff": "..."}.
   engine Show which engine answers and where.
   gc     [--grace SECONDS] [--after SECONDS] [--folder PATH]
          Remove orphaned sandboxes: those of deleted folders, and those of VS Code windows gone for
@@ -92,6 +96,7 @@ export const COMMANDS = [
   'exec',
   'ls',
   'close',
+  'diff',
   'engine',
   'gc',
   'log',

@@ -20,6 +20,9 @@ import { runtimeFlag, specFromFlags, usageError, type ParsedArgs } from './args'
 import { cliSandboxService, cliSettings } from './cliService';
 import type { Output } from './output';
 import { parseSize } from '../core/spec/units';
+import { SandboxError } from '../core/errors';
+import { copyDiff } from '../core/files/copyChanges';
+import { baselinePath, loadBaseline } from '../core/files/folderCopy';
 
 export interface CommandContext {
   args: ParsedArgs;
@@ -231,6 +234,34 @@ export async function closeCommand(engine: SandboxEngine, context: CommandContex
     ? await service.closeAll(signal)
     : [await service.close(args.values.session!, signal)];
   output.closed(closed);
+  return 0;
+}
+
+/** `diff`: what a copy session changed, against the baseline kept at its copy. */
+export async function diffCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
+  const { args, output, signal } = context;
+  if (args.positionals.length) throw usageError(`diff takes no arguments (got "${args.positionals.join(' ')}").`);
+  const folder = workspaceFolder(args);
+  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder));
+  const sandbox = await service.requireSession(sessionFlag(args), { signal });
+  const id = sandboxIdOf(sandbox.info);
+  if (sandbox.info.workspaceAccess !== 'copy') {
+    throw new SandboxError(
+      'invalid-input',
+      `Session "${id}" has workspace access ${sandbox.info.workspaceAccess}, not copy: it has no copy to compare.`,
+      'Open a session with --workspace copy to review its changes before they reach the folder.',
+    );
+  }
+  const baseline = await loadBaseline(defaultStateDir(), sandbox.info.id);
+  if (!baseline) {
+    throw new SandboxError(
+      'file-not-found',
+      `The record of what was copied into session "${id}" is missing (${baselinePath(defaultStateDir(), sandbox.info.id)}).`,
+      'Close the session and open it again to copy the folder afresh.',
+    );
+  }
+  const result = await copyDiff(sandbox, baseline, { maxBytes: sandbox.info.spec.limits.maxFileSizeBytes, signal });
+  output.copyDiff(result);
   return 0;
 }
 

@@ -6,6 +6,7 @@ import { USAGE, UsageError, parseCommandLine, type Command } from './args';
 import {
   closeCommand,
   createEngine,
+  diffCommand,
   workspaceFolder,
   engineCommand,
   execCommand,
@@ -33,6 +34,7 @@ const HANDLERS: Record<
   exec: execCommand,
   ls: lsCommand,
   close: closeCommand,
+  diff: diffCommand,
   engine: engineCommand,
   gc: gcCommand,
   log: logCommand,

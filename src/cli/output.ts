@@ -8,6 +8,7 @@ import type { RemovedOrphan } from '../core/sessions/orphans';
 import { sandboxIdOf } from '../core/sessions/sessions';
 import type { PromptProblem } from '../core/prompt/problems';
 import { formatSize } from '../core/spec/units';
+import type { CopyChange } from '../core/files/copyChanges';
 
 /** How a session is named to the user: its sandbox_id (agent:KEY/NAME outside the workspace scope, the id --session takes), or its short container id. */
 function sessionLabel(info: SessionInfo): string {
@@ -213,6 +214,20 @@ export class Output {
   /** A file `validate` did not read; on stderr even with --json, whose stdout stays one array. */
   skipped(file: string, why: string): void {
     this.note(`skipped ${quoteName(file)}: ${why}`);
+  }
+
+  /** A copy session's changes: the diff on stdout, a summary and host-side changes on stderr. */
+  copyDiff(result: { changes: CopyChange[]; diff: string; hostChanged: string[] }): void {
+    if (this.json) return this.print(result);
+    this.stdout.write(result.diff);
+    const count = (kind: CopyChange['change']) => result.changes.filter((change) => change.change === kind).length;
+    this.note(
+      result.changes.length
+        ? `${result.changes.length} changed: ${count('added')} added, ${count('modified')} modified, ${count('deleted')} deleted`
+        : 'no changes',
+    );
+    if (result.hostChanged.length)
+      this.note(`changed in the folder too since the copy (a conflict to resolve): ${result.hostChanged.join(', ')}`);
   }
 
   usage(text: string): void {

@@ -8,7 +8,9 @@ import { loadBaseline } from '../../src/core/files/folderCopy';
 import { SandboxError } from '../../src/core/errors';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
+import { VirtualEngine } from '../../src/engines/virtual/virtualEngine';
 import { openSession } from './namedSession';
+import { runCliText } from './cliRunner';
 import { TEST_IMAGES, requireEngine, testEngine } from './harness';
 
 /** A git work tree with a tracked file, an ignored one, an untracked one, a nested folder and a link out. */
@@ -118,6 +120,59 @@ describe('workspace access copy against a real engine', function () {
       await testEngine().remove(sandbox.info.id);
       rmSync(folder, { recursive: true, force: true });
     }
+    assert.equal(await loadBaseline(stateDir, sandbox.info.id), undefined, 'the baseline goes with the session');
+  });
+
+  it('agent-sandbox open --workspace copy, then diff prints the git-style diff; diff of a non-copy session is refused', async () => {
+    const folder = makeRepo();
+    const cli = (...args: string[]) =>
+      runCliText([args[0]!, '--folder', folder, ...args.slice(1)], { env: { AGENT_SANDBOX_STATE_DIR: stateDir } });
+    try {
+      const opened = await cli('open', '--session', 'copycli', '--runtime', 'bash', '--workspace', 'copy');
+      assert.equal(opened.code, 0, opened.stderr);
+      const changed = await cli(
+        'exec',
+        '--session',
+        'copycli',
+        '--',
+        'sh',
+        '-c',
+        'echo more >> README.md && rm gone.txt',
+      );
+      assert.equal(changed.code, 0, changed.stderr);
+      const diff = await cli('diff', '--session', 'copycli');
+      assert.equal(diff.code, 0, diff.stderr);
+      assert.equal(
+        diff.stdout,
+        [
+          'diff --git a/README.md b/README.md',
+          '--- a/README.md',
+          '+++ b/README.md',
+          '@@ -1,3 +1,4 @@',
+          ' one',
+          ' two',
+          ' three',
+          '+more',
+          'diff --git a/gone.txt b/gone.txt',
+          'deleted file mode 100644',
+          '--- a/gone.txt',
+          '+++ /dev/null',
+          '@@ -1 +0,0 @@',
+          '-to be deleted',
+          '',
+        ].join('\n'),
+      );
+      assert.match(diff.stderr, /2 changed: 0 added, 1 modified, 1 deleted/);
+      assert.equal(readFileSync(join(folder, 'README.md'), 'utf8'), 'one\ntwo\nthree\n');
+      const none = await cli('open', '--session', 'plain', '--runtime', 'bash');
+      assert.equal(none.code, 0, none.stderr);
+      const refused = await cli('diff', '--session', 'plain');
+      assert.notEqual(refused.code, 0);
+      assert.match(refused.stderr, /has workspace access none, not copy/);
+    } finally {
+      await cli('close', '--all');
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('refuses a folder over the file-count cap, naming the numbers', async () => {
@@ -156,6 +211,23 @@ describe('workspace access copy against a real engine', function () {
         (error: unknown) => SandboxError.is(error, 'disk-limit') && /17 MiB.*disk limit of 16 MiB/.test(error.message),
       );
     } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('the virtual engine refuses copy (it would otherwise see the folder itself), leaving the folder alone', async () => {
+    const folder = makeRepo();
+    const engine = new VirtualEngine();
+    try {
+      await assert.rejects(
+        engine.open(resolveSpec({ runtime: 'bash', workspaceAccess: 'copy', mode: 'code' }), {
+          workspaceFolder: folder,
+        }),
+        (error: unknown) =>
+          SandboxError.is(error, 'unsupported') && /cannot copy the workspace folder/.test(error.message),
+      );
+    } finally {
+      await engine.dispose();
       rmSync(folder, { recursive: true, force: true });
     }
   });

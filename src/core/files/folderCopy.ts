@@ -7,7 +7,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, readdir, readFile, readlink, rename, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, readlink, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix } from 'node:path';
 import { SandboxError } from '../errors';
 import { formatSize } from '../spec/units';
@@ -116,7 +116,7 @@ export function linkInside(path: string, target: string): boolean {
 
 export function tooManyFiles(count: number, max: number): SandboxError {
   return new SandboxError(
-    'invalid-input',
+    'too-many-files',
     `The folder has ${count.toLocaleString('en-US')} files to copy, more than the ${max.toLocaleString('en-US')} a copy may hold.`,
     'Exclude generated files in .gitignore, or use workspace access ro or rw for this folder.',
   );
@@ -211,6 +211,10 @@ export async function saveBaseline(stateDir: string, containerId: string, baseli
   const temp = `${path}.${process.pid}.tmp`;
   await writeFile(temp, JSON.stringify(baseline), { mode: 0o600 });
   await rename(temp, path);
+}
+
+export async function forgetBaseline(stateDir: string, containerId: string): Promise<void> {
+  await rm(baselinePath(stateDir, containerId), { force: true });
 }
 
 export async function loadBaseline(stateDir: string, containerId: string): Promise<CopyBaseline | undefined> {

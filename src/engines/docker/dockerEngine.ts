@@ -44,7 +44,7 @@ import { prepareProtection, releasePlaceholders, withProtection } from './protec
 import { checkSeccompSupport, engineFlavor, withSeccompFor, type EngineFlavor } from './seccompProfile';
 import { sweepBeforeRemoval } from './setuidSweep';
 import { placeCopy, placeFiles } from './placeFiles';
-import { copyMaxFiles, copyNotices, readFolderCopy, saveBaseline } from '../../core/files/folderCopy';
+import { copyMaxFiles, copyNotices, forgetBaseline, readFolderCopy, saveBaseline } from '../../core/files/folderCopy';
 import { defaultStateDir } from '../../core/sessions/leases';
 
 export interface DockerEngineOptions {
@@ -411,6 +411,8 @@ export class DockerEngine implements SandboxEngine {
       }
     }, signal);
     if (inspected) await releasePlaceholders(this.docker, inspected.Config.Labels).catch(() => undefined);
+    // A copy session's baseline goes with it.
+    await forgetBaseline(defaultStateDir(), inspected?.Id ?? id).catch(() => undefined);
     return { notices };
   }
 

@@ -263,6 +263,13 @@ export class VirtualEngine implements SandboxEngine {
         `Use the Python standard library, or install packages in a container. ${DOCKER_HINT}`,
       );
     }
+    if (spec.workspaceAccess === 'copy') {
+      throw new SandboxError(
+        'unsupported',
+        'The virtual engine cannot copy the workspace folder yet (workspace access "copy" needs a container).',
+        `Use workspace access ro here (writes under /workspace stay in the session's memory), or a container. ${DOCKER_HINT}`,
+      );
+    }
     if (spec.workspaceAccess !== 'none' && !options.workspaceFolder) {
       throw new SandboxError(
         'invalid-input',

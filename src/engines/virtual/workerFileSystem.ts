@@ -24,6 +24,9 @@ export async function buildFileSystem(jb: JustBash, setup: WorkerSetup): Promise
     await base.mkdir(WORKSPACE_DIR, { recursive: true });
     return base;
   }
+  // Only rw writes the folder itself; anything else that got here (copy is refused before) never does.
+  if (setup.access !== 'ro' && setup.access !== 'rw')
+    throw new Error(`no folder view for workspace access ${setup.access}`);
   const workspace =
     setup.access === 'ro'
       ? new jb.OverlayFs({
