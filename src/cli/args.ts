@@ -30,6 +30,11 @@ Commands:
          The changes in a session opened with --workspace copy, against the folder as it was
          copied: a git-style unified diff (binary files as "Binary files ... differ", with sizes).
          --json: {"changes": [...], "hostChanged": [...], "diff": "..."}.
+  apply  [--session NAME] [--include-protected] [PATH...]
+         Apply a copy session's changes (or those under PATH) to the folder. Held back unless
+         --include-protected: .git, .vscode, .github, .devcontainer and files that gain an
+         executable bit. A file changed in the folder since the copy is a conflict, never
+         overwritten. Exit 1 when anything was held back or in conflict.
   engine Show which engine answers and where.
   gc     [--grace SECONDS] [--after SECONDS] [--folder PATH]
          Remove orphaned sandboxes: those of deleted folders, and those of VS Code windows gone for
@@ -97,6 +102,7 @@ export const COMMANDS = [
   'ls',
   'close',
   'diff',
+  'apply',
   'engine',
   'gc',
   'log',
@@ -132,6 +138,7 @@ const OPTIONS = {
   env: { type: 'string', short: 'e', multiple: true },
   interactive: { type: 'boolean', short: 'i' },
   all: { type: 'boolean' },
+  'include-protected': { type: 'boolean' },
   pip: { type: 'string', multiple: true },
   npm: { type: 'string', multiple: true },
   after: { type: 'string' },
@@ -184,6 +191,7 @@ export interface ParsedArgs {
     help?: boolean;
     list?: boolean;
     'allow-config-writes'?: boolean;
+    'include-protected'?: boolean;
     http?: string;
     python?: string;
     node?: string;

@@ -22,6 +22,7 @@ import type { Output } from './output';
 import { parseSize } from '../core/spec/units';
 import { SandboxError } from '../core/errors';
 import { copyDiff } from '../core/files/copyChanges';
+import { applyCopyChanges } from '../core/files/copyApply';
 import { baselinePath, loadBaseline } from '../core/files/folderCopy';
 
 export interface CommandContext {
@@ -237,10 +238,9 @@ export async function closeCommand(engine: SandboxEngine, context: CommandContex
   return 0;
 }
 
-/** `diff`: what a copy session changed, against the baseline kept at its copy. */
-export async function diffCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
-  const { args, output, signal } = context;
-  if (args.positionals.length) throw usageError(`diff takes no arguments (got "${args.positionals.join(' ')}").`);
+/** A copy session and the baseline of its copy, or why there is none. */
+async function copySession(engine: SandboxEngine, context: CommandContext) {
+  const { args, signal } = context;
   const folder = workspaceFolder(args);
   const service = cliSandboxService(engine, folder, cliSettings(args.values, folder));
   const sandbox = await service.requireSession(sessionFlag(args), { signal });
@@ -260,9 +260,32 @@ export async function diffCommand(engine: SandboxEngine, context: CommandContext
       'Close the session and open it again to copy the folder afresh.',
     );
   }
+  return { sandbox, baseline };
+}
+
+/** `diff`: what a copy session changed, against the baseline kept at its copy. */
+export async function diffCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
+  const { args, output, signal } = context;
+  if (args.positionals.length) throw usageError(`diff takes no arguments (got "${args.positionals.join(' ')}").`);
+  const { sandbox, baseline } = await copySession(engine, context);
   const result = await copyDiff(sandbox, baseline, { maxBytes: sandbox.info.spec.limits.maxFileSizeBytes, signal });
   output.copyDiff(result);
   return 0;
+}
+
+/** `apply`: a copy session's changes into the folder, with protected paths and conflicts held back. */
+export async function applyCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
+  const { args, output, signal } = context;
+  const { sandbox, baseline } = await copySession(engine, context);
+  const outcome = await applyCopyChanges(sandbox, baseline, {
+    paths: args.positionals,
+    includeProtected: Boolean(args.values['include-protected']),
+    maxBytes: sandbox.info.spec.limits.maxFileSizeBytes,
+    stateDir: defaultStateDir(),
+    signal,
+  });
+  output.applied(outcome);
+  return outcome.heldBack.length || outcome.conflicts.length ? 1 : 0;
 }
 
 export async function engineCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {

@@ -9,6 +9,7 @@ import { sandboxIdOf } from '../core/sessions/sessions';
 import type { PromptProblem } from '../core/prompt/problems';
 import { formatSize } from '../core/spec/units';
 import type { CopyChange } from '../core/files/copyChanges';
+import type { ApplyOutcome } from '../core/files/copyApply';
 
 /** How a session is named to the user: its sandbox_id (agent:KEY/NAME outside the workspace scope, the id --session takes), or its short container id. */
 function sessionLabel(info: SessionInfo): string {
@@ -228,6 +229,18 @@ export class Output {
     );
     if (result.hostChanged.length)
       this.note(`changed in the folder too since the copy (a conflict to resolve): ${result.hostChanged.join(', ')}`);
+  }
+
+  /** What apply wrote, and what it held back. */
+  applied(outcome: ApplyOutcome): void {
+    if (this.json) return this.print(outcome);
+    for (const change of outcome.applied) this.stdout.write(`applied ${change.change} ${change.path}\n`);
+    for (const held of outcome.heldBack)
+      this.stdout.write(`held back ${held.path}: ${held.why} (apply it with --include-protected)\n`);
+    for (const path of outcome.conflicts)
+      this.stdout.write(`conflict ${path}: changed in the folder since the copy; left as it is\n`);
+    if (!outcome.applied.length && !outcome.heldBack.length && !outcome.conflicts.length)
+      this.note('no changes to apply');
   }
 
   usage(text: string): void {

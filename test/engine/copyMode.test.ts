@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { copyDiff } from '../../src/core/files/copyChanges';
@@ -169,6 +179,65 @@ describe('workspace access copy against a real engine', function () {
       const refused = await cli('diff', '--session', 'plain');
       assert.notEqual(refused.code, 0);
       assert.match(refused.stderr, /has workspace access none, not copy/);
+    } finally {
+      await cli('close', '--all');
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('agent-sandbox apply: applies the rest, holds back protected paths and new executables, refuses a host-side conflict', async () => {
+    const folder = makeRepo();
+    const cli = (...args: string[]) =>
+      runCliText([args[0]!, '--folder', folder, ...args.slice(1)], { env: { AGENT_SANDBOX_STATE_DIR: stateDir } });
+    try {
+      assert.equal((await cli('open', '--session', 'apply', '--runtime', 'bash', '--workspace', 'copy')).code, 0);
+      const changed = await cli(
+        'exec',
+        '--session',
+        'apply',
+        '--',
+        'sh',
+        '-c',
+        'echo four >> README.md && rm gone.txt && mkdir -p .vscode new && echo "{}" > .vscode/settings.json && printf "#!/bin/sh\\n" > run.sh && chmod 755 run.sh && echo n > new/file.txt && echo sandbox > untracked.txt',
+      );
+      assert.equal(changed.code, 0, changed.stderr);
+      writeFileSync(join(folder, 'untracked.txt'), 'changed on the host\n');
+
+      const first = await cli('apply', '--session', 'apply');
+      assert.equal(first.code, 1, first.stderr);
+      assert.equal(
+        first.stdout,
+        [
+          'applied modified README.md',
+          'applied deleted gone.txt',
+          'applied added new/file.txt',
+          'held back .vscode/settings.json: editor or version-control configuration (apply it with --include-protected)',
+          'held back run.sh: gains an executable bit (apply it with --include-protected)',
+          'conflict untracked.txt: changed in the folder since the copy; left as it is',
+          '',
+        ].join('\n'),
+      );
+      assert.equal(readFileSync(join(folder, 'README.md'), 'utf8'), 'one\ntwo\nthree\nfour\n');
+      assert.ok(!existsSync(join(folder, 'gone.txt')));
+      assert.equal(readFileSync(join(folder, 'new', 'file.txt'), 'utf8'), 'n\n');
+      assert.ok(!existsSync(join(folder, '.vscode')));
+      assert.ok(!existsSync(join(folder, 'run.sh')));
+      assert.equal(readFileSync(join(folder, 'untracked.txt'), 'utf8'), 'changed on the host\n');
+
+      // What was applied is no longer a change; the protected ones go with the flag, one path at a time.
+      const diff = await cli('diff', '--session', 'apply');
+      assert.deepEqual(
+        diff.stdout.split('\n').filter((line) => line.startsWith('diff --git')),
+        [
+          'diff --git a/.vscode/settings.json b/.vscode/settings.json',
+          'diff --git a/run.sh b/run.sh',
+          'diff --git a/untracked.txt b/untracked.txt',
+        ],
+      );
+      const second = await cli('apply', '--session', 'apply', '--include-protected', 'run.sh', '.vscode');
+      assert.equal(second.code, 0, second.stdout + second.stderr);
+      assert.equal(statSync(join(folder, 'run.sh')).mode & 0o777, 0o755);
+      assert.equal(readFileSync(join(folder, '.vscode', 'settings.json'), 'utf8'), '{}\n');
     } finally {
       await cli('close', '--all');
       rmSync(folder, { recursive: true, force: true });

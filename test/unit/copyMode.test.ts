@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { holdReason } from '../../src/core/files/copyApply';
 import { compareToBaseline, fileDiff, isText, parseListing, unifiedHunks } from '../../src/core/files/copyChanges';
 import { linkInside, sha256, tooManyBytes, tooManyFiles, type CopyBaseline } from '../../src/core/files/folderCopy';
 import { tightenAccess } from '../../src/core/policy/settingsLevels';
@@ -63,9 +64,10 @@ describe('workspace access copy: pure parts', () => {
   });
 
   it('parses the sandbox listing and compares it with the baseline', () => {
-    const listing = `F ${sha256('same')} 4 same.txt\0F ${sha256('new')} 3 dir/with space.txt\0L ../x\0link\0F ${sha256('changed!')} 8 changed.txt\0`;
+    const listing = `F ${sha256('same')} 4 644 same.txt\0F ${sha256('new')} 3 755 dir/with space.txt\0L ../x\0link\0F ${sha256('changed!')} 8 644 changed.txt\0`;
     const current = parseListing(listing);
     assert.equal(current.get('dir/with space.txt')?.size, 3);
+    assert.equal(current.get('dir/with space.txt')?.mode, 0o755);
     assert.equal(current.get('link')?.kind, 'symlink');
     const baseline: CopyBaseline = {
       folder: '/p',
@@ -107,5 +109,24 @@ describe('workspace access copy: pure parts', () => {
       fileDiff({ path: 'img.png', change: 'modified' }, new Uint8Array([0, 1, 2]), new Uint8Array([0])),
       'diff --git a/img.png b/img.png\nBinary files a/img.png and b/img.png differ (3 → 1 bytes)\n',
     );
+  });
+
+  it('holds back protected paths and files that gain an executable bit, not those that had one', () => {
+    const baseline: CopyBaseline = {
+      folder: '/p',
+      copiedAt: '',
+      files: { 'tool.sh': { ...entry('x'), mode: 0o755 }, 'a.txt': entry('a') },
+    };
+    assert.match(
+      holdReason({ path: '.github/workflows/ci.yml', change: 'added', newMode: 0o644 }, baseline) ?? '',
+      /configuration/,
+    );
+    assert.match(
+      holdReason({ path: '.Git/config', change: 'modified', newMode: 0o644 }, baseline) ?? '',
+      /configuration/,
+    );
+    assert.match(holdReason({ path: 'a.txt', change: 'modified', newMode: 0o744 }, baseline) ?? '', /executable/);
+    assert.equal(holdReason({ path: 'tool.sh', change: 'modified', newMode: 0o755 }, baseline), undefined);
+    assert.equal(holdReason({ path: 'a.txt', change: 'deleted' }, baseline), undefined);
   });
 });

@@ -15,6 +15,8 @@ export interface SandboxEntry {
   size: number;
   /** sha256 of a file's bytes, or of a link's target text. */
   sha256: string;
+  /** Permission bits of a file. */
+  mode?: number;
 }
 
 export interface CopyChange {
@@ -22,6 +24,8 @@ export interface CopyChange {
   change: 'added' | 'modified' | 'deleted';
   oldSize?: number;
   newSize?: number;
+  /** A file's permission bits in the sandbox now. */
+  newMode?: number;
 }
 
 /**
@@ -30,7 +34,7 @@ export interface CopyChange {
  */
 export const LIST_SCRIPT = [
   'cd /workspace || exit 3',
-  `find . \\( -name .git -prune \\) -o -type f -exec sh -c 'for f; do h=$(sha256sum < "$f") || exit 4; s=$(stat -c %s "$f"); printf "F %.64s %s %s\\0" "$h" "$s" "$\{f#./}"; done' sh {} +`,
+  `find . \\( -name .git -prune \\) -o -type f -exec sh -c 'for f; do h=$(sha256sum < "$f") || exit 4; s=$(stat -c "%s %a" "$f"); printf "F %.64s %s %s\\0" "$h" "$s" "$\{f#./}"; done' sh {} +`,
   `find . \\( -name .git -prune \\) -o -type l -exec sh -c 'for f; do printf "L %s\\0%s\\0" "$(readlink "$f")" "$\{f#./}"; done' sh {} +`,
 ].join('\n');
 
@@ -40,8 +44,14 @@ export function parseListing(stdout: string): Map<string, SandboxEntry> {
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i]!;
     if (part.startsWith('F ')) {
-      const match = /^F ([0-9a-f]{64}) (\d+) (.*)$/s.exec(part);
-      if (match) entries.set(match[3]!, { kind: 'file', sha256: match[1]!, size: Number(match[2]) });
+      const match = /^F ([0-9a-f]{64}) (\d+) ([0-7]+) (.*)$/s.exec(part);
+      if (match)
+        entries.set(match[4]!, {
+          kind: 'file',
+          sha256: match[1]!,
+          size: Number(match[2]),
+          mode: parseInt(match[3]!, 8),
+        });
     } else if (part.startsWith('L ')) {
       const target = part.slice(2);
       const path = parts[++i];
@@ -58,10 +68,10 @@ export function compareToBaseline(baseline: CopyBaseline, current: ReadonlyMap<s
     const now = current.get(path);
     if (!now) changes.push({ path, change: 'deleted', oldSize: before.size });
     else if (now.sha256 !== before.sha256 || now.kind !== before.kind)
-      changes.push({ path, change: 'modified', oldSize: before.size, newSize: now.size });
+      changes.push({ path, change: 'modified', oldSize: before.size, newSize: now.size, newMode: now.mode });
   }
   for (const [path, now] of current) {
-    if (!(path in baseline.files)) changes.push({ path, change: 'added', newSize: now.size });
+    if (!(path in baseline.files)) changes.push({ path, change: 'added', newSize: now.size, newMode: now.mode });
   }
   return changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }

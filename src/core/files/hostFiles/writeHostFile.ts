@@ -12,6 +12,8 @@ export interface WriteHostFileOptions {
   overwrite?: boolean;
   /** Names at the top of the folder that may not be written; PROTECTED_PATHS when absent, none when empty. */
   protectedPaths?: readonly string[];
+  /** The new file's permission bits (0o644 when absent); setuid and setgid are never set. */
+  mode?: number;
 }
 
 /**
@@ -39,7 +41,7 @@ export async function writeHostFile(
     if (existing?.isDirectory()) throw errnoError('EISDIR', path);
     // Checked early so that a refused call writes nothing; link() below is what really guarantees it.
     if (existing && !options.overwrite) throw errnoError('EEXIST', path);
-    const temp = await createTempFile(dir, data, path);
+    const temp = await createTempFile(dir, data, path, options.mode);
     try {
       if (options.overwrite) await rename(dir.entry(temp), dir.entry(name));
       else {
