@@ -64,7 +64,20 @@ describe('workspace access copy: pure parts', () => {
   });
 
   it('parses the sandbox listing and compares it with the baseline', () => {
-    const listing = `F ${sha256('same')} 4 644 same.txt\0F ${sha256('new')} 3 755 dir/with space.txt\0L ../x\0link\0F ${sha256('changed!')} 8 644 changed.txt\0`;
+    const listing = [
+      'S',
+      '4 644 same.txt',
+      '3 755 dir/with space.txt',
+      '8 644 changed.txt',
+      'H',
+      `${sha256('same')}  ./same.txt`,
+      `${sha256('new')}  ./dir/with space.txt`,
+      `${sha256('changed!')}  ./changed.txt`,
+      'L',
+      'link',
+      '../x',
+      '',
+    ].join('\0');
     const current = parseListing(listing);
     assert.equal(current.get('dir/with space.txt')?.size, 3);
     assert.equal(current.get('dir/with space.txt')?.mode, 0o755);

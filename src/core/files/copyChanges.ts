@@ -29,35 +29,50 @@ export interface CopyChange {
 }
 
 /**
- * One exec: for each file "F <sha256> <size> <path>\0", for each link "L <target>\0<path>\0". Needs
- * only find, sha256sum, stat and readlink (coreutils), as every image has.
+ * One exec, GNU find and coreutils (as every image has), without a process per file: a listing
+ * written to a file under /tmp (the output limit would cut a large one), in three parts, each entry
+ * ended by NUL: "S" then "<size> <mode> <path>" per file, "H" then "<sha256>  ./<path>" per file,
+ * "L" then "<path>", "<target>" per link. .git is never listed. Prints the listing's path.
  */
 export const LIST_SCRIPT = [
   'cd /workspace || exit 3',
-  `find . \\( -name .git -prune \\) -o -type f -exec sh -c 'for f; do h=$(sha256sum < "$f") || exit 4; s=$(stat -c "%s %a" "$f"); printf "F %.64s %s %s\\0" "$h" "$s" "$\{f#./}"; done' sh {} +`,
-  `find . \\( -name .git -prune \\) -o -type l -exec sh -c 'for f; do printf "L %s\\0%s\\0" "$(readlink "$f")" "$\{f#./}"; done' sh {} +`,
+  'out=$(mktemp /tmp/.agent-sandbox-list.XXXXXX) || exit 5',
+  "{ printf 'S\\0'; find . -name .git -prune -o -type f -printf '%s %m %P\\0';",
+  "  printf 'H\\0'; find . -name .git -prune -o -type f -print0 | xargs -0 -r sha256sum -z;",
+  '  printf \'L\\0\'; find . -name .git -prune -o -type l -printf \'%P\\0%l\\0\'; } > "$out" || { rm -f "$out"; exit 4; }',
+  'printf %s "$out"',
 ].join('\n');
 
-export function parseListing(stdout: string): Map<string, SandboxEntry> {
+/** Bytes of the listing per read: 512 KiB is 683 KiB of base64, within the default 1 MiB output limit. */
+const LIST_PART = 512 * 1024;
+const MAX_LISTING_BYTES = 64 * 1024 * 1024;
+
+export function parseListing(listing: string): Map<string, SandboxEntry> {
   const entries = new Map<string, SandboxEntry>();
-  const parts = stdout.split('\0');
+  const hashes = new Map<string, string>();
+  const parts = listing.split('\0');
+  let section = '';
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i]!;
-    if (part.startsWith('F ')) {
-      const match = /^F ([0-9a-f]{64}) (\d+) ([0-7]+) (.*)$/s.exec(part);
+    if (part === 'S' || part === 'H' || part === 'L') {
+      section = part;
+      continue;
+    }
+    if (part === '') continue;
+    if (section === 'S') {
+      const match = /^(\d+) ([0-7]+) (.*)$/s.exec(part);
       if (match)
-        entries.set(match[4]!, {
-          kind: 'file',
-          sha256: match[1]!,
-          size: Number(match[2]),
-          mode: parseInt(match[3]!, 8),
-        });
-    } else if (part.startsWith('L ')) {
-      const target = part.slice(2);
-      const path = parts[++i];
-      if (path) entries.set(path, { kind: 'symlink', sha256: sha256(target), size: Buffer.byteLength(target) });
+        entries.set(match[3]!, { kind: 'file', sha256: '', size: Number(match[1]), mode: parseInt(match[2]!, 8) });
+    } else if (section === 'H') {
+      const match = /^([0-9a-f]{64}) {2}\.\/(.*)$/s.exec(part);
+      if (match) hashes.set(match[2]!, match[1]!);
+    } else if (section === 'L') {
+      const target = parts[++i] ?? '';
+      entries.set(part, { kind: 'symlink', sha256: sha256(target), size: Buffer.byteLength(target) });
     }
   }
+  // A file without a hash changed while it was listed: it counts as changed.
+  for (const [path, entry] of entries) if (entry.kind === 'file') entry.sha256 = hashes.get(path) ?? '';
   return entries;
 }
 
@@ -76,18 +91,53 @@ export function compareToBaseline(baseline: CopyBaseline, current: ReadonlyMap<s
   return changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
-/** The sandbox's files now, in one exec. */
+/** The sandbox's files now: one exec, then one read of its listing. */
 export async function listSandboxFiles(sandbox: Sandbox, signal?: AbortSignal): Promise<Map<string, SandboxEntry>> {
   const result = await sandbox.exec({ cmd: ['sh', '-c', LIST_SCRIPT], cwd: WORKSPACE_DIR }, signal);
-  if (result.exitCode !== 0 || result.stdoutTruncated) {
+  const listingPath = result.stdout.trim();
+  if (result.exitCode !== 0 || !listingPath.startsWith('/tmp/.agent-sandbox-list.')) {
     throw new SandboxError(
       'engine-error',
-      result.stdoutTruncated
-        ? 'The list of the sandbox’s files was longer than the output limit.'
-        : `Listing the sandbox’s files failed (exit ${result.exitCode}): ${result.stderr.trim().slice(0, 500)}`,
+      `Listing the sandbox's files failed (exit ${result.exitCode}): ${result.stderr.trim().slice(0, 500)}`,
     );
   }
-  return parseListing(result.stdout);
+  try {
+    // In parts that fit the output limit as base64 (the file tools see only /workspace).
+    const chunks: Buffer[] = [];
+    for (let part = 0; ; part++) {
+      const read = await sandbox.exec(
+        {
+          cmd: [
+            'sh',
+            '-c',
+            'dd if="$1" bs=$2 skip=$3 count=1 2>/dev/null | base64 -w0',
+            'sh',
+            listingPath,
+            `${LIST_PART}`,
+            `${part}`,
+          ],
+          cwd: WORKSPACE_DIR,
+        },
+        signal,
+      );
+      if (read.exitCode !== 0 || read.stdoutTruncated)
+        throw new SandboxError(
+          'engine-error',
+          `Reading the list of the sandbox's files failed (exit ${read.exitCode}).`,
+        );
+      const chunk = Buffer.from(read.stdout.trim(), 'base64');
+      chunks.push(chunk);
+      if (chunk.length < LIST_PART) break;
+      if (part * LIST_PART > MAX_LISTING_BYTES)
+        throw new SandboxError(
+          'too-many-files',
+          `The list of the sandbox's files is larger than ${MAX_LISTING_BYTES} bytes.`,
+        );
+    }
+    return parseListing(Buffer.concat(chunks).toString('utf8'));
+  } finally {
+    await sandbox.exec({ cmd: ['rm', '-f', listingPath], cwd: WORKSPACE_DIR }, signal).catch(() => undefined);
+  }
 }
 
 /** Whether bytes read as text: no NUL in the first 8 KiB, and valid UTF-8. */
