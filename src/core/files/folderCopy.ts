@@ -11,7 +11,7 @@ import { lstat, mkdir, readdir, readFile, readlink, rename, rm, writeFile } from
 import { dirname, isAbsolute, join, posix } from 'node:path';
 import { SandboxError } from '../errors';
 import { formatSize } from '../spec/units';
-import { HostFolder } from './hostFiles/hostFolder';
+import { HostFolder, type HostDir } from './hostFiles/hostFolder';
 import { pathNames } from './hostFiles/hostPath';
 import { openRegularFile, readWithin } from './hostFiles/regularFile';
 
@@ -140,35 +140,42 @@ export async function readFolderCopy(folder: string, limits: CopyLimits): Promis
   const skipped: string[] = [];
   const baseline: CopyBaseline = { folder, copiedAt: new Date().toISOString(), files: {} };
   let total = 0;
-  for (const path of candidates) {
-    const stats = await lstat(join(folder, ...path.split('/'))).catch(() => undefined);
-    if (!stats) continue; // tracked but deleted in the work tree
-    if (stats.isSymbolicLink()) {
-      const target = await readlink(join(folder, ...path.split('/')));
-      if (!linkInside(path, target)) {
-        skipped.push(`${path} (a link out of the folder)`);
+  let openDir: { key: string; dir: HostDir } | undefined;
+  try {
+    for (const path of candidates) {
+      const stats = await lstat(join(folder, ...path.split('/'))).catch(() => undefined);
+      if (!stats) continue; // tracked but deleted in the work tree
+      if (stats.isSymbolicLink()) {
+        const target = await readlink(join(folder, ...path.split('/')));
+        if (!linkInside(path, target)) {
+          skipped.push(`${path} (a link out of the folder)`);
+          continue;
+        }
+        files.push({ path, kind: 'symlink', linkTarget: target, mode: 0o777 });
+        baseline.files[path] = {
+          size: Buffer.byteLength(target),
+          mtimeMs: stats.mtimeMs,
+          sha256: sha256(target),
+          kind: 'symlink',
+          mode: 0o777,
+        };
         continue;
       }
-      files.push({ path, kind: 'symlink', linkTarget: target, mode: 0o777 });
-      baseline.files[path] = {
-        size: Buffer.byteLength(target),
-        mtimeMs: stats.mtimeMs,
-        sha256: sha256(target),
-        kind: 'symlink',
-        mode: 0o777,
-      };
-      continue;
-    }
-    if (!stats.isFile()) {
-      if (!stats.isDirectory()) skipped.push(`${path} (not a regular file)`);
-      continue;
-    }
-    total += stats.size;
-    if (total > limits.maxBytes) throw tooManyBytes(await totalSize(folder, candidates), limits.maxBytes);
-    const names = pathNames(path);
-    const dir = await host.openDir(names.slice(0, -1), path);
-    try {
-      const file = await openRegularFile(host, dir, names[names.length - 1]!, path);
+      if (!stats.isFile()) {
+        if (!stats.isDirectory()) skipped.push(`${path} (not a regular file)`);
+        continue;
+      }
+      total += stats.size;
+      if (total > limits.maxBytes) throw tooManyBytes(await totalSize(folder, candidates), limits.maxBytes);
+      const names = pathNames(path);
+      // Each folder opened once for its run of files (the paths are sorted), never following links.
+      const dirKey = names.slice(0, -1).join('/');
+      if (!openDir || openDir.key !== dirKey) {
+        await openDir?.dir.close();
+        openDir = undefined;
+        openDir = { key: dirKey, dir: await host.openDir(names.slice(0, -1), path) };
+      }
+      const file = await openRegularFile(host, openDir.dir, names[names.length - 1]!, path);
       try {
         const data = await readWithin(file, limits.maxBytes, path);
         const mode = file.stats.mode & 0o777;
@@ -183,9 +190,9 @@ export async function readFolderCopy(folder: string, limits: CopyLimits): Promis
       } finally {
         await file.handle.close().catch(() => undefined);
       }
-    } finally {
-      await dir.close();
     }
+  } finally {
+    await openDir?.dir.close();
   }
   return { files, baseline, skipped };
 }
