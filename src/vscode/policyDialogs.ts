@@ -11,13 +11,22 @@ const ORDER: Record<WorkspaceAccess, number> = { none: 0, copy: 1, ro: 2, rw: 3 
 /** True when `next` gives no more than `current`, or the user confirmed it in a modal dialog. */
 export async function confirmLooserAccess(current: WorkspaceAccess, next: WorkspaceAccess): Promise<boolean> {
   if (ORDER[next] <= ORDER[current]) return true;
-  const allow = next === 'rw' ? vscode.l10n.t('Allow Read-Write') : vscode.l10n.t('Allow Read-Only');
+  const allow =
+    next === 'rw'
+      ? vscode.l10n.t('Allow Read-Write')
+      : next === 'copy'
+        ? vscode.l10n.t('Allow a Copy')
+        : vscode.l10n.t('Allow Read-Only');
   const detail =
     next === 'rw'
       ? vscode.l10n.t(
           'Sandboxes of this workspace will be able to change, create and delete files in the folder (not .git, .vscode, .github or .devcontainer).',
         )
-      : vscode.l10n.t('Sandboxes of this workspace will be able to read every file in the folder.');
+      : next === 'copy'
+        ? vscode.l10n.t(
+            'Sandboxes of this workspace will get a copy of the folder when they open (what .gitignore does not exclude, without .git); your folder changes only when you apply their changes.',
+          )
+        : vscode.l10n.t('Sandboxes of this workspace will be able to read every file in the folder.');
   const choice = await vscode.window.showWarningMessage(
     vscode.l10n.t('Give sandboxes "{0}" access to this workspace folder?', next),
     { modal: true, detail },
