@@ -411,6 +411,30 @@ describe('network allowlist on the Docker engine', function () {
     await sandbox.close();
   });
 
+  it('says so when a killed proxy process cannot be started again, instead of leaving the sandbox silently cut off', async () => {
+    const sandbox = await open();
+    const id = sandbox.info.id;
+    const pid = proxyPid(id);
+    process.kill(pid, 'SIGKILL');
+    await until('the proxy process is gone', () => !processAlive(pid));
+    // Another process whose proxy program cannot run (its node is missing) attaches to the session.
+    const broken = new DockerEngine({
+      images: TEST_IMAGES,
+      egressProxies: new EgressProxies({ nodePath: '/nonexistent/node', cliPath: CLI, root }),
+    });
+    try {
+      const attached = await broken.attach(id);
+      assert.match(
+        attached.info.notices.join('\n'),
+        /The network allowlist of this sandbox could not be restored \(.*\): it reaches nothing until it is reopened/,
+      );
+    } finally {
+      await broken.dispose();
+    }
+    await engine.attach(id); // restores it, for the close that follows
+    await sandbox.close();
+  });
+
   it('points npm at the proxy: npm view asks a registry only the proxy reaches', async () => {
     const sandbox = await open({
       runtime: 'node',

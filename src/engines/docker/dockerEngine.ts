@@ -349,10 +349,12 @@ export class DockerEngine implements SandboxEngine {
     this.deaths.start();
     if (!inspected.State.Running)
       throw deadSessionError(inspected, this.deaths.explain(inspected.Id, inspected.State.FinishedAt));
-    const info = sessionFromInspect(inspected);
+    let info = sessionFromInspect(inspected);
     const user = labels[LABEL.user] ?? '1000:1000';
     // A proxy process that was killed is started again (without it the sandbox reaches nothing).
-    if (networkTier(info.spec) === 'allowlist') await this.egress.ensure(id, info.spec, user, signal);
+    const broken =
+      networkTier(info.spec) === 'allowlist' ? await this.egress.ensure(id, info.spec, user, signal) : undefined;
+    if (broken) info = { ...info, notices: [...info.notices, broken] };
     this.watchFolder(info, container, baselineFromLabels(labels));
     return new DockerSandbox(this, container, info, user);
   }

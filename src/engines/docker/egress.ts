@@ -230,8 +230,14 @@ export class DockerEgress {
    * Starts again what is missing for a running sandbox (its proxy process was killed, say); best
    * effort: without them the sandbox has no network at all, never more.
    */
-  async ensure(sandboxId: string, spec: SandboxSpec, sandboxUser: string, signal?: AbortSignal): Promise<void> {
-    if (this.problem || this.proxies().isServing(sandboxId)) return;
+  /** Starts the sandbox's proxy (and relay) again when they are gone; says why when it cannot. */
+  async ensure(
+    sandboxId: string,
+    spec: SandboxSpec,
+    sandboxUser: string,
+    signal?: AbortSignal,
+  ): Promise<string | undefined> {
+    if (this.problem || this.proxies().isServing(sandboxId)) return undefined;
     try {
       const image = await this.deps.nodeImage(undefined, signal);
       const sockets = await this.proxies().start(
@@ -241,10 +247,12 @@ export class DockerEgress {
       );
       const relays = await listContainers(this.deps.docker, [`${LABEL.egressFor}=${sandboxId}`], signal);
       // A living relay links to the new process by itself within a second.
-      if (relays.some((relay) => relay.State === 'running')) return;
+      if (relays.some((relay) => relay.State === 'running')) return undefined;
       await startRelay(this.deps.docker, relayCreateOptions({ sandboxId, image, sockets, sandboxUser }), signal);
-    } catch {
-      // Left as it is: no way out, which is what a broken allowlist must mean.
+      return undefined;
+    } catch (error) {
+      // Left as it is: no way out, which is what a broken allowlist must mean; but said.
+      return `The network allowlist of this sandbox could not be restored (${(error as Error).message.split('\n')[0]}): it reaches nothing until it is reopened (sandbox_close, then sandbox_open).`;
     }
   }
 
