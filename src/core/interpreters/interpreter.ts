@@ -18,7 +18,7 @@ import type { Sandbox, SandboxProcess } from '../engine/engine';
 import { SandboxError, abortError } from '../errors';
 import { checkedImages } from '../results/images';
 import { kernelRecipe, type InterpreterLanguage, type KernelRecipe } from './kernels';
-import type { EvalResult, PersistentInterpreter, RunOptions } from './persistentInterpreter';
+import { stateLostResult, type EvalResult, type PersistentInterpreter, type RunOptions } from './persistentInterpreter';
 
 export { INTERPRETER_LANGUAGES, interpreterName, type InterpreterLanguage } from './kernels';
 export type { EvalResult } from './persistentInterpreter';
@@ -269,18 +269,7 @@ export class Interpreter implements PersistentInterpreter {
   }
 
   private lost(started: number, why: string, stopped?: 'timeout' | 'cancelled'): EvalResult {
-    return {
-      outcome: stopped ?? 'crashed',
-      error: why,
-      stdout: '',
-      stderr: '',
-      stdoutBytes: 0,
-      stderrBytes: 0,
-      durationMs: Date.now() - started,
-      stateLost: true,
-      images: [],
-      notices: [],
-    };
+    return stateLostResult(started, why, stopped);
   }
 
   private receive(line: string): void {

@@ -176,28 +176,8 @@ while True:
     client.send({'started': request.get('id')})
     started = time.monotonic()
     before = snapshot()
-    value, error, interrupted = None, None, False
-    result = None
-    try:
-        running = True
-        try:
-            result = run(request.get('code', ''))
-            value = None if result is None else shown(result)
-        finally:
-            running = False
-    except KeyboardInterrupt as caught:
-        interrupted = True
-        error = user_traceback(caught)
-    except SystemExit as caught:
-        error = 'SystemExit: %r (the interpreter keeps running; its state is kept)\n' % (caught.code,)
-    except BaseException as caught:
-        error = user_traceback(caught)
+    result, value, error, interrupted = evaluate(request.get('code', ''))
     calls += 1
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except Exception:
-        pass
     found, dropped = images(result, before)
     stdout, stdout_total = out.take(1)
     stderr, stderr_total = err.take(2)

@@ -131,4 +131,30 @@ def images(value, before):
         except OSError:
             pass
     return found, dropped
+
+def evaluate(code):
+    # One call's code as the kernels run it: (the value, its text, an error's text, interrupted). The
+    # including kernel's SIGINT handler interrupts only while 'running' (a global it defines) is set.
+    global running
+    result, value, error, interrupted = None, None, None, False
+    try:
+        running = True
+        try:
+            result = run(code)
+            value = None if result is None else shown(result)
+        finally:
+            running = False
+    except KeyboardInterrupt as caught:
+        interrupted = True
+        error = user_traceback(caught)
+    except SystemExit as caught:
+        error = 'SystemExit: %r (the interpreter keeps running; its state is kept)\n' % (caught.code,)
+    except BaseException as caught:
+        error = user_traceback(caught)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        pass
+    return result, value, error, interrupted
 `;

@@ -52,6 +52,22 @@ export interface DecisionQuery {
   max?: number;
 }
 
+/** A decision as kept, numbered: what the sandbox chose (the name, the reason's text) kept short. */
+export function loggedDecision(seq: number, decision: NetworkDecision): LoggedDecision {
+  return {
+    seq,
+    at: decision.at,
+    host: decision.host.length > MAX_HOST_CHARS ? `${decision.host.slice(0, MAX_HOST_CHARS)}…` : decision.host,
+    port: decision.port,
+    allowed: decision.allowed,
+    ...(decision.rule !== undefined ? { rule: decision.rule } : {}),
+    ...(decision.reason !== undefined ? { reason: decision.reason.slice(0, 2 * MAX_HOST_CHARS) } : {}),
+    ...(decision.address !== undefined ? { address: decision.address } : {}),
+    bytesSent: decision.bytesSent,
+    bytesReceived: decision.bytesReceived,
+  };
+}
+
 /** Appends decisions to a sandbox's log; one writer per folder (its proxy process). */
 export class DecisionLog {
   private seq: number;
@@ -61,18 +77,7 @@ export class DecisionLog {
   }
 
   append(decision: NetworkDecision): LoggedDecision {
-    const logged: LoggedDecision = {
-      seq: ++this.seq,
-      at: decision.at,
-      host: decision.host.length > MAX_HOST_CHARS ? `${decision.host.slice(0, MAX_HOST_CHARS)}…` : decision.host,
-      port: decision.port,
-      allowed: decision.allowed,
-      ...(decision.rule !== undefined ? { rule: decision.rule } : {}),
-      ...(decision.reason !== undefined ? { reason: decision.reason.slice(0, 2 * MAX_HOST_CHARS) } : {}),
-      ...(decision.address !== undefined ? { address: decision.address } : {}),
-      bytesSent: decision.bytesSent,
-      bytesReceived: decision.bytesReceived,
-    };
+    const logged = loggedDecision(++this.seq, decision);
     const file = join(this.dir, DECISIONS_FILE);
     try {
       if (statSync(file).size >= ROTATE_AT_BYTES) renameSync(file, join(this.dir, OLDER_FILE));

@@ -6,7 +6,6 @@
  * A refusal is an HTTP 403 whose body names the rule, so the program and the agent can tell why.
  * Every decision is reported with its byte counts.
  */
-import { lookup as dnsLookup } from 'node:dns/promises';
 import {
   createServer,
   request as httpRequest,
@@ -16,8 +15,9 @@ import {
 } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { decide, type AllowEntry } from './allowlist';
-import { isInternalAddress } from './addressPolicy';
+import type { AllowEntry } from './allowlist';
+import { decisionOf, egressTarget, type EgressTarget } from './egressTarget';
+import { refusalBody } from './refusal';
 import { readsInto, tieEnds } from './egressPipe';
 
 export interface NetworkDecision {
@@ -53,12 +53,9 @@ export interface EgressProxyOptions {
   onDecision?(decision: NetworkDecision): void;
 }
 
-const systemLookup = async (host: string) =>
-  (await dnsLookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
-
 const HOP_BY_HOP = ['connection', 'proxy-connection', 'proxy-authorization', 'keep-alive', 'te', 'trailer', 'upgrade'];
 
-type Target = { address: string; rule: string } | { refused: string };
+type Target = EgressTarget;
 
 export class EgressProxy {
   readonly server: Server;
@@ -93,37 +90,17 @@ export class EgressProxy {
   }
 
   /** Decides, then resolves and checks the addresses: the one address the connection will use, or why not. */
-  private async target(host: string, port: number): Promise<Target> {
+  private target(host: string, port: number): Promise<Target> {
     const { allowlist, hosts } = this.options;
-    const decision = decide(typeof allowlist === 'function' ? allowlist() : allowlist, host, port);
-    if (!decision.allowed) return { refused: decision.reason };
-    if (decision.local) return { address: this.options.localAddress ?? '127.0.0.1', rule: decision.rule };
-    const mapped = hosts && Object.hasOwn(hosts, normalName(host)) ? hosts[normalName(host)] : undefined;
-    if (mapped) return { address: mapped, rule: decision.rule };
-    let addresses: string[];
-    try {
-      addresses = await (this.options.lookup ?? systemLookup)(host);
-    } catch {
-      return { refused: `${host} could not be resolved` };
-    }
-    const internal = addresses.find(isInternalAddress);
-    if (internal || addresses.length === 0)
-      return {
-        refused: `${host} resolves to ${internal ?? 'no address'}, an internal address that the allowlist never reaches`,
-      };
-    return { address: addresses[0]!, rule: decision.rule };
+    return egressTarget(typeof allowlist === 'function' ? allowlist() : allowlist, host, port, {
+      hosts,
+      localAddress: this.options.localAddress ?? '127.0.0.1',
+      lookup: this.options.lookup,
+    });
   }
 
   private record(host: string, port: number, target: Target, sent = 0, received = 0): void {
-    this.options.onDecision?.({
-      host,
-      port,
-      allowed: 'address' in target,
-      ...('address' in target ? { rule: target.rule, address: target.address } : { reason: target.refused }),
-      bytesSent: sent,
-      bytesReceived: received,
-      at: new Date().toISOString(),
-    });
+    this.options.onDecision?.(decisionOf(host, port, target, sent, received));
   }
 
   private async tunnel(request: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
@@ -224,18 +201,9 @@ function headBytes(firstLine: string, rawHeaders: readonly string[]): number {
   return bytes;
 }
 
-/** A name as the allowlist and the user's mappings compare it: lower case, without a final dot. */
-function normalName(host: string): string {
-  return host.toLowerCase().replace(/\.$/, '');
-}
-
 function splitAuthority(authority: string, fallbackPort: number): { host: string; port: number } {
   const match = /^\[?([^\]]*?)\]?(?::(\d+))?$/.exec(authority);
   return { host: match?.[1] ?? '', port: match?.[2] ? Number(match[2]) : fallbackPort };
-}
-
-function refusalBody(reason: string): string {
-  return `Agent Sandbox refused this connection: ${reason}. Ask the user to add the domain to the sandbox's network allowlist (agentSandbox.network.allow, or --allow-domain).\n`;
 }
 
 function refusal(reason: string): string {

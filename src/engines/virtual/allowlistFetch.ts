@@ -6,13 +6,12 @@
  * certificate against the name). Each redirect is a new decision. A refusal is the proxy's HTTP 403
  * whose body names the reason, and every decision is reported with its byte counts.
  */
-import { lookup as dnsLookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import type { SecureFetch } from 'just-bash';
-import { allowEntries, decide } from '../../core/network/allowlist';
-import { isInternalAddress } from '../../core/network/addressPolicy';
+import { allowEntries } from '../../core/network/allowlist';
+import { decisionOf, egressTarget, normalName, systemLookup, type EgressTarget } from '../../core/network/egressTarget';
 import type { NetworkDecision } from '../../core/network/egressProxy';
 import { REFUSAL_STATUS, refusalBody } from '../../core/network/refusal';
 import { formatSize } from '../../core/spec/units';
@@ -52,46 +51,25 @@ const CREDENTIALS = ['authorization', 'cookie', 'proxy-authorization'];
 /** Headers this fetch sets itself: the name that was decided, and the body it sends. */
 const OWN_HEADERS = ['host', 'content-length', 'transfer-encoding', 'connection', 'proxy-connection'];
 
-type Target = { address: string; rule: string } | { refused: string };
-
-const systemLookup = async (host: string) =>
-  (await dnsLookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+type Target = EgressTarget;
 
 export function allowlistFetch(options: AllowlistFetchOptions): SecureFetch {
   const entries = allowEntries(options.allow);
 
   /** Decides, then resolves and checks: the one address the connection will use, or why not. */
   async function target(host: string, port: number, signal: AbortSignal): Promise<Target> {
-    const decision = decide(entries, host, port);
-    if (!decision.allowed) return { refused: decision.reason };
-    if (decision.local) return { address: LOCAL_ADDRESS, rule: decision.rule };
-    const name = normalName(host);
-    const mapped = Object.hasOwn(options.hosts, name) ? options.hosts[name] : undefined;
-    if (mapped) return { address: mapped, rule: decision.rule };
-    let addresses: string[];
-    try {
-      addresses = await abortable((options.lookup ?? systemLookup)(name), signal);
-    } catch (error) {
-      if (signal.aborted) throw error;
-      return { refused: `${host} could not be resolved` };
-    }
-    if (addresses.length === 0) return { refused: `${host} could not be resolved` };
-    const internal = addresses.find(isInternalAddress);
-    if (internal)
-      return { refused: `${host} resolves to ${internal}, an internal address that the allowlist never reaches` };
-    return { address: addresses[0]!, rule: decision.rule };
+    const lookup = options.lookup ?? systemLookup;
+    const found = await egressTarget(entries, host, port, {
+      hosts: options.hosts,
+      localAddress: LOCAL_ADDRESS,
+      lookup: (name) => abortable(lookup(name), signal),
+    });
+    signal.throwIfAborted();
+    return found;
   }
 
   function record(host: string, port: number, target: Target, sent = 0, received = 0): void {
-    options.onDecision({
-      host,
-      port,
-      allowed: 'address' in target,
-      ...('address' in target ? { rule: target.rule, address: target.address } : { reason: target.refused }),
-      bytesSent: sent,
-      bytesReceived: received,
-      at: new Date().toISOString(),
-    });
+    options.onDecision(decisionOf(host, port, target, sent, received));
   }
 
   return async (url, init = {}) => {
@@ -294,9 +272,4 @@ function flatHeaders(response: IncomingMessage): Record<string, string> {
   for (const [name, value] of Object.entries(response.headers))
     if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
   return flat;
-}
-
-/** A name as the allowlist and the user's mappings compare it: lower case, without a final dot. */
-function normalName(host: string): string {
-  return host.toLowerCase().replace(/\.$/, '');
 }

@@ -6,14 +6,12 @@
 import {
   DEFAULT_MAX_DECISIONS,
   MAX_DECISIONS,
+  loggedDecision,
   type DecisionQuery,
   type LoggedDecision,
   type NetworkDecisionPage,
 } from '../../core/network/decisionLog';
 import type { NetworkDecision } from '../../core/network/egressProxy';
-
-/** A requested name longer than any DNS name is kept cut: the sandbox chooses it. */
-const MAX_HOST_CHARS = 300;
 
 export class DecisionMemory {
   private readonly kept: LoggedDecision[] = [];
@@ -22,18 +20,7 @@ export class DecisionMemory {
   constructor(private readonly most = MAX_DECISIONS) {}
 
   append(decision: NetworkDecision): LoggedDecision {
-    const logged: LoggedDecision = {
-      seq: ++this.seq,
-      at: decision.at,
-      host: decision.host.length > MAX_HOST_CHARS ? `${decision.host.slice(0, MAX_HOST_CHARS)}…` : decision.host,
-      port: decision.port,
-      allowed: decision.allowed,
-      ...(decision.rule !== undefined ? { rule: decision.rule } : {}),
-      ...(decision.reason !== undefined ? { reason: decision.reason.slice(0, 2 * MAX_HOST_CHARS) } : {}),
-      ...(decision.address !== undefined ? { address: decision.address } : {}),
-      bytesSent: decision.bytesSent,
-      bytesReceived: decision.bytesReceived,
-    };
+    const logged = loggedDecision(++this.seq, decision);
     this.kept.push(logged);
     if (this.kept.length > this.most) this.kept.splice(0, this.kept.length - this.most);
     return logged;

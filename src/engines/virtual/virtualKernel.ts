@@ -62,26 +62,7 @@ while True:
     # Modules written between calls (by the file tools or a command) are found by the next import.
     importlib.invalidate_caches()
     before = snapshot()
-    value, error, interrupted, result = None, None, False, None
-    try:
-        running = True
-        try:
-            result = run(request.get('code', ''))
-            value = None if result is None else shown(result)
-        finally:
-            running = False
-    except KeyboardInterrupt as caught:
-        interrupted = True
-        error = user_traceback(caught)
-    except SystemExit as caught:
-        error = 'SystemExit: %r (the interpreter keeps running; its state is kept)\n' % (caught.code,)
-    except BaseException as caught:
-        error = user_traceback(caught)
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except Exception:
-        pass
+    result, value, error, interrupted = evaluate(request.get('code', ''))
     found, dropped = images(result, before)
     if value is not None and len(value) > CAP:
         value = value[:CAP]
