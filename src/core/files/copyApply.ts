@@ -36,7 +36,8 @@ export interface ApplyOptions {
   signal?: AbortSignal;
 }
 
-function selected(path: string, paths: readonly string[] | undefined): boolean {
+/** Whether `path` is one of `paths` or under one of them (every path when none are given). */
+export function pathSelected(path: string, paths: readonly string[] | undefined): boolean {
   if (!paths?.length) return true;
   return paths.some((wanted) => {
     const clean = wanted.replace(/^\.?\/+/, '').replace(/\/+$/, '');
@@ -54,7 +55,7 @@ export function holdReason(change: CopyChange, baseline: CopyBaseline): string |
 }
 
 /** The host's file at `path` now: its sha256, or undefined when there is nothing there. */
-async function hostState(folder: string, path: string, maxBytes: number): Promise<string | undefined> {
+export async function hostState(folder: string, path: string, maxBytes: number): Promise<string | undefined> {
   try {
     return sha256(await readHostFile(folder, path, maxBytes));
   } catch (error) {
@@ -69,9 +70,9 @@ async function hostState(folder: string, path: string, maxBytes: number): Promis
 }
 
 /** Removes the regular file at `path`, its folder opened without following links. */
-async function deleteHostFile(folder: string, path: string): Promise<void> {
+async function deleteHostFile(folder: string, path: string, includeProtected: boolean): Promise<void> {
   const names = pathNames(path);
-  refuseProtected(names, [], 'Deleting');
+  refuseProtected(names, includeProtected ? [] : PROTECTED_PATHS, 'Deleting');
   const host = await HostFolder.open(folder);
   const dir = await host.openDir(names.slice(0, -1), path);
   try {
@@ -84,56 +85,111 @@ async function deleteHostFile(folder: string, path: string): Promise<void> {
   }
 }
 
+/** A change cleared to apply: its new bytes (read from the sandbox once) and mode. */
+export interface ReadyChange {
+  change: CopyChange;
+  /** The sandbox's bytes, for an added or modified file. */
+  data?: Uint8Array;
+  mode?: number;
+  sha256?: string;
+}
+
+export interface ApplyPlan {
+  ready: ReadyChange[];
+  heldBack: { path: string; why: string }[];
+  conflicts: string[];
+}
+
+/**
+ * Which of a copy session's changes may be applied now, each with the bytes to write: links and
+ * (without includeProtected) protected paths are held back; a file changed on the host since the
+ * copy, or in the sandbox while it was read, is a conflict. Nothing is written.
+ */
+export async function planApply(
+  sandbox: Sandbox,
+  baseline: CopyBaseline,
+  options: Omit<ApplyOptions, 'stateDir'>,
+): Promise<ApplyPlan> {
+  const current = await listSandboxFiles(sandbox, options.signal);
+  const changes = compareToBaseline(baseline, current).filter((change) => pathSelected(change.path, options.paths));
+  const plan: ApplyPlan = { ready: [], heldBack: [], conflicts: [] };
+  for (const change of changes) {
+    const now = current.get(change.path);
+    const before = baseline.files[change.path];
+    if (now?.kind === 'symlink' || before?.kind === 'symlink') {
+      plan.heldBack.push({ path: change.path, why: 'a link (links are not applied yet)' });
+      continue;
+    }
+    const reason = holdReason(change, baseline);
+    if (reason && !options.includeProtected) {
+      plan.heldBack.push({ path: change.path, why: reason });
+      continue;
+    }
+    if ((await hostState(baseline.folder, change.path, options.maxBytes)) !== before?.sha256) {
+      plan.conflicts.push(change.path);
+      continue;
+    }
+    if (change.change === 'deleted') {
+      plan.ready.push({ change });
+      continue;
+    }
+    const content = await sandbox.readFile(
+      `${WORKSPACE_DIR}/${change.path}`,
+      { encoding: 'base64', maxBytes: options.maxBytes },
+      options.signal,
+    );
+    const data = Buffer.from(content.content, 'base64');
+    if (sha256(data) !== now!.sha256) {
+      plan.conflicts.push(change.path); // changed in the sandbox while it was read
+      continue;
+    }
+    plan.ready.push({ change, data, mode: (now!.mode ?? 0o644) & 0o777, sha256: now!.sha256 });
+  }
+  return plan;
+}
+
+/** Writes one ready change into the folder through the confined host-write path. */
+export async function writeReadyChange(folder: string, ready: ReadyChange, includeProtected: boolean): Promise<void> {
+  if (ready.change.change === 'deleted') {
+    await deleteHostFile(folder, ready.change.path, includeProtected);
+    return;
+  }
+  await writeHostFile(folder, ready.change.path, ready.data!, {
+    overwrite: true,
+    protectedPaths: includeProtected ? [] : PROTECTED_PATHS,
+    mode: ready.mode,
+  });
+}
+
+/** What was applied becomes the baseline: the next diff no longer shows it. */
+export function recordApplied(baseline: CopyBaseline, ready: ReadyChange): void {
+  const { path } = ready.change;
+  if (ready.change.change === 'deleted') delete baseline.files[path];
+  else
+    baseline.files[path] = {
+      kind: 'file',
+      size: ready.data!.length,
+      sha256: ready.sha256!,
+      mtimeMs: Date.now(),
+      mode: ready.mode ?? 0o644,
+    };
+}
+
 export async function applyCopyChanges(
   sandbox: Sandbox,
   baseline: CopyBaseline,
   options: ApplyOptions,
 ): Promise<ApplyOutcome> {
-  const current = await listSandboxFiles(sandbox, options.signal);
-  const changes = compareToBaseline(baseline, current).filter((change) => selected(change.path, options.paths));
-  const outcome: ApplyOutcome = { applied: [], heldBack: [], conflicts: [] };
-  const folder = baseline.folder;
-  for (const change of changes) {
-    const now = current.get(change.path);
-    const before = baseline.files[change.path];
-    if (now?.kind === 'symlink' || before?.kind === 'symlink') {
-      outcome.heldBack.push({ path: change.path, why: 'a link (links are not applied yet)' });
-      continue;
+  const plan = await planApply(sandbox, baseline, options);
+  const outcome: ApplyOutcome = { applied: [], heldBack: plan.heldBack, conflicts: plan.conflicts };
+  try {
+    for (const ready of plan.ready) {
+      await writeReadyChange(baseline.folder, ready, Boolean(options.includeProtected));
+      recordApplied(baseline, ready);
+      outcome.applied.push(ready.change);
     }
-    const reason = holdReason(change, baseline);
-    if (reason && !options.includeProtected) {
-      outcome.heldBack.push({ path: change.path, why: reason });
-      continue;
-    }
-    const host = await hostState(folder, change.path, options.maxBytes);
-    if (host !== before?.sha256) {
-      outcome.conflicts.push(change.path);
-      continue;
-    }
-    if (change.change === 'deleted') {
-      await deleteHostFile(folder, change.path);
-      delete baseline.files[change.path];
-    } else {
-      const content = await sandbox.readFile(
-        `${WORKSPACE_DIR}/${change.path}`,
-        { encoding: 'base64', maxBytes: options.maxBytes },
-        options.signal,
-      );
-      const data = Buffer.from(content.content, 'base64');
-      if (sha256(data) !== now!.sha256) {
-        outcome.conflicts.push(change.path); // changed in the sandbox while applying
-        continue;
-      }
-      const mode = (now!.mode ?? 0o644) & 0o777;
-      await writeHostFile(folder, change.path, data, {
-        overwrite: true,
-        protectedPaths: options.includeProtected ? [] : PROTECTED_PATHS,
-        mode,
-      });
-      baseline.files[change.path] = { kind: 'file', size: data.length, sha256: now!.sha256, mtimeMs: Date.now(), mode };
-    }
-    outcome.applied.push(change);
+  } finally {
+    if (outcome.applied.length) await saveBaseline(options.stateDir, sandbox.info.id, baseline);
   }
-  if (outcome.applied.length) await saveBaseline(options.stateDir, sandbox.info.id, baseline);
   return outcome;
 }

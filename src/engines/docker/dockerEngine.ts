@@ -46,6 +46,7 @@ import { sweepBeforeRemoval } from './setuidSweep';
 import { placeCopy, placeFiles } from './placeFiles';
 import { copyMaxFiles, copyNotices, forgetBaseline, readFolderCopy, saveBaseline } from '../../core/files/folderCopy';
 import { defaultStateDir } from '../../core/sessions/leases';
+import { forgetBaseObjects, keepBaseObjects } from '../../core/files/copyObjects';
 
 export interface DockerEngineOptions {
   /** Engine address; empty uses DOCKER_HOST or the default socket. */
@@ -278,6 +279,8 @@ export class DockerEngine implements SandboxEngine {
           signal,
         );
         await saveBaseline(defaultStateDir(), container.id, copy.baseline);
+        // The copied text, kept as the base of a later merge (a file changed on both sides).
+        await keepBaseObjects(defaultStateDir(), container.id, copy.files);
       }
       // Before the caller gets the sandbox, so no code of theirs runs while the network is on for the install
       // (with an allowlist: while the package index is let through).
@@ -415,6 +418,7 @@ export class DockerEngine implements SandboxEngine {
     if (inspected) await releasePlaceholders(this.docker, inspected.Config.Labels).catch(() => undefined);
     // A copy session's baseline goes with it.
     await forgetBaseline(defaultStateDir(), inspected?.Id ?? id).catch(() => undefined);
+    await forgetBaseObjects(defaultStateDir(), inspected?.Id ?? id).catch(() => undefined);
     return { notices };
   }
 
