@@ -24,8 +24,10 @@ Commands:
   ls     List the sessions of this folder (--all-folders for every folder), each by the id
          --session takes: its name, or agent:KEY/NAME and workflow:RUN/NAME outside the
          workspace scope (sessions an agent or a workflow opened in VS Code).
-  close  (--session NAME | --all)
-         Close a session, or every session of this folder.
+  close  (--session NAME | --all) [--discard]
+         Close a session, or every session of this folder. A --workspace copy session with
+         changes not applied to the folder stays open (exit 1, its changes counted): review them
+         with diff and apply, or close it losing them with --discard.
   diff   [--session NAME]
          The changes in a session opened with --workspace copy, against the folder as it was
          copied: a git-style unified diff (binary files as "Binary files ... differ", with sizes).
@@ -139,6 +141,7 @@ const OPTIONS = {
   interactive: { type: 'boolean', short: 'i' },
   all: { type: 'boolean' },
   'include-protected': { type: 'boolean' },
+  discard: { type: 'boolean' },
   pip: { type: 'string', multiple: true },
   npm: { type: 'string', multiple: true },
   after: { type: 'string' },
@@ -192,6 +195,7 @@ export interface ParsedArgs {
     list?: boolean;
     'allow-config-writes'?: boolean;
     'include-protected'?: boolean;
+    discard?: boolean;
     http?: string;
     python?: string;
     node?: string;

@@ -18,12 +18,14 @@ import { DockerEngine } from '../engines/docker/dockerEngine';
 import { VirtualEngine } from '../engines/virtual/virtualEngine';
 import { runtimeFlag, specFromFlags, usageError, type ParsedArgs } from './args';
 import { cliSandboxService, cliSettings } from './cliService';
+import type { CloseOptions, SandboxService } from '../core/sessions/sandboxService';
 import type { Output } from './output';
 import { parseSize } from '../core/spec/units';
 import { SandboxError } from '../core/errors';
 import { copyDiff } from '../core/files/copyChanges';
 import { applyCopyChanges } from '../core/files/copyApply';
-import { baselinePath, loadBaseline } from '../core/files/folderCopy';
+import { requireBaseline } from '../core/files/copyPending';
+import { ChangesAwaitReview, type HeldSession } from '../core/sessions/copyHold';
 
 export interface CommandContext {
   args: ParsedArgs;
@@ -224,18 +226,37 @@ export async function lsCommand(engine: SandboxEngine, context: CommandContext):
   return 0;
 }
 
+/**
+ * `close`: a copy session with changes not applied to the folder stays open (exit 1) unless
+ * --discard; --all closes the others and names the ones it kept.
+ */
 export async function closeCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
   const { args, output, signal } = context;
   const folder = workspaceFolder(args);
   if (args.values.all === (args.values.session !== undefined))
     throw usageError('close takes either --session NAME or --all.');
   const service = cliSandboxService(engine, folder, cliSettings(args.values, folder));
-  // A closed session's notices are what its removal found (a setuid bit stripped, say).
-  const closed: SessionInfo[] = args.values.all
-    ? await service.closeAll(signal)
-    : [await service.close(args.values.session!, signal)];
-  output.closed(closed);
-  return 0;
+  const options = { signal, discardChanges: Boolean(args.values.discard) };
+  // A closed session's notices are what its removal found (a setuid bit stripped, say) and what it discarded.
+  const { closed, held } = args.values.all
+    ? await service.closeAll(options)
+    : await closeOne(service, args.values.session!, options);
+  output.closed(closed, held);
+  return held.length ? 1 : 0;
+}
+
+/** One session closed, or kept open for its unapplied changes. */
+async function closeOne(
+  service: SandboxService,
+  sandboxId: string,
+  options: CloseOptions,
+): Promise<{ closed: SessionInfo[]; held: HeldSession[] }> {
+  try {
+    return { closed: [await service.close(sandboxId, options)], held: [] };
+  } catch (error) {
+    if (!(error instanceof ChangesAwaitReview)) throw error;
+    return { closed: [], held: [{ session: error.session, changes: error.changes }] };
+  }
 }
 
 /** A copy session and the baseline of its copy, or why there is none. */
@@ -252,15 +273,7 @@ async function copySession(engine: SandboxEngine, context: CommandContext) {
       'Open a session with --workspace copy to review its changes before they reach the folder.',
     );
   }
-  const baseline = await loadBaseline(defaultStateDir(), sandbox.info.id);
-  if (!baseline) {
-    throw new SandboxError(
-      'file-not-found',
-      `The record of what was copied into session "${id}" is missing (${baselinePath(defaultStateDir(), sandbox.info.id)}).`,
-      'Close the session and open it again to copy the folder afresh.',
-    );
-  }
-  return { sandbox, baseline };
+  return { sandbox, baseline: await requireBaseline(sandbox.info, defaultStateDir()) };
 }
 
 /** `diff`: what a copy session changed, against the baseline kept at its copy. */
@@ -313,12 +326,19 @@ export async function gcCommand(engine: SandboxEngine, context: CommandContext):
   const leases = new WorkspaceLeases(join(defaultStateDir(), 'leases'));
   // Only with --folder given explicitly does gc stay in one folder; by default it looks at every folder.
   const onlyFolder = values.folder !== undefined ? workspaceFolder(context.args) : undefined;
+  const kept: HeldSession[] = [];
   const removed = await removeOrphans(
     engine,
-    { now: Date.now(), graceMs: grace * 1000, lease: (folder) => leases.read(folder), onlyFolder },
+    {
+      now: Date.now(),
+      graceMs: grace * 1000,
+      lease: (folder) => leases.read(folder),
+      onlyFolder,
+      onHeld: (held) => kept.push(held),
+    },
     context.signal,
   );
-  context.output.orphans(removed);
+  context.output.orphans(removed, kept);
   return 0;
 }
 

@@ -39,6 +39,8 @@ export interface FlagPolicyOptions {
   defaultScope?: SessionScope;
   /** Why a session of this scope is not this caller's to use or close (another MCP connection's), or undefined. */
   notOurs?(scope: SessionScope): string | undefined;
+  /** Where the service says what it did on its own (a copy session kept open for its unapplied changes). */
+  log?(level: 'info' | 'warn', message: string): void;
 }
 
 export interface CallOptions {
@@ -85,6 +87,7 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
     injectedEnv: () => secrets,
     client: options.client,
     defaultScope: options.defaultScope,
+    log: options.log,
     raisedBy: {
       workspaceAccess: `${withFlag} --workspace ro or rw`,
       network: `${withFlag} --network`,

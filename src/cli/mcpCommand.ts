@@ -101,6 +101,7 @@ export async function mcpCommand(engine: SandboxEngine, context: CommandContext,
         command: COMMAND,
         withFlag: `start ${COMMAND} with`,
         defaultScope: scope,
+        log: (_level, message) => log(message),
         // Two connections never share their default sandboxes: not even by naming the other's.
         notOurs: (other) =>
           other.kind === 'agent' && other.key?.startsWith('mcp-') && other.key !== scope.key

@@ -10,6 +10,24 @@ import type { PromptProblem } from '../core/prompt/problems';
 import { formatSize } from '../core/spec/units';
 import type { CopyChange } from '../core/files/copyChanges';
 import type { ApplyOutcome } from '../core/files/copyApply';
+import { changeCounts, someChanges } from '../core/files/copyPending';
+import { heldText, type HeldSession } from '../core/sessions/copyHold';
+
+/** A kept session in --json: its id, folder, the counts and the changes, or why they could not be listed. */
+function heldJson({ session, changes, problem }: HeldSession) {
+  const count = (kind: CopyChange['change']) => changes.filter((change) => change.change === kind).length;
+  return {
+    id: session.id,
+    name: session.name,
+    session: sandboxIdOf(session),
+    workspaceFolder: session.workspaceFolder,
+    added: count('added'),
+    modified: count('modified'),
+    deleted: count('deleted'),
+    changes: changes.map(({ path, change }) => ({ path, change })),
+    ...(problem ? { problem } : {}),
+  };
+}
 
 /** How a session is named to the user: its sandbox_id (agent:KEY/NAME outside the workspace scope, the id --session takes), or its short container id. */
 function sessionLabel(info: SessionInfo): string {
@@ -84,18 +102,29 @@ export class Output {
       );
   }
 
-  closed(sessions: SessionInfo[]): void {
+  /** Closed sessions, and copy sessions kept open for their unapplied changes. */
+  closed(sessions: SessionInfo[], held: HeldSession[] = []): void {
     if (this.json)
       return this.print({
         closed: sessions.map((s) => ({ id: s.id, name: s.name, ...(s.notices.length ? { notices: s.notices } : {}) })),
+        ...(held.length ? { held: held.map(heldJson) } : {}),
       });
-    this.stdout.write(
-      sessions.length ? `Closed ${sessions.map(sessionLabel).join(', ')}.\n` : 'No sessions to close.\n',
-    );
+    if (sessions.length) this.stdout.write(`Closed ${sessions.map(sessionLabel).join(', ')}.\n`);
+    else if (!held.length) this.stdout.write('No sessions to close.\n');
     for (const session of sessions) for (const notice of session.notices) this.note(notice);
+    for (const hold of held) {
+      const id = sessionLabel(hold.session);
+      const what = hold.problem
+        ? `its copy's changes could not be listed (${hold.problem})`
+        : `${changeCounts(hold.changes)} in its copy are not applied to the folder: ${someChanges(hold.changes)}`;
+      this.note(
+        `session ${id} was not closed: ${what}. See them with agent-sandbox diff --session ${id}, apply them with agent-sandbox apply --session ${id}, or close it losing them with agent-sandbox close --session ${id} --discard.`,
+      );
+    }
   }
 
-  orphans(removed: RemovedOrphan[]): void {
+  /** Orphans removed, and those kept for their unapplied changes. */
+  orphans(removed: RemovedOrphan[], kept: HeldSession[] = []): void {
     if (this.json)
       return this.print({
         removed: removed.map(({ session, reason }) => ({
@@ -104,10 +133,12 @@ export class Output {
           workspaceFolder: session.workspaceFolder,
           reason,
         })),
+        ...(kept.length ? { kept: kept.map(heldJson) } : {}),
       });
     if (removed.length === 0) this.stdout.write('No orphaned sandboxes.\n');
     for (const { session, reason } of removed)
       this.stdout.write(`Removed ${sessionLabel(session)} (${session.workspaceFolder ?? 'no folder'}): ${reason}.\n`);
+    for (const hold of kept) this.stdout.write(`${heldText(hold, hold.session.workspaceFolder)}\n`);
   }
 
   engine(info: EngineInfo): void {

@@ -138,7 +138,7 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
         );
         if (choice !== close) return undefined;
       }
-      const closed = await services.track(service.closeAll());
+      const { closed } = await services.track(service.closeAll());
       log.info(`Closed ${closed.length} session(s).`);
       return closed;
     }),

@@ -180,7 +180,7 @@ describe('workspace access copy against a real engine', function () {
       assert.notEqual(refused.code, 0);
       assert.match(refused.stderr, /has workspace access none, not copy/);
     } finally {
-      await cli('close', '--all');
+      await cli('close', '--all', '--discard');
       rmSync(folder, { recursive: true, force: true });
     }
   });
@@ -239,7 +239,7 @@ describe('workspace access copy against a real engine', function () {
       assert.equal(statSync(join(folder, 'run.sh')).mode & 0o777, 0o755);
       assert.equal(readFileSync(join(folder, '.vscode', 'settings.json'), 'utf8'), '{}\n');
     } finally {
-      await cli('close', '--all');
+      await cli('close', '--all', '--discard');
       rmSync(folder, { recursive: true, force: true });
     }
   });

@@ -2,13 +2,16 @@
  * Which sandboxes nobody will clean up any more: those of a deleted workspace folder, and those of
  * a VS Code window that is gone (no sign of life within the grace period, and not kept on purpose).
  * Sessions the CLI opened belong to its user and are only removed with their folder; those an MCP
- * connection opened for itself belong to the server's process, like compute sandboxes.
+ * connection opened for itself belong to the server's process, like compute sandboxes. A copy
+ * session with changes not applied to its folder is kept all the same (see copyHold.ts), unless
+ * the folder is gone: nothing could be applied to it any more.
  */
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { SandboxEngine, SessionInfo } from '../engine/engine';
 import type { Lease } from './leases';
 import { NO_FOLDER } from './sandboxService';
+import { holdOf, unappliedChanges, type HeldSession, type UnappliedChanges } from './copyHold';
 
 export interface OrphanCheck {
   now: number;
@@ -80,7 +83,13 @@ export interface RemovedOrphan {
 /** Removes every orphan the engine holds (all folders, or one folder's and every compute sandbox's), and says which and why. */
 export async function removeOrphans(
   engine: SandboxEngine,
-  check: Omit<OrphanCheck, 'folderExists'> & { folderExists?: (folder: string) => boolean; onlyFolder?: string },
+  check: Omit<OrphanCheck, 'folderExists'> & {
+    folderExists?: (folder: string) => boolean;
+    onlyFolder?: string;
+    /** An orphan kept for its unapplied changes. */
+    onHeld?: (held: HeldSession) => void;
+    unappliedChanges?: UnappliedChanges;
+  },
   signal?: AbortSignal,
 ): Promise<RemovedOrphan[]> {
   const full: OrphanCheck = { folderExists: existsSync, ...check };
@@ -96,6 +105,14 @@ export async function removeOrphans(
   for (const session of sessions) {
     const reason = orphanReason(session, full);
     if (!reason) continue;
+    const folder = session.workspaceFolder;
+    if (folder && full.folderExists(folder)) {
+      const held = await holdOf(engine, session, check.unappliedChanges ?? unappliedChanges, { signal });
+      if (held) {
+        check.onHeld?.(held);
+        continue;
+      }
+    }
     await engine.remove(session.id, signal);
     removed.push({ session, reason });
   }

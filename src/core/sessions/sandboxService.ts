@@ -38,6 +38,7 @@ import type { PersistentInterpreter } from '../interpreters/persistentInterprete
 import type { ImageOutput } from '../results/images';
 import { AfterCallWork } from './afterCallWork';
 import { SessionInterpreters } from './sessionInterpreters';
+import { CopyHolds, type HeldSession, type UnappliedChanges } from './copyHold';
 
 export interface SandboxServiceContext {
   /** The engine to use; called on each use so that a settings change takes effect. */
@@ -69,6 +70,8 @@ export interface SandboxServiceContext {
   words?: SessionWords;
   log?(level: 'info' | 'warn', message: string): void;
   now?(): number;
+  /** A copy session's changes not applied to the folder yet; its baseline under the state folder when absent. */
+  unappliedChanges?: UnappliedChanges;
 }
 
 export interface OpenRequest extends SessionAsk {
@@ -95,6 +98,16 @@ export interface CallOptions {
   admit?: (session: SessionInfo) => void;
 }
 
+export interface CloseOptions {
+  signal?: AbortSignal;
+  admit?: (session: SessionInfo) => void;
+  /**
+   * Close a copy session even when its changes were not applied to the folder: they are lost. Without
+   * it such a session stays open (close throws ChangesAwaitReview; closeAll lists it as held).
+   */
+  discardChanges?: boolean;
+}
+
 export interface Collected {
   session: SessionInfo;
   reason: 'idle' | 'lifetime' | 'room';
@@ -115,6 +128,8 @@ export class SandboxService {
   private readonly later = new AfterCallWork();
   /** sandbox_id → why its session died, so that the next call says so instead of opening a fresh one. */
   private readonly dead = new Map<string, SandboxError>();
+  /** Copy sessions kept open for their unapplied changes. */
+  private readonly holds = new CopyHolds(() => this.context);
 
   constructor(private readonly context: SandboxServiceContext) {}
 
@@ -163,6 +178,7 @@ export class SandboxService {
     const mine = (await this.list(signal)).filter((session) => this.ownsScope(session.scope));
     const closed: SessionInfo[] = [];
     for (const session of mine) {
+      if (await this.holds.hold(session, this.cached(sandboxIdOf(session)), signal)) continue;
       this.closedHere.add(session.id);
       closed.push({ ...session, notices: await this.removeContainer(session.id, signal) });
       this.forget(session);
@@ -314,14 +330,20 @@ export class SandboxService {
     }
   }
 
-  async close(
-    sandboxId: string | undefined,
-    signal?: AbortSignal,
-    admit?: (session: SessionInfo) => void,
-  ): Promise<SessionInfo> {
+  /**
+   * Closes a session. A copy session with changes not applied to the folder stays open unless
+   * options.discardChanges: this throws ChangesAwaitReview, with the changes.
+   */
+  async close(sandboxId: string | undefined, options: CloseOptions = {}): Promise<SessionInfo> {
+    const { signal } = options;
     const id = sandboxId ?? this.defaultSandboxId();
-    const info = this.cached(id)?.info ?? (await this.find(id, signal));
-    if (info) admit?.(info);
+    const cached = this.cached(id);
+    const info = cached?.info ?? (await this.find(id, signal));
+    if (info) options.admit?.(info);
+    const discarded =
+      info && !this.dead.has(id)
+        ? await this.holds.beforeClose(info, { sandbox: cached, signal, discard: options.discardChanges })
+        : [];
     const wasDead = this.dead.delete(id);
     if (!info && wasDead) return { ...deadPlaceholder(id) };
     if (!info) {
@@ -331,30 +353,42 @@ export class SandboxService {
     this.closedHere.add(info.id);
     const notices = await this.removeContainer(info.id, signal);
     this.forget(info);
-    // The notices of a closed session are what its removal found, e.g. a setuid bit it stripped.
-    return { ...info, notices };
+    // The notices of a closed session are what its removal found (a setuid bit it stripped, say) and what it discarded.
+    return { ...info, notices: [...discarded, ...notices] };
   }
 
-  /** Closes every session of this workspace in every scope; each comes back with what its removal found. */
-  async closeAll(signal?: AbortSignal): Promise<SessionInfo[]> {
-    const sessions = await this.list(signal);
-    const closed = await Promise.all(
-      sessions.map(async (session) => ({ ...session, notices: await this.removeContainer(session.id, signal) })),
+  /**
+   * Closes every session of this workspace in every scope; each comes back with what its removal
+   * found. Copy sessions with unapplied changes stay open (held) unless options.discardChanges.
+   */
+  async closeAll(
+    options: { signal?: AbortSignal; discardChanges?: boolean } = {},
+  ): Promise<{ closed: SessionInfo[]; held: HeldSession[] }> {
+    const { signal, discardChanges: discard } = options;
+    const outcomes = await Promise.all(
+      (await this.list(signal)).map(async (session) => {
+        const sandbox = this.cached(sandboxIdOf(session));
+        const hold = discard ? undefined : await this.holds.hold(session, sandbox, signal);
+        if (hold) return { hold };
+        const discarded = discard ? await this.holds.beforeClose(session, { sandbox, signal, discard }) : [];
+        const notices = await this.removeContainer(session.id, signal);
+        this.forget(session);
+        return { closed: { ...session, notices: [...discarded, ...notices] } };
+      }),
     );
-    this.sandboxes.clear();
-    this.lastUsed.clear();
     this.dead.clear();
-    void this.interpreters.closeAll();
-    this.events.emit('change');
-    return closed;
+    return {
+      closed: outcomes.flatMap((outcome) => (outcome.closed ? [outcome.closed] : [])),
+      held: outcomes.flatMap((outcome) => (outcome.hold ? [outcome.hold] : [])),
+    };
   }
 
   /** Closes a session and opens a fresh one with the same name and configuration; its files are lost. */
   async restart(
     sandboxId: string,
-    options: CallOptions & { workspaceAccess?: WorkspaceAccess; byUser?: boolean } = {},
+    options: CallOptions & { workspaceAccess?: WorkspaceAccess; byUser?: boolean; discardChanges?: boolean } = {},
   ): Promise<OpenOutcome> {
-    const closed = await this.close(sandboxId, options.signal);
+    const closed = await this.close(sandboxId, { signal: options.signal, discardChanges: options.discardChanges });
     return this.openSession(
       {
         session: closed.name,
@@ -393,7 +427,7 @@ export class SandboxService {
       if (lifecycle.maxLifetimeMinutes > 0 && age > lifecycle.maxLifetimeMinutes * 60_000) reason = 'lifetime';
       else if (lifecycle.idleTimeoutMinutes > 0 && now - lastUsed > lifecycle.idleTimeoutMinutes * 60_000)
         reason = 'idle';
-      if (!reason) continue;
+      if (!reason || (await this.holds.hold(session, this.cached(sandboxIdOf(session)), signal))) continue;
       await this.removeContainer(session.id, signal);
       this.forget(session);
       this.context.log?.(
@@ -455,8 +489,11 @@ export class SandboxService {
     live.sort(
       (a, b) => (this.lastUsed.get(a.id) ?? this.adopt(a, now)) - (this.lastUsed.get(b.id) ?? this.adopt(b, now)),
     );
-    while (live.length >= maxSessions) {
-      const oldest = live.shift()!;
+    let open = live.length;
+    for (const oldest of live) {
+      if (open < maxSessions) break;
+      if (await this.holds.hold(oldest, this.cached(sandboxIdOf(oldest)), signal)) continue;
+      open--;
       await this.removeContainer(oldest.id, signal);
       this.forget(oldest);
       this.context.log?.(
@@ -464,6 +501,11 @@ export class SandboxService {
         `Closed session ${sandboxIdOf(oldest)}, the least recently used, to make room: at most ${maxSessions} sessions may be open (setting agentSandbox.sessions.maxSessions).`,
       );
     }
+    if (open >= maxSessions)
+      this.context.log?.(
+        'warn',
+        `Opening a session beyond the maximum of ${maxSessions} (setting agentSandbox.sessions.maxSessions): the others are kept open for their unapplied changes.`,
+      );
   }
 
   /** Removes a container; what the removal found on the host (a stripped setuid bit, say) goes to the log and back to the caller. */
@@ -557,6 +599,7 @@ export class SandboxService {
     const id = sandboxIdOf(info);
     if (this.sandboxes.get(id)?.info.id === info.id) this.sandboxes.delete(id);
     this.lastUsed.delete(info.id);
+    this.holds.forget(info.id);
     this.later.forget(info.id);
     this.interpreters.forget(info.id);
     this.events.emit('change');

@@ -10,6 +10,7 @@ import { capabilitiesLine } from '../engine/engineCapabilities';
 import { SandboxError } from '../errors';
 import { formatSize } from '../spec/units';
 import { fitToBudget, type TextBudget } from './fitBudget';
+import { reviewPlaces } from '../sessions/copyHold';
 
 export interface ExecContext {
   /** The sandbox_id of a session; absent for sandbox_run's one-off sandbox. */
@@ -142,7 +143,7 @@ function workspaceText(info: SessionInfo): string {
   const folder = info.workspaceFolder ? `the workspace folder ${info.workspaceFolder}` : 'the workspace folder';
   switch (info.workspaceAccess) {
     case 'copy':
-      return `copy (${folder} was copied into a private /workspace at open, minus what .gitignore excludes: changes there do not change the user's files until the user applies them)`;
+      return `copy (${folder} was copied into a private /workspace at open, minus what .gitignore excludes: changes there do not change the user's files until the user reviews and applies them, ${reviewPlaces(sandboxIdOf(info))})`;
     case 'ro':
       return `ro (${folder} is mounted read-only at /workspace; /tmp and $HOME are writable)`;
     case 'rw':

@@ -1,5 +1,10 @@
 /** sandbox_close: stops a persistent sandbox and removes its container. */
 import { z } from 'zod';
+import type { SessionInfo } from '../../engine/engine';
+import type { CopyChange } from '../../files/copyChanges';
+import { changeCounts, someChanges } from '../../files/copyPending';
+import { ChangesAwaitReview, reviewPlaces } from '../../sessions/copyHold';
+import { sandboxIdOf } from '../../sessions/sessions';
 import { NO_REACH } from '../reach';
 import { defineTool, words } from '../toolSpec';
 import { SMALL_RESULT, sandboxIdField, sessionTarget, targetName } from './common';
@@ -18,6 +23,16 @@ export function formatClose(sandboxId: string, closed = true): string {
   return closed
     ? `Closed sandbox "${sandboxId}": its processes and the files outside a mounted workspace are gone. A later call without sandbox_id opens a new default sandbox.`
     : `No sandbox "${sandboxId}" was open; nothing to close.`;
+}
+
+/** A copy session kept open: its changes await the user's review, which the model may not skip. */
+export function formatHeld(session: SessionInfo, changes: readonly CopyChange[]): string {
+  const id = sandboxIdOf(session);
+  return [
+    `Sandbox "${id}" was NOT closed: its copy of the workspace folder has ${changeCounts(changes)} that the user has not applied to their folder yet: ${someChanges(changes)}.`,
+    `The user reviews them and applies or discards them: ${reviewPlaces(id)}. Closing now would lose them, so it stays open.`,
+    'Next: tell the user that these changes await their review and ask them to apply or discard them; do not call sandbox_close for it again until they have.',
+  ].join('\n');
 }
 
 export const closeTool = defineTool({
@@ -47,7 +62,13 @@ export const closeTool = defineTool({
     };
   },
   async run(input, context) {
-    const closed = await context.service.close(input.sandbox_id, context.signal, context.admit);
-    return { text: [formatClose(closed.name ?? closed.id), ...closed.notices].join('\n') };
+    try {
+      const closed = await context.service.close(input.sandbox_id, { signal: context.signal, admit: context.admit });
+      return { text: [formatClose(closed.name ?? closed.id), ...closed.notices].join('\n') };
+    } catch (error) {
+      // Not closed is a state the model should see, not a failure to retry: the user reviews first.
+      if (error instanceof ChangesAwaitReview) return { text: formatHeld(error.session, error.changes) };
+      throw error;
+    }
   },
 });
