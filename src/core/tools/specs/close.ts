@@ -44,6 +44,7 @@ export const closeTool = defineTool({
     'Call it when the work is done, or to start again from a clean sandbox: the next call without sandbox_id opens a new default sandbox.',
     'Without sandbox_id it closes the default sandbox of this workspace.',
     'Read anything you still need first. Idle sandboxes are also closed automatically after a while.',
+    "A sandbox with workspace access copy whose changes the user has not applied or discarded is not closed: the result lists them; ask the user to review them, don't retry.",
   ].join(' '),
   icon: '$(close)',
   tags: ['sandbox'],
