@@ -93,7 +93,7 @@ export function renderDefaults(
   }
   const access = dropdown(
     { id: 'default-access', 'data-field': 'workspaceAccess', 'aria-label': 'Workspace access' },
-    (['none', 'ro', 'rw'] as const).map((value) => ({ value, selected: value === defaults.workspaceAccess })),
+    (['none', 'copy', 'ro', 'rw'] as const).map((value) => ({ value, selected: value === defaults.workspaceAccess })),
   );
   const network = dropdown(
     { id: 'default-network', 'data-field': 'network', 'aria-label': 'Network' },

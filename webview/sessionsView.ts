@@ -136,10 +136,11 @@ function renderCard(
     );
   }
   if (session.images?.length) card.append(renderImages(session.images, post));
+  if (session.copyChanges && !dead) card.append(renderCopyChanges(session.sandboxId, session.copyChanges, post));
   const id = session.sandboxId;
   const access = dropdown(
     { 'aria-label': `Workspace access of ${id}`, 'data-action': 'set-access', disabled: dead },
-    (['none', 'ro', 'rw'] as const).map((value) => ({ value, selected: value === session.workspaceAccess })),
+    (['none', 'copy', 'ro', 'rw'] as const).map((value) => ({ value, selected: value === session.workspaceAccess })),
     (value) => {
       if (value !== session.workspaceAccess)
         post({ type: 'setAccess', sandboxId: id, access: value as SessionView['workspaceAccess'] });
@@ -168,6 +169,53 @@ function renderCard(
     ),
   );
   return card;
+}
+
+/** A copy session's changes awaiting review, with the same actions as Source Control › Sandbox changes. */
+function renderCopyChanges(
+  id: string,
+  changes: NonNullable<SessionView['copyChanges']>,
+  post: (message: WebviewToHost) => void,
+): HTMLElement {
+  const { files, conflicts, held, problem } = changes;
+  const notes = [
+    conflicts ? `${conflicts} conflict${conflicts === 1 ? '' : 's'}` : '',
+    held ? `${held} need${held === 1 ? 's' : ''} confirmation` : '',
+  ].filter(Boolean);
+  const text = problem
+    ? `Changes could not be listed: ${problem}`
+    : files
+      ? `${files} changed file${files === 1 ? '' : 's'} await review${notes.length ? ` (${notes.join(', ')})` : ''}`
+      : 'No changes in the copy';
+  return h(
+    'div',
+    { class: 'copy-changes', role: 'group', 'aria-label': `Changes of ${id}` },
+    h('span', { class: 'small', role: 'status' }, text),
+    files
+      ? h(
+          'span',
+          { class: 'actions' },
+          button(
+            'Review',
+            `Review the changes of ${id} in Source Control`,
+            () => post({ type: 'reviewChanges', sandboxId: id }),
+            'review-changes',
+          ),
+          button(
+            'Apply All',
+            `Apply every change of ${id} to the folder`,
+            () => post({ type: 'applyChanges', sandboxId: id }),
+            'apply-changes',
+          ),
+          button(
+            'Discard All',
+            `Discard every change of ${id}`,
+            () => post({ type: 'discardChanges', sandboxId: id }),
+            'discard-changes',
+          ),
+        )
+      : null,
+  );
 }
 
 /** The last result's images as thumbnails; each opens in VS Code's image preview. */

@@ -42,6 +42,10 @@ export const sessionViewSchema = z.object({
   memoryLimitBytes: z.number(),
   cpus: z.number(),
   lastCommand: z.object({ summary: z.string(), exitCode: z.number().nullable(), at: z.string() }).optional(),
+  /** A copy session's changes awaiting review: how many files, of which conflicts and ones needing confirmation. */
+  copyChanges: z
+    .object({ files: z.number(), conflicts: z.number(), held: z.number(), problem: z.string().optional() })
+    .optional(),
   /** The images of its last result that had any (plots from the interpreter), as the webview may load them. */
   images: z
     .array(
@@ -152,6 +156,9 @@ export const webviewToHostSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('closeSession'), sandboxId: z.string().min(1) }),
   z.object({ type: z.literal('openTerminal'), sandboxId: z.string().min(1) }),
   z.object({ type: z.literal('exportLog') }),
+  z.object({ type: z.literal('reviewChanges'), sandboxId: z.string().min(1) }),
+  z.object({ type: z.literal('applyChanges'), sandboxId: z.string().min(1) }),
+  z.object({ type: z.literal('discardChanges'), sandboxId: z.string().min(1) }),
   z.object({ type: z.literal('openImage'), key: z.string().regex(/^files\/f_[0-9a-f]{16,64}$/) }),
   z.object({ type: z.literal('setAccess'), sandboxId: z.string().min(1), access }),
   z.object({ type: z.literal('saveDefaults'), defaults: defaultsEditSchema }),

@@ -23,6 +23,9 @@ import { AccessGrant } from './accessGrant';
 import { SandboxStatusBar } from './statusBar';
 import { registerTools } from './tools/registerTools';
 import { registerPromptLanguage } from './prompt/registerPromptLanguage';
+import { registerCopyReview } from './copyReview/registerCopyReview';
+import type { CopyReviewModel } from './copyReview/copyReviewModel';
+import { defaultStateDir } from '../core/sessions/leases';
 import { mcpServerDefinitions, registerMcpServer, type McpServerDeps } from './mcpServerProvider';
 
 export interface AgentSandboxApi {
@@ -34,6 +37,8 @@ export interface AgentSandboxApi {
   statusText(): string;
   readonly panel: SandboxPanel;
   readonly activity: ActivityLog;
+  /** The changes of this folder's copy sessions, as Source Control › Sandbox changes shows them. */
+  readonly copyReview: CopyReviewModel;
   /** The MCP servers offered to VS Code now (agentSandbox.mcp.enabled). */
   mcpServerDefinitions(): vscode.McpStdioServerDefinition[];
 }
@@ -81,6 +86,19 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
   });
   const imagesFolder = vscode.Uri.joinPath(context.globalStorageUri, 'images');
   const images = new PanelImages(imagesFolder.fsPath);
+  const copyReview = registerCopyReview({
+    engine: () => engine.get(),
+    list: () => service.list(),
+    onDidChangeSessions: (listener) => service.onDidChangeSessions(listener),
+    onEngineConnected: (listener) =>
+      engine.onDidChange((status) => {
+        if (status.state === 'connected') listener();
+      }),
+    activity,
+    workspaceFolder,
+    stateDir: defaultStateDir(),
+    log,
+  });
   const panel = new SandboxPanel({
     extensionUri: context.extensionUri,
     service,
@@ -93,6 +111,7 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     grant,
     log,
     track,
+    copyReview: copyReview.model,
   });
   const housekeeping = new Housekeeping(
     service,
@@ -133,6 +152,7 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     ...registerMcpServer(mcp),
     housekeeping,
     panel,
+    ...copyReview.disposables,
     vscode.window.registerWebviewViewProvider(SandboxPanel.viewId, panel),
     vscode.commands.registerCommand('agentSandbox.showPanel', () =>
       vscode.commands.executeCommand(`${SandboxPanel.viewId}.focus`),
@@ -175,6 +195,7 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     housekeeping,
     panel,
     activity,
+    copyReview: copyReview.model,
     statusText: () => statusBar.text,
     mcpServerDefinitions: () => mcpServerDefinitions(mcp),
   };

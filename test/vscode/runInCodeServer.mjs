@@ -209,7 +209,7 @@ function serveScreenshots(page, dir) {
 
 /**
  * What the user sees, on request from the suite: a test writes NAME.look with what to look at
- * (`{"target": "panel" | "palette" | "statusbar" | "problems"}`) and, optionally, what to do there first as a
+ * (`{"target": "panel" | "palette" | "statusbar" | "problems" | "scm"}`) and, optionally, what to do there first as a
  * person would (`"click": {"role", "name"}` or `"choose": {"combobox", "option"}`); the runner
  * answers NAME.seen with the area's accessibility tree (roles, names, states) and its text.
  */
@@ -258,6 +258,7 @@ async function lookAt(page, request) {
   } else if (request.target === 'palette') area = page.locator('.quick-input-widget');
   else if (request.target === 'statusbar') area = page.locator('.part.statusbar');
   else if (request.target === 'problems') area = page.locator('.markers-panel');
+  else if (request.target === 'scm') area = page.locator('.part.sidebar');
   else throw new Error(`nothing called ${request.target} to look at`);
   if (request.click) await area.getByRole(request.click.role, { name: request.click.name, exact: true }).click();
   if (request.choose) {

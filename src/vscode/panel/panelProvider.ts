@@ -22,7 +22,8 @@ import { SECTION } from '../settings';
 import { panelHtml } from './panelHtml';
 import { PanelDecisions, exportAuditLog } from './panelNetwork';
 import type { PanelImages } from './panelImages';
-import { activityView, defaultsView, engineView, sessionView } from './panelViews';
+import { activityView, copyChangesView, defaultsView, engineView, sessionView } from './panelViews';
+import type { CopyReviewModel } from '../copyReview/copyReviewModel';
 
 export interface PanelServices {
   extensionUri: vscode.Uri;
@@ -40,6 +41,8 @@ export interface PanelServices {
   grant: AccessGrant;
   log: vscode.LogOutputChannel;
   track<T>(work: Promise<T>): Promise<T>;
+  /** The copy sessions' changes awaiting review. */
+  copyReview: Pick<CopyReviewModel, 'session' | 'onDidChange'>;
 }
 
 export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -139,6 +142,15 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
           return undefined;
         await track(service.restart(message.sandboxId, { byUser: true }));
         return vscode.l10n.t('Restarted session {0}.', message.sandboxId);
+      case 'reviewChanges':
+        await vscode.commands.executeCommand('workbench.view.scm');
+        return undefined;
+      case 'applyChanges':
+        await vscode.commands.executeCommand('agentSandbox.copy.applyAll', { sandboxId: message.sandboxId });
+        return undefined;
+      case 'discardChanges':
+        await vscode.commands.executeCommand('agentSandbox.copy.discardAll', { sandboxId: message.sandboxId });
+        return undefined;
       case 'exportLog':
         return exportAuditLog(this.services.workspaceFolder(), this.services.engine.get());
       case 'openImage': {
@@ -236,6 +248,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
         if (status.state === 'connected') this.scheduleSessions();
       }),
       service.onDidChangeSessions(() => this.scheduleSessions()),
+      this.services.copyReview.onDidChange(() => this.scheduleSessions()),
       this.services.images.onDidChange(() => this.scheduleSessions()),
       // Sessions other programs open or close in this folder (the CLI, an MCP client) show too.
       poll(() => this.scheduleSessions(), SESSIONS_POLL_MS),
@@ -316,6 +329,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
     const views = sessions.map((session) => ({
       ...sessionView(session, service, activity, engine.get()),
       ...this.imagesView(session.id),
+      ...copyChangesView(this.services.copyReview.session(session.id)),
     }));
     this.followStats(views.filter((view) => view.state !== 'dead').map((view) => view.id));
     return views;

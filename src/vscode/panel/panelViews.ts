@@ -9,6 +9,7 @@ import { numberBounds } from '../../core/spec/settingsJsonSchema';
 import { SIZE_PATTERN, formatSizeSetting } from '../../core/spec/units';
 import type { ActivityView, DefaultsView, EngineView, SessionView } from '../../shared/protocol';
 import type { EngineStatus } from '../engineState';
+import type { SessionChanges } from '../copyReview/copyReviewModel';
 import { SECTION } from '../settings';
 
 /** A session unused for this long shows as idle. */
@@ -62,6 +63,19 @@ export function sessionView(
     memoryLimitBytes: info.spec.limits.memoryBytes,
     cpus: info.spec.limits.cpus,
     ...(last ? { lastCommand: { summary: last.summary, exitCode: last.exitCode, at: last.at } } : {}),
+  };
+}
+
+/** A copy session's changes as the panel shows them: counts only (Source Control lists the files). */
+export function copyChangesView(changes: SessionChanges | undefined): Pick<SessionView, 'copyChanges'> {
+  if (!changes) return {};
+  return {
+    copyChanges: {
+      files: changes.changes.length,
+      conflicts: changes.changes.filter((change) => change.conflict).length,
+      held: changes.changes.filter((change) => change.held).length,
+      ...(changes.problem ? { problem: changes.problem } : {}),
+    },
   };
 }
 

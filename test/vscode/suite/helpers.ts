@@ -92,7 +92,7 @@ export interface LookAction {
  * Asks the runner what the user sees in an area of the window (the Sandbox panel, the command
  * palette, the status bar, the Problems view), after doing what `action` says there as a person would.
  */
-export type LookTarget = 'panel' | 'palette' | 'statusbar' | 'problems';
+export type LookTarget = 'panel' | 'palette' | 'statusbar' | 'problems' | 'scm';
 
 export async function look(target: LookTarget, action: LookAction = {}): Promise<Seen> {
   const name = `look-${randomUUID()}`;
@@ -171,19 +171,22 @@ export async function dialogShown(): Promise<string> {
   throw new Error('no dialog was shown within 30 s');
 }
 
-const ACCESS_ORDER = ['none', 'ro', 'rw'];
+const ACCESS_ORDER = ['none', 'copy', 'ro', 'rw'];
 
 /**
  * Sets the workspace access through Sandbox: Set Workspace Access, clicking the dialog that more
  * access brings up, as the user would. Open sessions keep the access they have.
  */
-export async function setWorkspaceAccess(access: 'none' | 'ro' | 'rw'): Promise<void> {
+export async function setWorkspaceAccess(access: 'none' | 'copy' | 'ro' | 'rw'): Promise<void> {
   const api = (await vscode.extensions.getExtension('agent-sandbox.agent-sandbox')!.activate()) as {
     service: { allowedAccess(): string };
   };
   const looser = ACCESS_ORDER.indexOf(access) > ACCESS_ORDER.indexOf(api.service.allowedAccess());
   const running = vscode.commands.executeCommand<string>('agentSandbox.setWorkspaceAccess', access);
-  if (looser) await clickDialogButton(access === 'rw' ? 'Allow Read-Write' : 'Allow Read-Only');
+  if (looser)
+    await clickDialogButton(
+      access === 'rw' ? 'Allow Read-Write' : access === 'copy' ? 'Allow a Copy' : 'Allow Read-Only',
+    );
   assert.equal(await running, access);
 }
 
