@@ -1,5 +1,6 @@
 /** The "Sandbox" commands of the command palette. */
 import * as vscode from 'vscode';
+import { askAboutHeld, askingAboutChanges } from './copyReview/closeAsking';
 import type { Runtime, WorkspaceAccess } from '../core/spec/spec';
 import { RUNTIMES, WORKSPACE_ACCESS } from '../core/spec/spec';
 import type { SandboxService } from '../core/sessions/sandboxService';
@@ -118,8 +119,10 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
       const session =
         typeof arg === 'string' ? arg : (await pickSession(service, vscode.l10n.t('Close which session?')))?.name;
       if (!session) return undefined;
-      const closed = await services.track(service.close(session));
-      log.info(`Closed session ${closed.name ?? closed.id}.`);
+      const closed = await askingAboutChanges('close', (discardChanges) =>
+        services.track(service.close(session, { discardChanges })),
+      );
+      if (closed) log.info(`Closed session ${closed.name ?? closed.id}.`);
       return closed;
     }),
 
@@ -138,8 +141,15 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
         );
         if (choice !== close) return undefined;
       }
-      const { closed } = await services.track(service.closeAll());
-      log.info(`Closed ${closed.length} session(s).`);
+      const { closed, held } = await services.track(service.closeAll());
+      log.info(
+        `Closed ${closed.length} session(s)${held.length ? `; kept ${held.length} copy session(s) with unapplied changes` : ''}.`,
+      );
+      if (arg !== 'confirmed' && held.length)
+        await askAboutHeld(held, async () => {
+          const more = await services.track(service.closeAll({ discardChanges: true }));
+          closed.push(...more.closed);
+        });
       return closed;
     }),
 
@@ -156,9 +166,12 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
         );
         if (choice !== restart) return undefined;
       }
-      const restarted = await progress(vscode.l10n.t('Restarting sandbox session {0}', session), (onProgress) =>
-        services.track(service.restart(session, { onProgress })),
+      const restarted = await askingAboutChanges('restart', (discardChanges) =>
+        progress(vscode.l10n.t('Restarting sandbox session {0}', session), (onProgress) =>
+          services.track(service.restart(session, { onProgress, discardChanges })),
+        ),
       );
+      if (!restarted) return undefined;
       log.info(`Restarted session ${session}.`);
       return restarted.sandbox.info;
     }),
@@ -236,13 +249,17 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
           for (const session of stale)
             if (session.name)
               await services.track(
-                service.close(session.name).then(() =>
-                  service.openSession({
-                    session: session.name,
-                    runtime: session.runtime,
-                    workspaceAccess: effective,
-                    network: session.network,
-                  }),
+                askingAboutChanges('restart', (discardChanges) =>
+                  service.close(session.name!, { discardChanges }),
+                ).then(
+                  (closed) =>
+                    closed &&
+                    service.openSession({
+                      session: session.name,
+                      runtime: session.runtime,
+                      workspaceAccess: effective,
+                      network: session.network,
+                    }),
                 ),
               );
         }

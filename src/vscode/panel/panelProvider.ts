@@ -24,6 +24,7 @@ import { PanelDecisions, exportAuditLog } from './panelNetwork';
 import type { PanelImages } from './panelImages';
 import { activityView, copyChangesView, defaultsView, engineView, sessionView } from './panelViews';
 import type { CopyReviewModel } from '../copyReview/copyReviewModel';
+import { askingAboutChanges } from '../copyReview/closeAsking';
 
 export interface PanelServices {
   extensionUri: vscode.Uri;
@@ -126,10 +127,13 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
           ? vscode.l10n.t('Opened session {0}.', message.name)
           : vscode.l10n.t('Session {0} was already open.', message.name);
       }
-      case 'closeSession':
-        await track(service.close(message.sandboxId));
-        return vscode.l10n.t('Closed session {0}.', message.sandboxId);
-      case 'restartSession':
+      case 'closeSession': {
+        const closed = await askingAboutChanges('close', (discardChanges) =>
+          track(service.close(message.sandboxId, { discardChanges })),
+        );
+        return closed ? vscode.l10n.t('Closed session {0}.', message.sandboxId) : undefined;
+      }
+      case 'restartSession': {
         if (
           !(await this.confirm(
             vscode.l10n.t(
@@ -140,8 +144,11 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
           ))
         )
           return undefined;
-        await track(service.restart(message.sandboxId, { byUser: true }));
-        return vscode.l10n.t('Restarted session {0}.', message.sandboxId);
+        const restarted = await askingAboutChanges('restart', (discardChanges) =>
+          track(service.restart(message.sandboxId, { byUser: true, discardChanges })),
+        );
+        return restarted ? vscode.l10n.t('Restarted session {0}.', message.sandboxId) : undefined;
+      }
       case 'reviewChanges':
         await vscode.commands.executeCommand('workbench.view.scm');
         return undefined;
@@ -174,9 +181,13 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
           await this.sendSessions(true); // puts the dropdown back
           return undefined;
         }
-        const restarted = await track(
-          service.restart(message.sandboxId, { workspaceAccess: message.access, byUser: true }),
+        const restarted = await askingAboutChanges('restart', (discardChanges) =>
+          track(service.restart(message.sandboxId, { workspaceAccess: message.access, byUser: true, discardChanges })),
         );
+        if (!restarted) {
+          await this.sendSessions(true); // puts the dropdown back
+          return undefined;
+        }
         return vscode.l10n.t(
           'Session {0} now has workspace access "{1}".',
           message.sandboxId,

@@ -269,4 +269,24 @@ suite('Copy sessions reviewed in Source Control', () => {
     assert.equal(fs.readFileSync(path.join(root, '.github/workflows/ci.yml'), 'utf8'), 'on: push\n');
     assert.deepEqual(summary(await changes()), []);
   });
+
+  test('closing a session with changes not applied asks first, and keeps the folder as it is', async function () {
+    this.timeout(60_000);
+    await invoke('sandbox_exec', { sandbox_id: 'review', command: `echo late > /workspace/${FOLDER}/late.txt` });
+    const first = vscode.commands.executeCommand('agentSandbox.closeSession', 'review');
+    const asked = await clickDialogButton('Review Changes');
+    assert.match(
+      asked,
+      /Session review has 1 change\(s\) in its copy that were not applied to the folder: copy-review\/late\.txt/,
+    );
+    assert.equal(await first, undefined);
+    assert.deepEqual(summary(await changes()), [`added ${FOLDER}/late.txt`], 'still open, the change still there');
+
+    const second = vscode.commands.executeCommand('agentSandbox.closeSession', 'review');
+    await clickDialogButton('Discard and Close');
+    await second;
+    assert.equal(await changes(), undefined, 'closed');
+    assert.ok(!fs.existsSync(path.join(dir, 'late.txt')), 'the discarded change never reached the folder');
+    assert.equal(host('edit.txt'), 'one\nTWO\nthree\n');
+  });
 });
