@@ -1,4 +1,5 @@
 /** What each CLI command does, on the same core the extension uses. */
+import { copyFileLimit } from '../core/files/sandboxFileBytes';
 import { readFile, writeFile } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -281,7 +282,7 @@ export async function diffCommand(engine: SandboxEngine, context: CommandContext
   const { args, output, signal } = context;
   if (args.positionals.length) throw usageError(`diff takes no arguments (got "${args.positionals.join(' ')}").`);
   const { sandbox, baseline } = await copySession(engine, context);
-  const result = await copyDiff(sandbox, baseline, { maxBytes: sandbox.info.spec.limits.maxFileSizeBytes, signal });
+  const result = await copyDiff(sandbox, baseline, { maxBytes: copyFileLimit(sandbox), signal });
   output.copyDiff(result);
   return 0;
 }
@@ -293,7 +294,7 @@ export async function applyCommand(engine: SandboxEngine, context: CommandContex
   const outcome = await applyCopyChanges(sandbox, baseline, {
     paths: args.positionals,
     includeProtected: Boolean(args.values['include-protected']),
-    maxBytes: sandbox.info.spec.limits.maxFileSizeBytes,
+    maxBytes: copyFileLimit(sandbox),
     stateDir: defaultStateDir(),
     signal,
   });

@@ -16,6 +16,7 @@ import { pathNames, refuseProtected } from './hostFiles/hostPath';
 import { readHostFile } from './hostFiles/readHostFile';
 import { writeHostFile } from './hostFiles/writeHostFile';
 import { WORKSPACE_DIR } from './paths';
+import { readWholeSandboxFile } from './sandboxFileBytes';
 
 export interface ApplyOutcome {
   applied: CopyChange[];
@@ -133,12 +134,10 @@ export async function planApply(
       plan.ready.push({ change });
       continue;
     }
-    const content = await sandbox.readFile(
-      `${WORKSPACE_DIR}/${change.path}`,
-      { encoding: 'base64', maxBytes: options.maxBytes },
-      options.signal,
-    );
-    const data = Buffer.from(content.content, 'base64');
+    const data = await readWholeSandboxFile(sandbox, `${WORKSPACE_DIR}/${change.path}`, {
+      maxBytes: options.maxBytes,
+      signal: options.signal,
+    });
     if (sha256(data) !== now!.sha256) {
       plan.conflicts.push(change.path); // changed in the sandbox while it was read
       continue;

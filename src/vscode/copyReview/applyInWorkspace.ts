@@ -8,6 +8,7 @@
  * the confined host-write path instead. Each file is read back through the confined read afterwards:
  * only what landed exactly is recorded as applied.
  */
+import { copyFileLimit } from '../../core/files/sandboxFileBytes';
 import * as vscode from 'vscode';
 import type { Sandbox } from '../../core/engine/engine';
 import {
@@ -64,7 +65,7 @@ function editable(ready: ReadyChange, hostText: string | undefined): boolean {
 
 export async function applyInWorkspace(request: ApplyRequest, signal?: AbortSignal): Promise<AppliedReport> {
   const { sandbox, baseline } = request;
-  const maxBytes = sandbox.info.spec.limits.maxFileSizeBytes;
+  const maxBytes = copyFileLimit(sandbox);
   const plan = await planApply(sandbox, baseline, {
     paths: request.paths,
     includeProtected: request.includeProtected,

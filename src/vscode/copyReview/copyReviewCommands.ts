@@ -3,6 +3,7 @@
  * mark a merged conflict resolved, refresh. Each takes the Source Control rows or group it was
  * invoked on, or `{ sessionId | sandboxId, paths?, confirmed? }` (the panel, a keybinding).
  */
+import { copyFileLimit } from '../../core/files/sandboxFileBytes';
 import * as vscode from 'vscode';
 import { discardCopyChanges } from '../../core/files/copyDiscard';
 import { keepBaseObject, baseObject } from '../../core/files/copyObjects';
@@ -192,7 +193,7 @@ export function registerCopyCommands(deps: CopyCommandDeps): vscode.Disposable[]
       const { sandbox, baseline } = await model.open(target.session.id);
       const outcome = await discardCopyChanges(sandbox, baseline, {
         paths: target.whole ? undefined : target.changes.map((change) => change.path),
-        maxBytes: sandbox.info.spec.limits.maxFileSizeBytes,
+        maxBytes: copyFileLimit(sandbox),
         stateDir,
       });
       log.info(`Discarded ${outcome.discarded.length} change(s) of session ${target.session.sandboxId}.`);
@@ -248,7 +249,7 @@ export function registerCopyCommands(deps: CopyCommandDeps): vscode.Disposable[]
     const { targets } = await targetsOf(model, args);
     for (const target of targets) {
       const { sandbox, baseline } = await model.open(target.session.id);
-      const maxBytes = sandbox.info.spec.limits.maxFileSizeBytes;
+      const maxBytes = copyFileLimit(sandbox);
       for (const change of target.changes) {
         const merged = await readHostFile(baseline.folder, change.path, maxBytes).catch(() => undefined);
         if (merged) await keepBaseObject(stateDir, target.session.id, merged);

@@ -4,6 +4,7 @@
  * gains focus, and at most every half minute), each change marked when the folder's own file changed
  * since the copy (a conflict) or when applying it needs the user's own confirmation.
  */
+import { copyFileLimit } from '../../core/files/sandboxFileBytes';
 import * as vscode from 'vscode';
 import type { Sandbox, SandboxEngine, SessionInfo } from '../../core/engine/engine';
 import { holdReason, hostState } from '../../core/files/copyApply';
@@ -176,7 +177,7 @@ export class CopyReviewModel implements vscode.Disposable {
 
   private async changesOf(id: string): Promise<ReviewChange[]> {
     const { sandbox, baseline } = await this.open(id);
-    const maxBytes = sandbox.info.spec.limits.maxFileSizeBytes;
+    const maxBytes = copyFileLimit(sandbox);
     await this.takeBackUndone(id, baseline, maxBytes);
     const current = await listSandboxFiles(sandbox);
     const changes: ReviewChange[] = [];

@@ -4,6 +4,7 @@
  * (the missing side of an added or deleted file); `host`, the folder's file as read now through the
  * confined read; `base=<sha256>`, the bytes the copy started from (kept for merges).
  */
+import { copyFileLimit, readWholeSandboxFile } from '../../core/files/sandboxFileBytes';
 import * as vscode from 'vscode';
 import { baseObject } from '../../core/files/copyObjects';
 import { readHostFile } from '../../core/files/hostFiles/readHostFile';
@@ -95,10 +96,9 @@ export class SandboxFileSystem implements vscode.FileSystemProvider {
         return data;
       }
       const { sandbox, baseline } = await this.model.open(uri.authority);
-      const maxBytes = sandbox.info.spec.limits.maxFileSizeBytes;
+      const maxBytes = copyFileLimit(sandbox);
       if (uri.query === 'host') return await readHostFile(baseline.folder, path, maxBytes);
-      const content = await sandbox.readFile(`${WORKSPACE_DIR}/${path}`, { encoding: 'base64', maxBytes });
-      return Buffer.from(content.content, 'base64');
+      return await readWholeSandboxFile(sandbox, `${WORKSPACE_DIR}/${path}`, { maxBytes });
     } catch (error) {
       if (error instanceof vscode.FileSystemError) throw error;
       throw vscode.FileSystemError.FileNotFound(`${uri.toString()}: ${(error as Error).message}`);

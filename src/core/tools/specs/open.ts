@@ -65,10 +65,10 @@ export const openTool = defineTool({
   modelDescription: [
     'Open a persistent Linux sandbox, or return the one open under that name, with its sandbox_id, runtime, image, limits, workspace access and network.',
     'You rarely need it: sandbox_exec and the sandbox_fs_* tools open the default sandbox of this workspace on first use.',
-    "Call it to see how a sandbox is configured; to ask for workspace access (none: /workspace is private; ro: the workspace folder mounted read-only at /workspace; rw: read-write, changes land in the user's files) or network (all of it, or only allow_domains), granted only up to what the user allowed (the result says what you got);",
+    "Call it to see how a sandbox is configured; to ask for workspace access (none: private /workspace; copy: a private copy of the folder whose changes the user reviews; ro: the folder read-only at /workspace; rw: changes land in the user's files) or network (all, or only allow_domains), granted only up to what the user allowed (the result says what you got);",
     'or to create a named sandbox (`session`, like "build") beside the default one, then pass that name as sandbox_id.',
     'runtime picks the image of a new sandbox: python, node, bash, or linux (a general Debian shell).',
-    'Files, installed packages and background processes persist until sandbox_close, or until the sandbox is collected after being idle.',
+    'Files, installed packages and background processes persist until sandbox_close or idle collection.',
     NEXT_NOTE,
   ].join(' '),
   icon: '$(vm)',
