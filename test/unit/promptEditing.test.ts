@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { frontmatterSandboxObjectSchema } from '../../src/core/spec/frontmatterSpec';
+import { frontmatterSandboxObjectSchema, specFromFrontmatter } from '../../src/core/spec/frontmatterSpec';
 import { completePrompt } from '../../src/core/prompt/completions';
 import { hoverPrompt } from '../../src/core/prompt/hover';
 import { editDistance, nearMiss } from '../../src/core/prompt/nearMiss';
@@ -34,6 +34,12 @@ describe('.prompt completions', () => {
     assert.deepEqual(complete('---\nsandbox: |\n---\n')!.labels, ['python', 'node', 'bash', 'linux']);
     assert.deepEqual(complete('---\nsandbox:\n  mode: |\n---\n')!.labels, ['compute', 'code']);
     assert.deepEqual(complete('---\nsandbox:\n  allow_network: |\n---\n')!.labels, ['true', 'false']);
+    const access = complete('---\nsandbox:\n  workspace: |\n---\n')!;
+    assert.deepEqual(access.labels, ['none', 'copy', 'ro', 'rw']);
+    assert.match(
+      access.items[1]!.documentation!,
+      /private \/workspace; changes reach the folder only when the user applies them/,
+    );
     assert.deepEqual(complete('---\nsandbox:\n  mode: docker\n  network: |\n---\n')!.labels, ['true', 'false']);
   });
 
@@ -44,6 +50,7 @@ describe('.prompt completions', () => {
       'session',
       'timeout_seconds',
       'max_stdout_bytes',
+      'workspace',
       'allow_network',
       'allow_domains',
       'pip_packages',
@@ -128,5 +135,13 @@ describe('near misses', () => {
     assert.equal(nearMiss('pyhton', ['python', 'node']), 'python');
     assert.equal(nearMiss('ruby', ['python', 'node', 'bash', 'linux']), undefined);
     assert.equal(nearMiss('Python', ['python']), 'python');
+  });
+});
+
+describe('.prompt sandbox block: workspace', () => {
+  it("asks for the workspace access it names (the user's policy still caps it), and refuses anything else", () => {
+    assert.equal(specFromFrontmatter({ runtime: 'bash', workspace: 'copy' }).workspaceAccess, 'copy');
+    assert.equal(specFromFrontmatter({ runtime: 'bash' }).workspaceAccess, undefined);
+    assert.throws(() => specFromFrontmatter({ workspace: 'readwrite' }), /Invalid sandbox block[\s\S]*workspace/);
   });
 });

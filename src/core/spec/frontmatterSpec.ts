@@ -9,6 +9,7 @@ import { invalidSpecError } from './resolveSpec';
 import {
   MODES,
   RUNTIMES,
+  WORKSPACE_ACCESS,
   diskSchema,
   limitsSchema,
   memorySchema,
@@ -99,6 +100,12 @@ export const frontmatterSandboxObjectSchema = z
     max_stdout_bytes: maxStdoutBytes
       .optional()
       .describe('Bytes of standard output kept per call; the rest is dropped with a marker (default 1 MiB).'),
+    workspace: z
+      .enum(WORKSPACE_ACCESS)
+      .optional()
+      .describe(
+        'How the sandbox sees the workspace folder at /workspace: none (default), copy (a private copy; the user reviews and applies its changes), ro (read-only) or rw (read-write). Never more than the user allowed.',
+      ),
     allow_network: z
       .boolean()
       .optional()
@@ -184,6 +191,12 @@ export const VALUE_DOCS: Record<string, Record<string, string>> = {
     docker: 'Agent harness: tools run in a Docker container.',
     e2b: 'Agent harness: tools run in an E2B cloud sandbox.',
   },
+  workspace: {
+    none: 'The sandbox does not see the folder: /workspace is private and empty.',
+    copy: 'The folder is copied into a private /workspace; changes reach the folder only when the user applies them (Source Control › Sandbox changes).',
+    ro: 'The folder mounted read-only at /workspace.',
+    rw: "The folder mounted read-write: changes land in the user's files at once.",
+  },
   session: {
     workflow: 'One session shared by every agent of a workflow run.',
     agent: 'One session per agent.',
@@ -192,7 +205,10 @@ export const VALUE_DOCS: Record<string, Record<string, string>> = {
 
 /** Turns a frontmatter `sandbox` value into a spec layer; throws an invalid-input error listing every problem. */
 export function specFromFrontmatter(value: unknown): SpecLayer {
-  const parsed = frontmatterSandboxSchema.safeParse(value);
+  // An object is checked against the block's own schema, so each problem names its key.
+  const parsed = (
+    typeof value === 'object' && value !== null ? frontmatterSandboxObjectSchema : frontmatterSandboxSchema
+  ).safeParse(value);
   if (!parsed.success) throw invalidSpecError(parsed.error, 'sandbox block');
   const sandbox = parsed.data;
   if (typeof sandbox === 'string') return { runtime: sandbox };
@@ -204,6 +220,7 @@ export function specFromFrontmatter(value: unknown): SpecLayer {
     runtime: sandbox.runtime,
     image: sandbox.image,
     timeoutSeconds: limits.timeout_seconds ?? sandbox.timeout_seconds,
+    workspaceAccess: sandbox.workspace,
     network: sandbox.allow_network,
     ...(sandbox.allow_domains ? { networkAllow: sandbox.allow_domains } : {}),
     pipPackages: sandbox.pip_packages,
