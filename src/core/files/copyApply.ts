@@ -12,7 +12,7 @@ import { compareToBaseline, listSandboxFiles, type CopyChange } from './copyChan
 import { saveBaseline, sha256, type CopyBaseline } from './folderCopy';
 import { errnoOf, hostFileError, notRegularFile } from './hostFiles/hostFileError';
 import { HostFolder } from './hostFiles/hostFolder';
-import { pathNames, refuseProtected } from './hostFiles/hostPath';
+import { isPlainRelativePath, pathNames, refuseProtected } from './hostFiles/hostPath';
 import { readHostFile } from './hostFiles/readHostFile';
 import { writeHostFile } from './hostFiles/writeHostFile';
 import { WORKSPACE_DIR } from './paths';
@@ -117,6 +117,11 @@ export async function planApply(
   for (const change of changes) {
     const now = current.get(change.path);
     const before = baseline.files[change.path];
+    // The listing comes from inside the sandbox: a name that is not plainly inside the folder is never used.
+    if (!isPlainRelativePath(change.path)) {
+      plan.heldBack.push({ path: change.path, why: 'not a plain path inside the folder' });
+      continue;
+    }
     if (now?.kind === 'symlink' || before?.kind === 'symlink') {
       plan.heldBack.push({ path: change.path, why: 'a link (links are not applied yet)' });
       continue;

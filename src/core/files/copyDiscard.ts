@@ -8,6 +8,7 @@ import { pathSelected } from './copyApply';
 import { compareToBaseline, listSandboxFiles, type CopyChange } from './copyChanges';
 import { saveBaseline, sha256, type CopyBaseline } from './folderCopy';
 import { errnoOf } from './hostFiles/hostFileError';
+import { isPlainRelativePath } from './hostFiles/hostPath';
 import { readHostFile } from './hostFiles/readHostFile';
 import { WORKSPACE_DIR } from './paths';
 
@@ -46,6 +47,10 @@ export async function discardCopyChanges(
   try {
     for (const change of changes) {
       const { path } = change;
+      if (!isPlainRelativePath(path)) {
+        outcome.kept.push({ path, why: 'not a plain path inside the folder' });
+        continue;
+      }
       if (current.get(path)?.kind === 'symlink' || baseline.files[path]?.kind === 'symlink') {
         outcome.kept.push({ path, why: 'a link (links are not discarded yet)' });
         continue;

@@ -12,6 +12,7 @@ import { compareToBaseline, listSandboxFiles, type CopyChange } from '../../core
 import { loadBaseline, saveBaseline, type CopyBaseline } from '../../core/files/folderCopy';
 import type { UndoableApply } from './applyInWorkspace';
 import { errorMessage } from '../../core/errors';
+import { isPlainRelativePath } from '../../core/files/hostFiles/hostPath';
 import { sandboxIdOf } from '../../core/sessions/sessions';
 
 export interface ReviewChange extends CopyChange {
@@ -182,6 +183,13 @@ export class CopyReviewModel implements vscode.Disposable {
     const current = await listSandboxFiles(sandbox);
     const changes: ReviewChange[] = [];
     for (const change of compareToBaseline(baseline, current)) {
+      // The listing comes from inside the sandbox: a forged name that leaves the folder is not shown, only logged.
+      if (!isPlainRelativePath(change.path)) {
+        this.deps.log.warn(
+          `Sandbox changes of ${sandboxIdOf(sandbox.info)}: ignored the name ${JSON.stringify(change.path)}.`,
+        );
+        continue;
+      }
       const before = baseline.files[change.path];
       const link = current.get(change.path)?.kind === 'symlink' || before?.kind === 'symlink';
       const host = await hostState(baseline.folder, change.path, maxBytes);

@@ -52,6 +52,12 @@ export function pathNames(path: string): string[] {
   return names;
 }
 
+/** Whether `path` only goes down from a folder, name by name: no NUL, not absolute, no '.', '..' or empty name. */
+export function isPlainRelativePath(path: string): boolean {
+  if (path === '' || path.includes('\0') || path.startsWith('/')) return false;
+  return path.split('/').every((name) => name !== '' && name !== '.' && name !== '..');
+}
+
 /**
  * Throws unless writing `names` is allowed: editor and version-control configuration at the top of
  * the folder runs on the host, so it is refused unless the user lifted that for this folder.
