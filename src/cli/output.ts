@@ -2,7 +2,7 @@
 import type { EngineInfo, ExecResult, SessionInfo } from '../core/engine/engine';
 import { placeBytes } from '../core/limits/diskLimit';
 import { SandboxError } from '../core/errors';
-import { quotedName as quoteName } from '../core/results/displayName';
+import { displayName, quotedName as quoteName } from '../core/results/displayName';
 import type { StoredFile } from '../core/files/fileStore';
 import type { RemovedOrphan } from '../core/sessions/orphans';
 import { sandboxIdOf } from '../core/sessions/sessions';
@@ -259,17 +259,20 @@ export class Output {
         : 'no changes',
     );
     if (result.hostChanged.length)
-      this.note(`changed in the folder too since the copy (a conflict to resolve): ${result.hostChanged.join(', ')}`);
+      this.note(
+        `changed in the folder too since the copy (a conflict to resolve): ${result.hostChanged.map(displayName).join(', ')}`,
+      );
   }
 
   /** What apply wrote, and what it held back. */
   applied(outcome: ApplyOutcome): void {
     if (this.json) return this.print(outcome);
-    for (const change of outcome.applied) this.stdout.write(`applied ${change.change} ${change.path}\n`);
+    // Names come from the sandbox: one with a newline or terminal escapes is shown quoted.
+    for (const change of outcome.applied) this.stdout.write(`applied ${change.change} ${displayName(change.path)}\n`);
     for (const held of outcome.heldBack)
-      this.stdout.write(`held back ${held.path}: ${held.why} (apply it with --include-protected)\n`);
+      this.stdout.write(`held back ${displayName(held.path)}: ${held.why} (apply it with --include-protected)\n`);
     for (const path of outcome.conflicts)
-      this.stdout.write(`conflict ${path}: changed in the folder since the copy; left as it is\n`);
+      this.stdout.write(`conflict ${displayName(path)}: changed in the folder since the copy; left as it is\n`);
     if (!outcome.applied.length && !outcome.heldBack.length && !outcome.conflicts.length)
       this.note('no changes to apply');
   }

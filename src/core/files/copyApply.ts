@@ -46,9 +46,17 @@ export function pathSelected(path: string, paths: readonly string[] | undefined)
   });
 }
 
-/** Why a change needs the user's own confirmation, if it does. */
+/**
+ * Why a change needs the user's own confirmation, if it does. A `.git` at any depth counts too: a
+ * nested repository's config (core.fsmonitor, hooks) runs when VS Code's git looks into subfolders.
+ * The copy never holds a `.git` and its list never shows one, so such a name comes from a forged list.
+ */
 export function holdReason(change: CopyChange, baseline: CopyBaseline): string | undefined {
-  if (isProtectedPath(change.path, PROTECTED_PATHS)) return 'editor or version-control configuration';
+  if (
+    isProtectedPath(change.path, PROTECTED_PATHS) ||
+    change.path.split('/').some((name) => name.toLowerCase() === '.git')
+  )
+    return 'editor or version-control configuration';
   const oldMode = baseline.files[change.path]?.mode ?? 0;
   if (change.change !== 'deleted' && ((change.newMode ?? 0) & 0o111) !== 0 && (oldMode & 0o111) === 0)
     return 'gains an executable bit';
@@ -147,9 +155,19 @@ export async function planApply(
       plan.conflicts.push(change.path); // changed in the sandbox while it was read
       continue;
     }
-    plan.ready.push({ change, data, mode: (now!.mode ?? 0o644) & 0o777, sha256: now!.sha256 });
+    plan.ready.push({ change, data, mode: appliedMode(now!.mode, before?.mode), sha256: now!.sha256 });
   }
   return plan;
+}
+
+/**
+ * The mode a file is written with: the owner's bits as the sandbox has them (a new executable bit is
+ * held back above), but group and other get no bit the folder's file did not have (a new file: no
+ * write), so the sandbox cannot make a file world-writable or widen a private one. Never setuid or setgid.
+ */
+export function appliedMode(sandboxMode = 0o644, folderMode?: number): number {
+  const others = folderMode === undefined ? 0o055 : folderMode & 0o077;
+  return (sandboxMode & 0o700) | (sandboxMode & others);
 }
 
 /** Writes one ready change into the folder through the confined host-write path. */

@@ -8,6 +8,7 @@ import { SandboxError } from '../errors';
 import { sandboxIdOf } from '../sessions/sessions';
 import { compareToBaseline, listSandboxFiles, type CopyChange } from './copyChanges';
 import { baselinePath, loadBaseline, type CopyBaseline } from './folderCopy';
+import { displayName } from '../results/displayName';
 
 /** The baseline of a copy session's copy; a clear error when its record is missing. */
 export async function requireBaseline(info: SessionInfo, stateDir: string): Promise<CopyBaseline> {
@@ -41,7 +42,8 @@ export function changeCounts(changes: readonly CopyChange[]): string {
 
 /** The first few changes, "modified README.md, added src/new.py and 4 more". */
 export function someChanges(changes: readonly CopyChange[], max = 5): string {
-  const shown = changes.slice(0, max).map((change) => `${change.change} ${change.path}`);
+  // Names come from the sandbox: one with a newline or terminal escapes is shown quoted.
+  const shown = changes.slice(0, max).map((change) => `${change.change} ${displayName(change.path)}`);
   const more = changes.length - shown.length;
   if (more > 0) return `${shown.join(', ')} and ${more.toLocaleString('en-US')} more`;
   return shown.length > 1 ? `${shown.slice(0, -1).join(', ')} and ${shown[shown.length - 1]}` : (shown[0] ?? '');
