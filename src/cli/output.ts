@@ -251,7 +251,9 @@ export class Output {
   /** A copy session's changes: the diff on stdout, a summary and host-side changes on stderr. */
   copyDiff(result: { changes: CopyChange[]; diff: string; hostChanged: string[] }): void {
     if (this.json) return this.print(result);
-    this.stdout.write(result.diff);
+    // The sandbox wrote these bytes: on a terminal, escapes and CR could erase or overwrite the lines
+    // that would be applied, so controls are shown; piped, the patch stays exact.
+    this.stdout.write((this.stdout as { isTTY?: boolean }).isTTY ? visibleControls(result.diff) : result.diff);
     const count = (kind: CopyChange['change']) => result.changes.filter((change) => change.change === kind).length;
     this.note(
       result.changes.length
@@ -288,4 +290,17 @@ export class Output {
   private print(value: unknown): void {
     this.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
   }
+}
+
+// C0 controls but tab and newline, DEL, C1 controls (0x9b is a CSI), bidirectional overrides and isolates.
+const TERMINAL_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Text with each terminal control shown, as less does: ^[ for ESC, ^M for CR, <U+202E> for the rest. */
+export function visibleControls(text: string): string {
+  return text.replace(TERMINAL_CONTROLS, (char) => {
+    const code = char.charCodeAt(0);
+    if (code < 0x20) return `^${String.fromCharCode(code + 0x40)}`;
+    if (code === 0x7f) return '^?';
+    return `<U+${code.toString(16).toUpperCase().padStart(4, '0')}>`;
+  });
 }
