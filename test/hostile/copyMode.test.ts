@@ -2,12 +2,13 @@
 // private /workspace and of the list of its files (written under /tmp, where it can swap it before
 // the host reads it). Each case asserts the host: the folder's bytes and modes, and a canary beside it.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, symlinkSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../../src/core/engine/engine';
 import { applyCopyChanges, planApply } from '../../src/core/files/copyApply';
 import { copyDiff } from '../../src/core/files/copyChanges';
+import { discardCopyChanges } from '../../src/core/files/copyDiscard';
 import { loadBaseline, type CopyBaseline } from '../../src/core/files/folderCopy';
 import { copyFileLimit } from '../../src/core/files/sandboxFileBytes';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
@@ -84,8 +85,9 @@ describe('hostile: workspace access copy, review and apply', function () {
     if (stateDir) rmSync(stateDir, { recursive: true, force: true });
   });
 
-  async function copySession(name: string) {
+  async function copySession(name: string, prepare?: (made: ReturnType<typeof makeFolder>) => void) {
     const made = makeFolder();
+    prepare?.(made);
     const { sandbox } = await openSession(testEngine(), resolveSpec({ runtime: 'bash', workspaceAccess: 'copy' }), {
       name,
       workspaceFolder: made.folder,
@@ -217,6 +219,43 @@ describe('hostile: workspace access copy, review and apply', function () {
       'file and folder replaced by links out of /workspace, a link to a host canary, a hard link',
       'links held back, no link on the host, canary untouched',
       `held back: ${outcome.heldBack.map((held) => held.path).join(', ')}`,
+    );
+  });
+
+  it("a folder's own link out of it (not copied) made a real folder in the copy gets nothing written through it", async () => {
+    const { root, folder, sandbox, apply } = await copySession('hostile-copy-link-parent', (made) => {
+      mkdirSync(join(made.root, 'outside'));
+      symlinkSync(join(made.root, 'outside'), join(made.folder, 'ext'));
+    });
+    await agent(sandbox, 'mkdir -p ext && printf planted > ext/planted.txt');
+    const before = hostSnapshot(root);
+    const outcome = await apply(true);
+    assert.deepEqual(outcome.conflicts, ['ext/planted.txt'], JSON.stringify(outcome));
+    assert.equal(hostSnapshot(root), before, snapshotDiff(before, hostSnapshot(root)));
+    observe(
+      AREA,
+      'folder link ext -> outside (skipped at copy) made a real folder with a file in the copy',
+      'a conflict; nothing written through the link',
+      `conflicts: ${outcome.conflicts.join(', ')}`,
+    );
+  });
+
+  it("discarding an added file named like a host file that was never copied brings none of the host's bytes into the sandbox", async () => {
+    const { folder, sandbox, baseline } = await copySession('hostile-copy-discard-secret');
+    writeFileSync(join(folder, 'later.env'), 'TOKEN=host-only\n');
+    await agent(sandbox, 'printf guess > later.env');
+    const outcome = await discardCopyChanges(sandbox, baseline, { maxBytes: copyFileLimit(sandbox), stateDir });
+    assert.deepEqual(
+      outcome.discarded.map((change) => change.path),
+      ['later.env'],
+    );
+    const seen = await agent(sandbox, 'cat later.env 2>/dev/null; grep -r host-only /workspace /tmp 2>/dev/null; true');
+    assert.doesNotMatch(seen, /host-only/);
+    observe(
+      AREA,
+      'agent adds later.env (host has one, made after the copy) and the user discards it',
+      "the sandbox's file removed, the host's bytes never read into it",
+      `in the sandbox after: ${JSON.stringify(seen)}`,
     );
   });
 
