@@ -223,7 +223,7 @@ describe('hostile: workspace access copy, review and apply', function () {
   });
 
   it("a folder's own link out of it (not copied) made a real folder in the copy gets nothing written through it", async () => {
-    const { root, folder, sandbox, apply } = await copySession('hostile-copy-link-parent', (made) => {
+    const { root, sandbox, apply } = await copySession('hostile-copy-link-parent', (made) => {
       mkdirSync(join(made.root, 'outside'));
       symlinkSync(join(made.root, 'outside'), join(made.folder, 'ext'));
     });
