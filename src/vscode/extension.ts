@@ -24,6 +24,7 @@ import { SandboxStatusBar } from './statusBar';
 import { registerTools } from './tools/registerTools';
 import { registerPromptLanguage } from './prompt/registerPromptLanguage';
 import { registerCopyReview } from './copyReview/registerCopyReview';
+import { registerSandboxParticipant } from './chat/sandboxParticipant';
 import type { CopyReviewModel } from './copyReview/copyReviewModel';
 import { defaultStateDir } from '../core/sessions/leases';
 import { mcpServerDefinitions, registerMcpServer, type McpServerDeps } from './mcpServerProvider';
@@ -149,6 +150,13 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     }),
     ...registerCommands({ service, engine, log, runOutput, track, housekeeping, secrets, grant }),
     ...registerPromptLanguage({ service, engine, log, track }),
+    ...registerSandboxParticipant({
+      service,
+      engine,
+      log,
+      track,
+      workspaceFolder: () => (vscode.workspace.isTrusted ? workspaceFolder() : undefined),
+    }),
     ...registerMcpServer(mcp),
     housekeeping,
     panel,

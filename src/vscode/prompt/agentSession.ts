@@ -5,6 +5,7 @@ import { specFromFrontmatter } from '../../core/spec/frontmatterSpec';
 import { agentName, agentScopeKey, analyzePrompt } from '../../core/prompt/analyzePrompt';
 import type { SandboxService } from '../../core/sessions/sandboxService';
 import { DOTPROMPT } from './promptDiagnostics';
+import { RUN_AGENT, runAgent } from '../chat/runAgentCommand';
 
 export const OPEN_AGENT_SESSION = 'agentSandbox.openAgentSession';
 
@@ -19,13 +20,24 @@ const lenses: vscode.CodeLensProvider = {
   provideCodeLenses(document) {
     const analysis = analyzePrompt(document.getText());
     const sandbox = analysis.sandbox;
+    // "Run Agent" on every trusted .prompt file, at its first line.
+    const run = vscode.workspace.isTrusted
+      ? [
+          new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
+            title: vscode.l10n.t('Run Agent {0}', agentName(analysis, document.uri.path)),
+            command: RUN_AGENT,
+            arguments: [document.uri],
+          }),
+        ]
+      : [];
     // Station's agent-harness sandbox (mode host/docker/e2b) is run by the harness, not by us; and a file
     // of an untrusted workspace must not pick the image and packages that run.
     if (!vscode.workspace.isTrusted || !sandbox || sandbox.style === 'harness' || sandbox.style === 'invalid')
-      return [];
+      return run;
     const name = agentName(analysis, document.uri.path);
     const where = new vscode.Range(document.positionAt(sandbox.keyStart), document.positionAt(sandbox.keyEnd));
     return [
+      ...run,
       new vscode.CodeLens(where, {
         title: vscode.l10n.t('Open Sandbox Session for {0}', name),
         command: OPEN_AGENT_SESSION,
@@ -97,6 +109,14 @@ async function openAgentSession(services: AgentSessionServices, arg: unknown) {
 export function registerAgentSession(services: AgentSessionServices): vscode.Disposable[] {
   return [
     vscode.languages.registerCodeLensProvider({ language: DOTPROMPT }, lenses),
+    vscode.commands.registerCommand(RUN_AGENT, async (arg?: unknown) => {
+      try {
+        await runAgent(arg);
+      } catch (error) {
+        services.log.error(`runAgent: ${errorMessage(error)}`);
+        void vscode.window.showErrorMessage(errorMessage(error).split('\n')[0]!);
+      }
+    }),
     vscode.commands.registerCommand(OPEN_AGENT_SESSION, async (arg?: unknown) => {
       try {
         return await openAgentSession(services, arg);

@@ -44,6 +44,12 @@ export interface CaseOptions {
    */
   readonly until?: 'closing-text' | 'chat-complete';
   readonly timeoutMs: number;
+  /**
+   * What the user types, instead of a request to Copilot's agent mode that names the case (a request
+   * to a participant, like `@sandbox /run agents/writer.prompt`: the case marker is then in the text
+   * the participant sends the model). Sent in ask mode, where participants answer.
+   */
+  readonly query?: string;
 }
 
 /** Waits for the scripted model (the test extension registers it when the window starts). */
@@ -72,8 +78,8 @@ export async function runCase(script: CaseScript, options: CaseOptions): Promise
     // blockOnResponse: the command settles once the chat's answer is complete (or waits for a confirmation).
     void Promise.resolve(
       vscode.commands.executeCommand('workbench.action.chat.open', {
-        query: `${caseMarker(id)} Run the scripted test case ${id}.`,
-        mode: 'agent',
+        query: options.query ?? `${caseMarker(id)} Run the scripted test case ${id}.`,
+        mode: options.query ? 'ask' : 'agent',
         modelSelector: { vendor: VENDOR, id: MODEL_ID },
         isPartialQuery: false,
         blockOnResponse: true,
