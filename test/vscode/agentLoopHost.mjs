@@ -185,7 +185,9 @@ export function serveAgentLoop(page, dir) {
         } catch (err) {
           answer = `failed: ${err?.message ?? err}`;
         }
-        fs.writeFileSync(path.join(dir, `${name}.chatclicked`), answer);
+        // Written whole, then renamed: the suite polls for it and must never read it half written.
+        fs.writeFileSync(path.join(dir, `${name}.chatclicked.tmp`), answer);
+        fs.renameSync(path.join(dir, `${name}.chatclicked.tmp`), path.join(dir, `${name}.chatclicked`));
       }
       for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.snapshot'))) {
         const name = file.slice(0, -'.snapshot'.length);

@@ -162,7 +162,7 @@ function serveScreenshots(page, dir) {
           .catch(() => '');
         // The dialog is there; a busy machine may keep its opening animation from settling, so no stability wait.
         await button.click({ force: true, timeout: 5_000 });
-        fs.writeFileSync(path.join(dir, `${name}.clicked`), `ok\n${message ?? ''}`);
+        answerFile(path.join(dir, `${name}.clicked`), `ok\n${message ?? ''}`);
       } catch (err) {
         await page.screenshot({ path: path.join(dir, `${name}-failed.png`) }).catch(() => undefined);
         const buttons = await page
@@ -174,7 +174,7 @@ function serveScreenshots(page, dir) {
           .first()
           .innerHTML({ timeout: 1000 })
           .catch(() => 'no [role=dialog]');
-        fs.writeFileSync(
+        answerFile(
           path.join(dir, `${name}.clicked`),
           `failed: ${err?.message ?? err}\nbuttons: ${JSON.stringify(buttons)}\n${html.slice(0, 3000)}`,
         );
@@ -187,9 +187,9 @@ function serveScreenshots(page, dir) {
       try {
         const message = page.locator('.monaco-dialog-box .dialog-message-container').first();
         await message.waitFor({ state: 'visible', timeout: 20_000 });
-        fs.writeFileSync(path.join(dir, `${name}.shown`), `ok\n${(await message.textContent()) ?? ''}`);
+        answerFile(path.join(dir, `${name}.shown`), `ok\n${(await message.textContent()) ?? ''}`);
       } catch (err) {
-        fs.writeFileSync(path.join(dir, `${name}.shown`), `failed: ${err?.message ?? err}`);
+        answerFile(path.join(dir, `${name}.shown`), `failed: ${err?.message ?? err}`);
       }
     }
     for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.request'))) {
@@ -197,9 +197,9 @@ function serveScreenshots(page, dir) {
       fs.rmSync(path.join(dir, file), { force: true });
       try {
         await page.screenshot({ path: path.join(dir, `${name}.png`) });
-        fs.writeFileSync(path.join(dir, `${name}.done`), 'ok');
+        answerFile(path.join(dir, `${name}.done`), 'ok');
       } catch (err) {
-        fs.writeFileSync(path.join(dir, `${name}.done`), `failed: ${err?.message ?? err}`);
+        answerFile(path.join(dir, `${name}.done`), `failed: ${err?.message ?? err}`);
       }
     }
   }, 100);
@@ -229,7 +229,7 @@ function serveLooks(page, dir) {
         } catch (err) {
           answer = { ok: false, error: String(err?.message ?? err) };
         }
-        fs.writeFileSync(path.join(dir, `${name}.seen`), JSON.stringify(answer));
+        answerFile(path.join(dir, `${name}.seen`), JSON.stringify(answer));
       }
     } finally {
       busy = false;
@@ -267,6 +267,15 @@ async function lookAt(page, request) {
     await box.getByRole('option', { name: request.choose.option, exact: true }).click();
   }
   return { aria: await area.ariaSnapshot({ timeout: 5000 }), text: await area.innerText({ timeout: 5000 }) };
+}
+
+/**
+ * Writes an answer the suite polls for in one step (a temporary name, then a rename): the suite sees
+ * the file only whole, never empty while it is being written.
+ */
+function answerFile(file, text) {
+  fs.writeFileSync(`${file}.tmp`, text);
+  fs.renameSync(`${file}.tmp`, file);
 }
 
 /** Packages the extension as users get it (npm run package) into `dir`; returns the VSIX's path. */

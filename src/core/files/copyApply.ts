@@ -31,6 +31,11 @@ export interface ApplyOptions {
   paths?: readonly string[];
   /** Apply protected paths and files that gain an executable bit too. */
   includeProtected?: boolean;
+  /**
+   * What the user reviewed: path → the sandbox file's sha256 as shown (null for a deletion). When
+   * given, a change that is not there, or differs from it, is held back: the agent changed it since.
+   */
+  reviewed?: ReadonlyMap<string, string | null>;
   maxBytes: number;
   /** Where the baseline is kept (the state folder). */
   stateDir: string;
@@ -128,6 +133,10 @@ export async function planApply(
     // The listing comes from inside the sandbox: a name that is not plainly inside the folder is never used.
     if (!isPlainRelativePath(change.path)) {
       plan.heldBack.push({ path: change.path, why: 'not a plain path inside the folder' });
+      continue;
+    }
+    if (options.reviewed && options.reviewed.get(change.path) !== (change.change === 'deleted' ? null : now?.sha256)) {
+      plan.heldBack.push({ path: change.path, why: 'changed in the sandbox since it was reviewed: look at it again' });
       continue;
     }
     if (now?.kind === 'symlink' || before?.kind === 'symlink') {

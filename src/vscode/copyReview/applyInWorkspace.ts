@@ -29,6 +29,8 @@ export interface ApplyRequest {
   paths?: readonly string[];
   /** The user confirmed the held-back changes too. */
   includeProtected: boolean;
+  /** What the user reviewed (see planApply). */
+  reviewed: ReadonlyMap<string, string | null>;
   /** A read-write sandbox of this folder runs: no workspace edit (it writes through links the sandbox may plant). */
   confinedOnly: boolean;
   stateDir: string;
@@ -69,6 +71,7 @@ export async function applyInWorkspace(request: ApplyRequest, signal?: AbortSign
   const plan = await planApply(sandbox, baseline, {
     paths: request.paths,
     includeProtected: request.includeProtected,
+    reviewed: request.reviewed,
     maxBytes,
     signal,
   });

@@ -26,6 +26,8 @@ export interface CopyCommandDeps {
 
 interface Target {
   session: SessionChanges;
+  /** The session's changes as the user saw them before this command (the rows it was invoked on, or the view). */
+  seen: readonly ReviewChange[];
   /** The changes chosen; every change of the session when the whole group was. */
   changes: ReviewChange[];
   whole: boolean;
@@ -48,13 +50,23 @@ function isGroup(value: unknown): value is SessionGroup {
 
 /** The sessions and changes the arguments name, from the latest listing. */
 async function targetsOf(model: CopyReviewModel, args: unknown[]): Promise<{ targets: Target[]; confirmed: boolean }> {
+  // What the view showed, before the listing is taken again: apply holds back what differs from it.
+  const before = new Map(model.sessions().map((session) => [session.id, session.changes]));
+  const rows = args.flat().filter(isRow);
   await model.refresh();
   const targets = new Map<string, Target>();
   let confirmed = false;
   const add = (sessionId: string, paths: string[] | undefined) => {
     const session = model.session(sessionId);
     if (!session) throw new Error(vscode.l10n.t('No copy session {0} is open in this folder.', sessionId));
-    const target = targets.get(session.id) ?? { session, changes: [], whole: false };
+    const seenRows = rows.filter((row) => row.sessionId === session.id).map((row) => row.change);
+    const seen = [
+      ...seenRows,
+      ...(before.get(session.id) ?? session.changes).filter(
+        (change) => !seenRows.some((row) => row.path === change.path),
+      ),
+    ];
+    const target = targets.get(session.id) ?? { session, seen, changes: [], whole: false };
     targets.set(session.id, target);
     if (!paths) {
       target.whole = true;
@@ -134,6 +146,7 @@ export function registerCopyCommands(deps: CopyCommandDeps): vscode.Disposable[]
         baseline,
         paths: target.whole ? undefined : target.changes.map((change) => change.path),
         includeProtected,
+        reviewed: model.reviewed(target.session.id, target.seen),
         confinedOnly,
         stateDir,
       });

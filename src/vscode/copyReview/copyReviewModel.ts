@@ -20,6 +20,8 @@ export interface ReviewChange extends CopyChange {
   conflict: boolean;
   /** Why applying needs the user's own confirmation (protected path, a new executable bit, a link). */
   held?: string;
+  /** The sandbox file's sha256 as listed (none for a deletion). */
+  sandboxSha?: string;
 }
 
 export interface SessionChanges {
@@ -53,6 +55,8 @@ export class CopyReviewModel implements vscode.Disposable {
   private readonly poll: NodeJS.Timeout;
   /** Per session, the changes applied by workspace edits, which VS Code may undo. */
   private readonly undoable = new Map<string, Map<string, UndoableApply>>();
+  /** Per session and path, the sha256 of the sandbox's bytes the diff or merge editor last showed. */
+  private readonly shown = new Map<string, Map<string, string>>();
 
   constructor(private readonly deps: ReviewDeps) {
     this.poll = setInterval(() => {
@@ -106,6 +110,27 @@ export class CopyReviewModel implements vscode.Disposable {
         ),
       );
     return { sandbox, baseline };
+  }
+
+  /** Notes the bytes of a sandbox file an editor showed: applying it later applies exactly these, or nothing. */
+  showed(id: string, path: string, sha256: string): void {
+    const paths = this.shown.get(id) ?? new Map<string, string>();
+    paths.set(path, sha256);
+    this.shown.set(id, paths);
+  }
+
+  /**
+   * What the user reviewed of these changes: the bytes an editor showed, else the listing the view
+   * showed; a change listed since, or changed since, is then held back by apply.
+   */
+  reviewed(id: string, changes: readonly ReviewChange[]): Map<string, string | null> {
+    const shown = this.shown.get(id);
+    return new Map(
+      changes.map((change) => [
+        change.path,
+        change.change === 'deleted' ? null : (shown?.get(change.path) ?? change.sandboxSha ?? ''),
+      ]),
+    );
   }
 
   /** Remembers changes applied by a workspace edit: if the folder's file is put back (Edit › Undo), the change shows again. */
@@ -195,6 +220,7 @@ export class CopyReviewModel implements vscode.Disposable {
       const host = await hostState(baseline.folder, change.path, maxBytes);
       changes.push({
         ...change,
+        ...(change.change !== 'deleted' ? { sandboxSha: current.get(change.path)?.sha256 } : {}),
         conflict: host !== before?.sha256,
         ...(link ? { held: 'a link' } : holdReason(change, baseline) ? { held: holdReason(change, baseline) } : {}),
       });

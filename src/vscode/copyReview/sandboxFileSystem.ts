@@ -7,6 +7,7 @@
 import { copyFileLimit, readWholeSandboxFile } from '../../core/files/sandboxFileBytes';
 import * as vscode from 'vscode';
 import { baseObject } from '../../core/files/copyObjects';
+import { sha256 } from '../../core/files/folderCopy';
 import { readHostFile } from '../../core/files/hostFiles/readHostFile';
 import { WORKSPACE_DIR } from '../../core/files/paths';
 import type { CopyReviewModel } from './copyReviewModel';
@@ -98,7 +99,9 @@ export class SandboxFileSystem implements vscode.FileSystemProvider {
       const { sandbox, baseline } = await this.model.open(uri.authority);
       const maxBytes = copyFileLimit(sandbox);
       if (uri.query === 'host') return await readHostFile(baseline.folder, path, maxBytes);
-      return await readWholeSandboxFile(sandbox, `${WORKSPACE_DIR}/${path}`, { maxBytes });
+      const data = await readWholeSandboxFile(sandbox, `${WORKSPACE_DIR}/${path}`, { maxBytes });
+      this.model.showed(uri.authority, path, sha256(data));
+      return data;
     } catch (error) {
       if (error instanceof vscode.FileSystemError) throw error;
       throw vscode.FileSystemError.FileNotFound(`${uri.toString()}: ${(error as Error).message}`);

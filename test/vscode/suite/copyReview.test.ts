@@ -75,6 +75,7 @@ suite('Copy sessions reviewed in Source Control', () => {
     fs.writeFileSync(path.join(dir, 'discard.txt'), 'the folder keeps this\n');
     fs.writeFileSync(path.join(dir, 'conflict.txt'), 'base line\nsecond\n');
     fs.writeFileSync(path.join(dir, 'keep.txt'), 'untouched\n');
+    fs.writeFileSync(path.join(dir, 'review-me.txt'), 'original\n');
     await setWorkspaceAccess('copy');
     // Reading the folder is more than this sandbox was allowed so far: Agent Sandbox asks, the user allows it.
     const { text: opened, asked } = await invokeAllowing('Allow for This Sandbox', 'sandbox_open', {
@@ -243,6 +244,57 @@ suite('Copy sessions reviewed in Source Control', () => {
     assert.equal(host('discard.txt'), 'the folder keeps this\n');
     assert.equal(await sandboxText('discard.txt'), 'the folder keeps this\n');
     assert.ok(!summary(await changes()).some((line) => line.includes('discard.txt')));
+  });
+
+  test('what the agent changes after the user looked is held back until looked at again', async function () {
+    this.timeout(60_000);
+    const sandboxWrites = (text: string) =>
+      invoke('sandbox_exec', {
+        sandbox_id: 'review',
+        command: `printf '${text}' > /workspace/${FOLDER}/review-me.txt`,
+      });
+    await sandboxWrites('shown\\n');
+    const session = (await changes())!;
+    await vscode.commands.executeCommand('agentSandbox.copy.openChange', {
+      sessionId: session.id,
+      path: `${FOLDER}/review-me.txt`,
+    });
+    const shown = await waitFor('the diff editor', () =>
+      vscode.window.tabGroups.all
+        .flatMap((group) => group.tabs)
+        .find((candidate) => candidate.input instanceof vscode.TabInputTextDiff),
+    );
+    const modified = (shown.input as vscode.TabInputTextDiff).modified;
+    assert.equal((await vscode.workspace.openTextDocument(modified)).getText(), 'shown\n');
+    await closeAllEditors();
+    // The agent changes the file after the user saw it: apply does not take the unseen bytes.
+    await sandboxWrites('swapped\\n');
+    await changes();
+    await vscode.commands.executeCommand('agentSandbox.copy.apply', {
+      sandboxId: 'review',
+      paths: [`${FOLDER}/review-me.txt`],
+    });
+    assert.equal(host('review-me.txt'), 'original\n', 'held back');
+    await new Promise((resolve) => setTimeout(resolve, 2_100)); // past the file system's two-second reuse of a read
+    await vscode.commands.executeCommand('agentSandbox.copy.openChange', {
+      sessionId: session.id,
+      path: `${FOLDER}/review-me.txt`,
+    });
+    const again = await waitFor('the diff editor', () =>
+      vscode.window.tabGroups.all
+        .flatMap((group) => group.tabs)
+        .find((candidate) => candidate.input instanceof vscode.TabInputTextDiff),
+    );
+    assert.equal(
+      (await vscode.workspace.openTextDocument((again.input as vscode.TabInputTextDiff).modified)).getText(),
+      'swapped\n',
+    );
+    await closeAllEditors();
+    await vscode.commands.executeCommand('agentSandbox.copy.apply', {
+      sandboxId: 'review',
+      paths: [`${FOLDER}/review-me.txt`],
+    });
+    assert.equal(host('review-me.txt'), 'swapped\n', 'applied once seen');
   });
 
   test('apply all holds back the protected path until the user confirms it', async function () {
