@@ -36,12 +36,16 @@ describe('.prompt analysis: the frontmatter', () => {
     ]);
   });
 
-  it("reports YAML syntax errors with the parser's own message", () => {
+  it('reports YAML syntax errors in plain words, where the fix goes (more cases in yamlErrors.test.ts)', () => {
     assert.deepEqual(problems('---\nmodel: "gpt-4o\n---\n'), [
-      { at: 'error yaml-syntax 1:0-1:14', message: 'Missing closing "quote' },
+      {
+        at: 'error yaml-syntax 1:7-1:14',
+        message:
+          'The " that opens this value is never closed: add " at the end of the value (model: "gpt-4o"), or remove the opening ".',
+      },
     ]);
     assert.deepEqual(at('---\nsandbox:\n\truntime: python\n---\n'), ['error yaml-syntax 2:0-2:1']);
-    assert.deepEqual(at('---\nsandbox:\n  runtime: [python\n---\n'), ['error yaml-syntax 2:0-2:18']);
+    assert.deepEqual(at('---\nsandbox:\n  runtime: [python\n---\n'), ['error yaml-syntax 2:11-2:18']);
   });
 
   it('handles CRLF line ends with the same ranges', () => {

@@ -138,14 +138,18 @@ describe('rendering .prompt files', () => {
       problems.map((p) => formatRenderProblem('agents/broken.prompt', p)),
       errors.map((e) => `agents/broken.prompt:${e.range.start.line + 1}:${e.range.start.character + 1}: ${e.message}`),
     );
-    // The parser notices on the line after the unclosed list, and says so there.
+    // The parser notices on the line after the unclosed list; the problem is on the list's own line, where ] goes.
     assert.deepEqual(problems[0], {
       where: 'file',
       line: errors[0]!.range.start.line + 1,
       column: errors[0]!.range.start.character + 1,
       message: errors[0]!.message,
     });
-    assert.ok([3, 4].includes(errors[0]!.range.start.line + 1), `reported on line ${errors[0]!.range.start.line + 1}`);
+    assert.equal(errors[0]!.range.start.line + 1, 3);
+    assert.equal(
+      errors[0]!.message,
+      'The list opened with [ is never closed: add ] at its end (tools: [sandbox_run]).',
+    );
   });
 
   it('refuses an error in the sandbox block, but renders a file that has only warnings', async () => {

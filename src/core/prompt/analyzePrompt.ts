@@ -10,6 +10,7 @@ import { ProblemList, type PromptProblem } from './problems';
 import { checkSandbox, type SandboxStyle } from './sandboxCheck';
 import type { PromptDialect } from './schemaDocs';
 import { LineIndex } from './textPositions';
+import { explainYamlErrors, noSpaceAfterColon, unresolvedAliasMessage } from './yamlErrors';
 import { findPair, keyRange, pairsOf, parseYaml } from './yamlTree';
 import { reportZodIssues } from './zodProblems';
 
@@ -63,34 +64,31 @@ export function analyzePrompt(text: string): PromptAnalysis {
   const base = frontmatter.start;
   const yamlText = text.slice(frontmatter.start, frontmatter.end);
   const doc = parseYaml(yamlText);
-  let syntaxErrors = 0;
-  for (const error of doc.errors) {
-    if (error.code === 'DUPLICATE_KEY') {
-      const pair = duplicateAt(doc, error.pos[0]);
-      const range = pair ? keyRange(pair) : undefined;
-      const [start, end] = range ?? error.pos;
-      problems.add(
-        'error',
-        'duplicate-key',
-        `Duplicate key "${text.slice(base + start, base + end)}": a key may appear only once in a block.`,
-        base + start,
-        base + end,
-      );
-    } else {
-      syntaxErrors++;
-      const [start, end] = atEndOfInput(yamlText, error.pos);
-      problems.add('error', 'yaml-syntax', error.message, base + start, base + end);
-    }
+  const mistakes = explainYamlErrors(doc, yamlText, lines.position(base).line);
+  for (const mistake of mistakes)
+    problems.add('error', 'yaml-syntax', mistake.message, base + mistake.start, base + mistake.end);
+  // In a frontmatter that does not parse, a duplicate key is often a follow-on of the syntax error.
+  for (const error of mistakes.length > 0 ? [] : doc.errors.filter((e) => e.code === 'DUPLICATE_KEY')) {
+    const pair = duplicateAt(doc, error.pos[0]);
+    const range = pair ? keyRange(pair) : undefined;
+    const [start, end] = range ?? error.pos;
+    problems.add(
+      'error',
+      'duplicate-key',
+      `Duplicate key "${text.slice(base + start, base + end)}": a key may appear only once in a block.`,
+      base + start,
+      base + end,
+    );
   }
   for (const warning of doc.warnings)
     problems.add('warning', 'yaml-warning', warning.message, base + warning.pos[0], base + warning.pos[1]);
-  if (syntaxErrors > 0) return result({ doc });
+  if (mistakes.length > 0) return result({ doc });
   const aliases = unresolvedAliases(doc);
   for (const alias of aliases)
     problems.add(
       'error',
       'yaml-syntax',
-      `Unresolved alias *${alias.source}: no anchor &${alias.source} comes before it.`,
+      unresolvedAliasMessage(yamlText, alias.source, alias.range),
       base + alias.range[0],
       base + alias.range[1],
     );
@@ -100,12 +98,14 @@ export function analyzePrompt(text: string): PromptAnalysis {
   if (root === null || (isScalar(root) && root.value === null)) return result({ doc });
   if (!isMap(root)) {
     const range = root.range ?? [0, 0];
+    // `model:gpt` alone parses as one piece of text.
+    const unspaced = isScalar(root) ? noSpaceAfterColon(yamlText, range[0], range[1]) : undefined;
     problems.add(
       'error',
       'frontmatter-not-a-map',
-      'The frontmatter must be a block of keys (model:, sandbox:, ...).',
-      base + range[0],
-      base + range[1],
+      unspaced?.message ?? 'The frontmatter must be a block of keys (model:, sandbox:, ...).',
+      base + (unspaced?.start ?? range[0]),
+      base + (unspaced?.end ?? range[1]),
     );
     return result({ doc });
   }
@@ -135,13 +135,6 @@ export function analyzePrompt(text: string): PromptAnalysis {
   }
   const dialect: PromptDialect = harnessFile || sandbox?.style === 'harness' ? 'harness' : 'dotprompt';
   return result({ doc, data, dialect, sandbox });
-}
-
-/** An error the parser found only at the end of the input (a quote never closed) is shown on the last line written. */
-function atEndOfInput(yamlText: string, pos: [number, number]): [number, number] {
-  const content = yamlText.trimEnd();
-  if (pos[0] < content.length) return pos;
-  return [content.lastIndexOf('\n') + 1, content.length];
 }
 
 function sandboxStyle(pair: Pair<Node, Node | null>, harnessFile: boolean): SandboxStyle {
