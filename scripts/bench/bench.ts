@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: our tool calls beside raw dockerode and the docker CLI, arms interleaved round-robin
  * in one run, warm-up discarded. Prints the Markdown table and writes bench/results/bench-<time>.{md,json,svg,png}
- * (and latest.*). Flags: --iterations N (30), --warmup N (5), --only run,exec,egress,... , --no-activation.
+ * (and latest.*). Flags: --iterations N (30), --warmup N (5), --only run,exec,egress,copy,copy-list,... , --no-activation.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, copyFileSync, existsSync } from 'node:fs';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
@@ -22,6 +22,7 @@ import { outputShapesGroup } from './outputShapes';
 import { virtualGroup } from './virtual';
 import { mcpGroup } from './mcp';
 import { egressGroup } from './egress';
+import { copyGroups } from './copy';
 
 const ROOT = resolve(__dirname, '..', '..');
 const POOL_SIZE = 2;
@@ -89,6 +90,12 @@ async function main(): Promise<void> {
     if (mcp) all.push(mcp.group);
     const egress = !only || only.includes('egress') ? await egressGroup(iterations, warmup) : undefined;
     if (egress) all.push(egress.group);
+    const copy =
+      !only || only.some((id) => id.startsWith('copy'))
+        ? await copyGroups({ engine, tool, iterations, warmup, log })
+        : undefined;
+    if (copy) all.push(...copy.groups);
+    if (copy) notes.push(...copy.notes);
     try {
       for (const group of all.filter((candidate) => !only || only.includes(candidate.id))) {
         log(`${group.title}`);
@@ -100,6 +107,7 @@ async function main(): Promise<void> {
       if (typeof virtual !== 'string') await virtual.dispose();
       await mcp?.dispose();
       await egress?.dispose();
+      await copy?.dispose();
     }
     const profiles = only && !only.includes('run') ? [] : await profileCalls(setup);
     const activation = process.argv.includes('--no-activation')

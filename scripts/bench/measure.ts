@@ -19,9 +19,10 @@ export interface Comparison {
   /**
    * What the target bounds: the time ratio p50(ours) / p50(baseline) at most (the default); the
    * milliseconds ours adds, p50(ours) - p50(baseline), below it ('added'); or the throughput ratio
-   * p50(baseline) / p50(ours) of the same transfer at least ('throughput').
+   * p50(baseline) / p50(ours) of the same transfer at least ('throughput'); or p50(ours) in
+   * milliseconds below it ('time', the baseline only shown beside it).
    */
-  kind?: 'ratio' | 'added' | 'throughput';
+  kind?: 'ratio' | 'added' | 'throughput' | 'time';
   /** The bound the issue sets, when it sets one. */
   target?: number;
 }
@@ -53,7 +54,7 @@ export interface ComparisonResult extends Comparison {
   p50Ratio: number;
   /** Ours over the baseline within each round, for the spread. */
   ratio: Summary;
-  /** What the target is about (see Comparison.kind): the time ratio, the milliseconds added, or the throughput ratio. */
+  /** What the target is about (see Comparison.kind): the time ratio, the milliseconds added, the throughput ratio, or ours' time. */
   value: number;
   /** The same, sample by sample within each round. */
   spread: Summary;
@@ -116,13 +117,21 @@ export async function measureGroup(group: Group, log: (line: string) => void): P
         ? p50(comparison.ours) - p50(comparison.baseline)
         : kind === 'throughput'
           ? 1 / p50Ratio
-          : p50Ratio;
+          : kind === 'time'
+            ? p50(comparison.ours)
+            : p50Ratio;
     const spread =
-      kind === 'added' ? differences(ours, baseline) : kind === 'throughput' ? ratios(baseline, ours) : ratio;
+      kind === 'added'
+        ? differences(ours, baseline)
+        : kind === 'throughput'
+          ? ratios(baseline, ours)
+          : kind === 'time'
+            ? summarize(ours.filter(Number.isFinite))
+            : ratio;
     const withinTarget =
       comparison.target === undefined
         ? undefined
-        : kind === 'added'
+        : kind === 'added' || kind === 'time'
           ? value < comparison.target
           : kind === 'throughput'
             ? value >= comparison.target

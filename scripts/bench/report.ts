@@ -74,21 +74,25 @@ export function markdown(report: BenchReport): string {
 function comparisonRow(title: string, comparison: ComparisonResult): string {
   const { kind = 'ratio', target, spread } = comparison;
   const met = comparison.met === undefined ? '' : comparison.met ? 'yes' : '**no**';
-  const show = kind === 'added' ? added : ratio;
+  const show = kind === 'added' ? added : kind === 'time' ? (value: number) => `${ms(value)} ms` : ratio;
   const what =
     kind === 'added'
       ? `${comparison.ours} − ${comparison.baseline}, ms added`
       : kind === 'throughput'
         ? `${comparison.ours} / ${comparison.baseline}, throughput`
-        : `${comparison.ours} / ${comparison.baseline}`;
+        : kind === 'time'
+          ? `${comparison.ours}, ms (${comparison.baseline}: ${ratio(comparison.p50Ratio)} of it)`
+          : `${comparison.ours} / ${comparison.baseline}`;
   const bound =
     target === undefined
       ? '–'
       : kind === 'added'
         ? `< ${target} ms added`
-        : kind === 'throughput'
-          ? `≥ ${target.toFixed(2)}×`
-          : `≤ ${target.toFixed(2)}×`;
+        : kind === 'time'
+          ? `< ${target} ms`
+          : kind === 'throughput'
+            ? `≥ ${target.toFixed(2)}×`
+            : `≤ ${target.toFixed(2)}×`;
   return `| ${title}: ${what} | ${show(comparison.value ?? comparison.p50Ratio)} | ${show((spread ?? comparison.ratio).p50)} (${show((spread ?? comparison.ratio).p10)}–${show((spread ?? comparison.ratio).p90)}) | ${bound} | ${met} |`;
 }
 
