@@ -96,6 +96,11 @@ function chatMessages(rendered: readonly RenderedMessage[], notes: string[]) {
   return messages;
 }
 
+/** Text shown as it is in Markdown: its `*`, backticks, brackets and the like escaped. */
+function plain(text: string): string {
+  return text.replace(/[\\`*_{}[\]()<>#+!|~]/g, (char) => `\\${char}`);
+}
+
 function fileUri(path: string, folder: string | undefined): vscode.Uri {
   if (isAbsolute(path)) return vscode.Uri.file(path);
   if (!folder) throw new Error(vscode.l10n.t('Open a folder first: {0} is relative to it.', path));
@@ -160,8 +165,8 @@ async function runAgentFile(
   if (!outcome.ok) {
     const lines = outcome.problems.map((problem) =>
       problem.where === 'file'
-        ? `- ${vscode.l10n.t('line {0}, column {1}', problem.line, problem.column)}: ${problem.message}`
-        : `- ${vscode.l10n.t('input')}: ${problem.message}`,
+        ? `- ${vscode.l10n.t('line {0}, column {1}', problem.line, problem.column)}: ${plain(problem.message)}`
+        : `- ${vscode.l10n.t('input')}: ${plain(problem.message)}`,
     );
     const result = refused(`${vscode.l10n.t('{0} cannot run until these are fixed:', shown)}\n\n${lines.join('\n')}\n`);
     const first = outcome.problems.find((problem) => problem.where === 'file');
