@@ -82,6 +82,10 @@ Options for every command:
                           Which engine runs sandboxes (default: AGENT_SANDBOX_ENGINE, else auto: Docker
                           when it answers, else the embedded virtual engine, which says so on stderr).
   --engine-host URL       Docker Engine address (default: DOCKER_HOST or the default socket).
+  --show-secrets          Print the values of secrets as they are. Secrets are the host variables
+                          whose names start with a prefix in AGENT_SANDBOX_ENV_PREFIXES (comma-
+                          separated; default AGENT_SANDBOX_ENV_,STN_CODE_), given to every sandbox
+                          without the prefix; everything printed shows their values as [secret:NAME].
 Sandbox options (run, open):
   --memory SIZE  --cpus N  --pids N  --timeout SECONDS  --network  --env NAME=VALUE
   --allow-domain NAME     Reach only this name on the network, through a proxy that checks and
@@ -157,6 +161,7 @@ const OPTIONS = {
   node: { type: 'string' },
   input: { type: 'string' },
   'input-file': { type: 'string' },
+  'show-secrets': { type: 'boolean' },
 } as const;
 
 export interface ParsedArgs {
@@ -197,6 +202,7 @@ export interface ParsedArgs {
     'include-protected'?: boolean;
     discard?: boolean;
     http?: string;
+    'show-secrets'?: boolean;
     python?: string;
     node?: string;
     input?: string;

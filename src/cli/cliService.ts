@@ -3,6 +3,8 @@
  * path, scope checked once): this builds it for one command, with the policy the flags allow.
  */
 import type { SandboxEngine } from '../core/engine/engine';
+import { KnownSecrets } from '../core/secrets/knownSecrets';
+import { SECRET_ENV_PREFIXES, collectSecrets } from '../core/secrets/secrets';
 import { SandboxService, type SandboxServiceContext } from '../core/sessions/sandboxService';
 import { parseSettings, type Settings } from '../core/spec/settings';
 import { hostMappings, type ParsedArgs } from './args';
@@ -23,19 +25,36 @@ export function cliSettings(values: ParsedArgs['values'], folder: string, more: 
     },
     configWritesAllowedIn: values['allow-config-writes'] ? [folder] : [],
     images: values.image ? { [values.runtime ?? 'python']: values.image } : {},
+    envPrefixes: cliEnvPrefixes(),
     ...more,
   });
 }
 
 /**
+ * The prefixes of the host variables that are secrets: AGENT_SANDBOX_ENV_PREFIXES (comma-separated;
+ * VS Code passes its setting agentSandbox.envPrefixes so to the MCP server it starts), else the
+ * setting's default.
+ */
+export function cliEnvPrefixes(env: NodeJS.ProcessEnv = process.env): string[] {
+  const prefixes = (env.AGENT_SANDBOX_ENV_PREFIXES ?? '').split(',').filter(Boolean);
+  return prefixes.length ? prefixes : [...SECRET_ENV_PREFIXES];
+}
+
+/** The command's secrets: injected into what it opens and runs, redacted from what it prints and logs. */
+export function cliSecrets(env: NodeJS.ProcessEnv = process.env): KnownSecrets {
+  return new KnownSecrets(() => collectSecrets(env, cliEnvPrefixes(env)));
+}
+
+/**
  * The sessions of `folder` for one command. Its own commands (open, exec, ls, close) speak the
- * command line's words and never close a session to make room: their user closes their own.
+ * command line's words and never close a session to make room: their user closes their own. Every
+ * command injects and redacts the same secrets (`more.secrets`), as the tools and VS Code do.
  */
 export function cliSandboxService(
   engine: SandboxEngine,
   folder: string,
   settings: Settings,
-  more: Partial<SandboxServiceContext> = {},
+  more: Partial<SandboxServiceContext> & { secrets: KnownSecrets },
 ): SandboxService {
   return new SandboxService({
     engine: () => engine,

@@ -4,6 +4,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { runCompute } from '../core/sessions/compute';
+import { secretsLayer, type KnownSecrets } from '../core/secrets/knownSecrets';
 import type { ExecResult, SandboxEngine, SessionInfo } from '../core/engine/engine';
 import { parseEngineChoice, probeEngine, selectEngine, type EngineChoice } from '../core/engine/engineSelection';
 import { folderKeeperLauncher } from '../core/sessions/folderKeeper';
@@ -33,6 +34,8 @@ export interface CommandContext {
   output: Output;
   signal: AbortSignal;
   readStdin: () => Promise<string>;
+  /** The secrets the command injects and redacts from what it prints (unless --show-secrets) and logs. */
+  secrets: KnownSecrets;
 }
 
 /**
@@ -129,6 +132,8 @@ export async function runCommand(engine: SandboxEngine, context: CommandContext)
     { mode: 'compute' },
     specFromFlags(values),
     values.workspace ? { workspaceAccess: values.workspace as 'none' } : undefined,
+    // The same secrets as every sandbox the tools and sessions open get.
+    secretsLayer(context.secrets.env()),
   );
   const folder = spec.workspaceAccess === 'none' ? undefined : workspaceFolder(args);
   const result = await runCompute(
@@ -157,7 +162,7 @@ export async function openCommand(engine: SandboxEngine, context: CommandContext
   const layer = specFromFlags(args.values);
   const folder = workspaceFolder(args);
   const { scope, name } = parseSandboxId(sessionFlag(args));
-  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder));
+  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder), { secrets: context.secrets });
   const { sandbox, created, notices } = await service.openSession(
     { session: name, scope, layer, byUser: true },
     { signal, onProgress: (progress) => output.progress(progress.message) },
@@ -172,7 +177,7 @@ export async function execCommand(engine: SandboxEngine, context: CommandContext
   if (args.positionals.length === 0)
     throw usageError('exec needs a command after --, like: agent-sandbox exec -- python3 -c "print(42)"');
   const folder = workspaceFolder(args);
-  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder));
+  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder), { secrets: context.secrets });
   const sandbox = await service.requireSession(sessionFlag(args), { signal });
   const timeout = args.values.timeout !== undefined ? Number(args.values.timeout) : undefined;
   if (timeout !== undefined && !(timeout > 0))
@@ -197,7 +202,7 @@ async function interpreterCommand(engine: SandboxEngine, context: CommandContext
   if (args.positionals.length)
     throw usageError(`exec takes either --${language} CODE or a command after --, not both.`);
   const folder = workspaceFolder(args);
-  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder));
+  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder), { secrets: context.secrets });
   const sandbox = await service.requireSession(sessionFlag(args), { signal });
   const timeout = args.values.timeout !== undefined ? Number(args.values.timeout) : sandbox.info.spec.timeoutSeconds;
   if (!(timeout > 0)) throw usageError(`--timeout must be a positive number of seconds, not "${args.values.timeout}".`);
@@ -222,7 +227,7 @@ async function interpreterCommand(engine: SandboxEngine, context: CommandContext
 export async function lsCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
   const { args, output, signal } = context;
   const folder = workspaceFolder(args);
-  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder));
+  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder), { secrets: context.secrets });
   output.sessions(args.values['all-folders'] ? await service.listAllFolders(signal) : await service.list(signal));
   return 0;
 }
@@ -236,7 +241,7 @@ export async function closeCommand(engine: SandboxEngine, context: CommandContex
   const folder = workspaceFolder(args);
   if (args.values.all === (args.values.session !== undefined))
     throw usageError('close takes either --session NAME or --all.');
-  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder));
+  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder), { secrets: context.secrets });
   const options = { signal, discardChanges: Boolean(args.values.discard) };
   // A closed session's notices are what its removal found (a setuid bit stripped, say) and what it discarded.
   const { closed, held } = args.values.all
@@ -264,7 +269,7 @@ async function closeOne(
 async function copySession(engine: SandboxEngine, context: CommandContext) {
   const { args, signal } = context;
   const folder = workspaceFolder(args);
-  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder));
+  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder), { secrets: context.secrets });
   const sandbox = await service.requireSession(sessionFlag(args), { signal });
   const id = sandboxIdOf(sandbox.info);
   if (sandbox.info.workspaceAccess !== 'copy') {

@@ -9,8 +9,7 @@ import type { SandboxEngine, SessionClient, SessionInfo, SessionScope } from '..
 import { SandboxError } from '../core/errors';
 import { engineLabel } from '../core/engine/engineCapabilities';
 import { protectedPathsFor } from '../core/policy/protectedPaths';
-import { Redactor } from '../core/secrets/redaction';
-import { collectSecrets } from '../core/secrets/secrets';
+import type { KnownSecrets } from '../core/secrets/knownSecrets';
 import type { SandboxService } from '../core/sessions/sandboxService';
 import { TOOL_WORDS } from '../core/sessions/sessionWords';
 import type { Settings } from '../core/spec/settings';
@@ -24,7 +23,7 @@ import { callTool, parseToolInput, type ToolOutcome } from '../core/tools/runToo
 import { toolSpec, type ToolName } from '../core/tools/toolList';
 import type { ProgressCallback } from '../core/engine/engine';
 import { cliFileStore } from './commands';
-import { cliSandboxService } from './cliService';
+import { cliSandboxService, cliSecrets } from './cliService';
 
 export interface FlagPolicyOptions {
   engine: SandboxEngine;
@@ -41,6 +40,10 @@ export interface FlagPolicyOptions {
   notOurs?(scope: SessionScope): string | undefined;
   /** Where the service says what it did on its own (a copy session kept open for its unapplied changes). */
   log?(level: 'info' | 'warn', message: string): void;
+  /** The secrets injected into every sandbox and redacted from results, the activity file and the log; the command line's when absent. */
+  secrets?: KnownSecrets;
+  /** Results keep the secrets' values (`agent-sandbox tool --show-secrets`, for a person); the activity file never does. */
+  showSecrets?: boolean;
 }
 
 export interface CallOptions {
@@ -77,17 +80,16 @@ export function networkWords(settings: Settings): string {
 
 export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
   const { engine, folder, settings, command, withFlag } = options;
-  const secrets = collectSecrets(process.env, settings.envPrefixes);
-  const redactor = new Redactor(secrets);
-  const redact = (value: string) => (redactor.isEmpty ? value : redactor.redact(value));
+  const secrets = options.secrets ?? cliSecrets();
+  const redact = secrets.redact;
   // The tools speak to the model, in the tools' words, and keep at most sessions.maxSessions open, as in VS Code.
   const service = cliSandboxService(engine, folder, settings, {
     words: TOOL_WORDS,
     makesRoom: true,
-    injectedEnv: () => secrets,
+    secrets,
     client: options.client,
     defaultScope: options.defaultScope,
-    log: options.log,
+    log: options.log && ((level, message) => options.log!(level, redact(message))),
     raisedBy: {
       workspaceAccess: `${withFlag} --workspace ro or rw`,
       network: `${withFlag} --network`,
@@ -98,7 +100,7 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
   const store = cliFileStore();
   const protectedPaths = protectedPathsFor(folder, settings.configWritesAllowedIn);
   const flags = flagsText(settings);
-  const activity = new ActivityFile(folder, options.client ?? 'cli');
+  const activity = new ActivityFile(folder, options.client ?? 'cli', undefined, redact);
   return {
     service,
     async call(name, input, call) {
@@ -112,7 +114,7 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
         signal: call.signal,
         // The same bound as in VS Code: a result fits a model's context whatever the output's shape.
         budget: call.budget ?? { maxChars: RESULT_CHARS, signal: call.signal },
-        redact,
+        redact: options.showSecrets ? (text) => text : redact,
         store,
         workspaceFolder: folder,
         protectedPaths,

@@ -7,6 +7,6 @@ import { workspaceFolder, type CommandContext } from './commands';
 export async function logCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
   const { args, signal } = context;
   if (args.positionals.length) throw usageError(`log takes no arguments (got "${args.positionals.join(' ')}").`);
-  process.stdout.write(jsonLines(await auditLog(workspaceFolder(args), engine, signal)));
+  process.stdout.write(jsonLines(await auditLog(workspaceFolder(args), engine, signal, context.secrets.redact)));
   return 0;
 }

@@ -19,6 +19,7 @@ import {
   type CommandContext,
 } from './commands';
 import { Output } from './output';
+import { cliSecrets } from './cliService';
 import { validateCommand } from './validateCommand';
 import { renderCommand } from './renderCommand';
 import { toolCommand, toolList } from './toolCommand';
@@ -63,21 +64,25 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (argv[0] === 'egress-proxy') return await egressProxyCommand(argv.slice(1), controller.signal);
     const args = parseCommandLine(argv);
     output = new Output(Boolean(args.values.json));
+    // One redactor for everything this command prints: the host's secrets and those of every session it uses.
+    const secrets = cliSecrets();
+    if (!args.values['show-secrets']) output.redactWith(secrets.redact);
     if (args.command === 'help' || args.values.help) {
       output.usage(USAGE);
       return 0;
     }
     // The file store is local: its commands work without an engine.
-    if (args.command === 'files') return await filesCommand({ args, output, signal: controller.signal, readStdin });
+    if (args.command === 'files')
+      return await filesCommand({ args, output, signal: controller.signal, readStdin, secrets });
     // Checking and rendering .prompt files is pure analysis: no engine either, and nothing to clean up,
     // so Ctrl-C and SIGTERM end it at once (their default) rather than waiting for a read to notice an abort.
     if (args.command === 'validate' || args.command === 'render') {
       process.removeListener('SIGINT', interrupt);
       process.removeListener('SIGTERM', interrupt);
       const command = args.command === 'validate' ? validateCommand : renderCommand;
-      return await command({ args, output, signal: controller.signal, readStdin });
+      return await command({ args, output, signal: controller.signal, readStdin, secrets });
     }
-    const context = { args, output, signal: controller.signal, readStdin };
+    const context = { args, output, signal: controller.signal, readStdin, secrets };
     if (args.command === 'tool' && args.values.list) return toolList(context);
     engine = await createEngine(args, (message) => process.stderr.write(`agent-sandbox: ${message}\n`));
     if (args.command === 'tool') return await toolCommand(engine, context, workspaceFolder(args));

@@ -85,7 +85,7 @@ class Connection {
 
 export async function mcpCommand(engine: SandboxEngine, context: CommandContext, folder: string): Promise<number> {
   const settings = toolSettings(context.args.values, folder);
-  const log = (message: string) => process.stderr.write(`agent-sandbox mcp: ${message}\n`);
+  const log = (message: string) => process.stderr.write(`agent-sandbox mcp: ${context.secrets.redact(message)}\n`);
   const label = engineLabel(engine.kind, engine.capabilities);
   const serving = `${folder} (${flagsText(settings)}; engine ${label})`;
 
@@ -100,6 +100,8 @@ export async function mcpCommand(engine: SandboxEngine, context: CommandContext,
         client: 'mcp',
         command: COMMAND,
         withFlag: `start ${COMMAND} with`,
+        // One per process, as the CLI's other commands: every connection's results are redacted.
+        secrets: context.secrets,
         defaultScope: scope,
         log: (_level, message) => log(message),
         // Two connections never share their default sandboxes: not even by naming the other's.

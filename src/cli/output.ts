@@ -38,11 +38,24 @@ export type ToolResultPart =
   { type: 'text'; text: string } | { type: 'image'; mime: string; bytes: number; path: string };
 
 export class Output {
+  private redact: (text: string) => string = (text) => text;
+  // Every line this command prints passes the redactor (bytes, a file the user downloads, do not).
+  private readonly stdout: Pick<NodeJS.WritableStream, 'write'>;
+  private readonly stderr: Pick<NodeJS.WritableStream, 'write'>;
+
   constructor(
     private readonly json: boolean,
-    private readonly stdout: NodeJS.WritableStream = process.stdout,
-    private readonly stderr: NodeJS.WritableStream = process.stderr,
-  ) {}
+    stdout: NodeJS.WritableStream = process.stdout,
+    stderr: NodeJS.WritableStream = process.stderr,
+  ) {
+    this.stdout = redacting(stdout, (text) => this.redact(text));
+    this.stderr = redacting(stderr, (text) => this.redact(text));
+  }
+
+  /** From now on, what is printed goes through this redactor (the command's secrets, see knownSecrets.ts). */
+  redactWith(redact: (text: string) => string): void {
+    this.redact = redact;
+  }
 
   progress(message: string): void {
     if (!this.json) this.note(message);
@@ -290,6 +303,17 @@ export class Output {
   private print(value: unknown): void {
     this.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
   }
+}
+
+/** A stream whose text is redacted on its way out. */
+function redacting(
+  stream: NodeJS.WritableStream,
+  redact: (text: string) => string,
+): Pick<NodeJS.WritableStream, 'write'> {
+  return {
+    write: ((chunk: string | Uint8Array, ...rest: never[]) =>
+      stream.write(typeof chunk === 'string' ? redact(chunk) : chunk, ...rest)) as NodeJS.WritableStream['write'],
+  };
 }
 
 // C0 controls but tab and newline, DEL, C1 controls (0x9b is a CSI), bidirectional overrides and isolates.

@@ -92,6 +92,8 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
     client: 'cli',
     command: 'this command',
     withFlag: 'run the command with',
+    secrets: context.secrets,
+    showSecrets: Boolean(args.values['show-secrets']),
   });
   try {
     const { text, failure, images } = await tools.call(name, input, {

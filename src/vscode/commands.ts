@@ -206,7 +206,12 @@ export function registerCommands(services: CommandServices): vscode.Disposable[]
       if (!session) return undefined;
       const { sandbox } = await services.track(service.openSession({ session }));
       services.engine.reportSuccess();
-      return openSandboxTerminal(vscode.l10n.t('Sandbox: {0}', session), (dimensions) => sandbox.openShell(dimensions));
+      return openSandboxTerminal(
+        vscode.l10n.t('Sandbox: {0}', session),
+        (dimensions) => sandbox.openShell(dimensions),
+        undefined,
+        services.secrets.terminalRedaction(),
+      );
     }),
 
     register('setWorkspaceAccess', async (arg?: unknown) => {

@@ -75,16 +75,20 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     workspaceFolder,
     trusted: () => vscode.workspace.isTrusted,
     client: 'vscode',
-    injectedEnv: () => secrets.env(),
+    secrets,
     log: (level, message) => (level === 'warn' ? log.warn(secrets.redact(message)) : log.info(secrets.redact(message))),
   });
   const statusBar = new SandboxStatusBar(engine, service);
   const track = <T>(work: Promise<T>) => statusBar.track(work);
   // Every call is also kept in the folder's activity file, for audit (agent-sandbox log, the panel's export).
-  const activity = new ActivityLog(100, (entry) => {
-    const folder = workspaceFolder();
-    if (folder) new ActivityFile(folder, 'vscode').append(entry);
-  });
+  const activity = new ActivityLog(
+    100,
+    (entry) => {
+      const folder = workspaceFolder();
+      if (folder) new ActivityFile(folder, 'vscode', undefined, secrets.redact).append(entry);
+    },
+    secrets.redact,
+  );
   const imagesFolder = vscode.Uri.joinPath(context.globalStorageUri, 'images');
   const images = new PanelImages(imagesFolder.fsPath);
   const copyReview = registerCopyReview({
@@ -113,6 +117,7 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     log,
     track,
     copyReview: copyReview.model,
+    redact: secrets.redact,
   });
   const housekeeping = new Housekeeping(
     service,

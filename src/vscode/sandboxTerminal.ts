@@ -1,10 +1,12 @@
 /**
  * "Open Terminal in Sandbox": a VS Code terminal backed by a shell on a TTY inside a session. The
- * engine's TTY does the line discipline (echo, CR/LF), so data passes through untouched.
+ * engine's TTY does the line discipline (echo, CR/LF), so data passes through untouched, except
+ * for the secrets' values, shown as [secret:NAME] unless the user asked to see them.
  */
 import * as vscode from 'vscode';
 import type { ShellSession } from '../core/engine/engine';
 import { SandboxError, errorMessage } from '../core/errors';
+import type { StreamRedactor } from '../core/secrets/streamRedaction';
 
 export interface TerminalDimensions {
   cols: number;
@@ -15,6 +17,8 @@ export type OpenShell = (dimensions?: TerminalDimensions) => Promise<ShellSessio
 
 /** Keystrokes typed while the shell starts are held, up to this many characters. */
 const EARLY_INPUT_CAP = 64 * 1024;
+/** What the redactor holds back (a value may be cut between chunks) is shown after this pause in the output. */
+const HELD_OUTPUT_MS = 40;
 
 export class SandboxPseudoterminal implements vscode.Pseudoterminal {
   private readonly writeEmitter = new vscode.EventEmitter<string>();
@@ -28,11 +32,13 @@ export class SandboxPseudoterminal implements vscode.Pseudoterminal {
   private earlyInput = '';
   private failed = false;
   private closed = false;
+  private heldTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly name: string,
     private readonly openShell: OpenShell,
     private readonly log?: (message: string) => void,
+    private readonly redaction?: StreamRedactor,
   ) {}
 
   open(initialDimensions: vscode.TerminalDimensions | undefined): void {
@@ -83,9 +89,10 @@ export class SandboxPseudoterminal implements vscode.Pseudoterminal {
     }
     this.shell = shell;
     this.subscriptions.push(
-      shell.onData((data) => this.writeEmitter.fire(data)),
+      shell.onData((data) => this.output(data)),
       shell.onExit((exitCode) => {
         this.log?.(`${this.name}: the shell exited${exitCode === null ? '' : ` with code ${exitCode}`}.`);
+        this.flushHeld();
         this.finish(exitCode ?? undefined);
       }),
     );
@@ -99,6 +106,20 @@ export class SandboxPseudoterminal implements vscode.Pseudoterminal {
     }
   }
 
+  private output(data: string): void {
+    if (!this.redaction) return this.writeEmitter.fire(data);
+    const shown = this.redaction.push(data);
+    if (shown) this.writeEmitter.fire(shown);
+    clearTimeout(this.heldTimer);
+    if (this.redaction.holding) this.heldTimer = setTimeout(() => this.flushHeld(), HELD_OUTPUT_MS);
+  }
+
+  private flushHeld(): void {
+    clearTimeout(this.heldTimer);
+    const rest = this.redaction?.flush();
+    if (rest && !this.closed) this.writeEmitter.fire(rest);
+  }
+
   /** The shell ended (or the user dismissed an error): the terminal closes, with the shell's exit code. */
   private finish(exitCode: number | undefined): void {
     if (this.closed) return;
@@ -109,6 +130,7 @@ export class SandboxPseudoterminal implements vscode.Pseudoterminal {
   }
 
   private release(): void {
+    clearTimeout(this.heldTimer);
     for (const subscription of this.subscriptions.splice(0)) subscription.dispose();
     const shell = this.shell;
     this.shell = undefined;
@@ -122,8 +144,13 @@ export class SandboxPseudoterminal implements vscode.Pseudoterminal {
 }
 
 /** Opens and shows a terminal on a new shell in a session; `open` starts the shell at the terminal's size. */
-export function openSandboxTerminal(name: string, open: OpenShell, log?: (message: string) => void): vscode.Terminal {
-  const pty = new SandboxPseudoterminal(name, open, log);
+export function openSandboxTerminal(
+  name: string,
+  open: OpenShell,
+  log?: (message: string) => void,
+  redaction?: StreamRedactor,
+): vscode.Terminal {
+  const pty = new SandboxPseudoterminal(name, open, log, redaction);
   const terminal = vscode.window.createTerminal({ name, pty, iconPath: new vscode.ThemeIcon('vm') });
   terminal.show();
   return terminal;

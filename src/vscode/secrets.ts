@@ -1,35 +1,20 @@
 /**
  * The host's secrets for sandboxes (variables with a configured prefix, the prefix stripped) and the
- * redactor that keeps their values out of every result the model sees and out of the log.
+ * one redactor (core/secrets/knownSecrets.ts) that keeps their values, and those of every session
+ * the window uses, out of every result, the log, the activity list and its export, and the terminal.
  */
-import { Redactor } from '../core/secrets/redaction';
+import { KnownSecrets } from '../core/secrets/knownSecrets';
 import { collectSecrets } from '../core/secrets/secrets';
+import { StreamRedactor } from '../core/secrets/streamRedaction';
 import type { Settings } from '../core/spec/settings';
 
-export class SandboxSecrets {
-  private key = '';
-  private secrets: Record<string, string> = {};
-  private redactor = new Redactor();
-
-  constructor(private readonly settings: () => Settings) {}
-
-  /** The variables to inject, read from the environment on each use. */
-  env(): Record<string, string> {
-    this.refresh();
-    return this.secrets;
+export class SandboxSecrets extends KnownSecrets {
+  constructor(private readonly settings: () => Settings) {
+    super(() => collectSecrets(process.env, settings().envPrefixes));
   }
 
-  redact(text: string): string {
-    this.refresh();
-    return this.redactor.isEmpty ? text : this.redactor.redact(text);
-  }
-
-  private refresh(): void {
-    const secrets = collectSecrets(process.env, this.settings().envPrefixes);
-    const key = JSON.stringify(secrets);
-    if (key === this.key) return;
-    this.key = key;
-    this.secrets = secrets;
-    this.redactor = new Redactor(secrets);
+  /** For a new terminal: its output redacted as it streams, unless the user asked to see the values (agentSandbox.terminal.showSecrets). */
+  terminalRedaction(): StreamRedactor | undefined {
+    return this.settings().terminal.showSecrets ? undefined : new StreamRedactor(() => this.redactor());
   }
 }

@@ -188,7 +188,7 @@ describe('sandbox_exec with code (the tools path, real engine)', function () {
     );
     assert.match(first, /^python 3\.[\d.]+ \(persistent\) · [\d.]+ m?s · docker · sandbox default\nvalue:\n25$/);
     const value = await runNamedTool('sandbox_exec', { code: 'key' }, tool);
-    assert.match(value, /\[redacted:PROBE_KEY\]/);
+    assert.match(value, /\[secret:PROBE_KEY\]/);
     assert.ok(!value.includes(secret), value);
   });
 

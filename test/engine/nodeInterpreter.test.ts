@@ -372,7 +372,7 @@ describe('sandbox_exec with language node (the tools path, real engine)', functi
     );
     assert.match(first, /^node v\d+\.\d+\.\d+ \(persistent\) · [\d.]+ m?s · docker · sandbox default\nvalue:\n28$/);
     const value = await runNamedTool('sandbox_exec', { language: 'node', code: 'key' }, tool);
-    assert.match(value, /\[redacted:PROBE_KEY\]/);
+    assert.match(value, /\[secret:PROBE_KEY\]/);
     assert.ok(!value.includes(secret), value);
   });
 

@@ -83,7 +83,7 @@ describe('secrets in a sandbox against a real engine', function () {
 
     // The rest of the output is intact.
     const lines = result.stdout.split('\n');
-    assert.equal(lines[0], 'plain: [redacted:API_KEY] and [redacted:SECOND_TOKEN].');
+    assert.equal(lines[0], 'plain: [secret:API_KEY] and [secret:SECOND_TOKEN].');
     for (const label of [
       'b64 at 0:',
       'b64 at 1:',
@@ -97,17 +97,17 @@ describe('secrets in a sandbox against a real engine', function () {
       'done',
     ])
       assert.ok(lines.includes(label), `"${label}" is missing`);
-    assert.equal(lines[lines.indexOf('b64 at 0:') + 1], '[redacted:API_KEY]');
-    assert.equal(lines[lines.indexOf('b64url:') + 1], '[redacted:API_KEY]');
-    assert.equal(lines[lines.indexOf('hex:') + 1], '[redacted:API_KEY]');
-    assert.equal(lines[lines.indexOf('fold 5:') + 1], '[redacted:API_KEY]');
-    assert.equal(lines[lines.indexOf('fold 3 crlf:') + 1], '[redacted:API_KEY]\r');
+    assert.equal(lines[lines.indexOf('b64 at 0:') + 1], '[secret:API_KEY]');
+    assert.equal(lines[lines.indexOf('b64url:') + 1], '[secret:API_KEY]');
+    assert.equal(lines[lines.indexOf('hex:') + 1], '[secret:API_KEY]');
+    assert.equal(lines[lines.indexOf('fold 5:') + 1], '[secret:API_KEY]');
+    assert.equal(lines[lines.indexOf('fold 3 crlf:') + 1], '[secret:API_KEY]\r');
     assert.ok(
-      lines.includes('API_KEY=[redacted:API_KEY]') && lines.includes('SECOND_TOKEN=[redacted:SECOND_TOKEN]'),
+      lines.includes('API_KEY=[secret:API_KEY]') && lines.includes('SECOND_TOKEN=[secret:SECOND_TOKEN]'),
       result.stdout,
     );
     assert.ok(lines.includes('HOME=/home/sandbox') || lines.some((line) => line.startsWith('HOME=')));
-    assert.equal(result.stderr, 'to stderr: [redacted:API_KEY]\n');
+    assert.equal(result.stderr, 'to stderr: [secret:API_KEY]\n');
   });
 
   it('passes only prefixed host variables, with the prefix stripped', async () => {

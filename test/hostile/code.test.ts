@@ -392,11 +392,11 @@ describe('hostile code, through the tools', function () {
       'tok\n-5f\n2b9',
     ])
       assert.ok(!answer.text.includes(form), JSON.stringify(form));
-    assert.match(answer.text, /\[redacted:API_TOKEN\]/);
+    assert.match(answer.text, /\[secret:API_TOKEN\]/);
     observe(
       'code',
       'print an injected secret plainly, in base64, split every 3 characters',
-      'every form replaced by [redacted:API_TOKEN]',
+      'every form replaced by [secret:API_TOKEN]',
       answer.text.split('\n').slice(2, 5).join(' '),
     );
   });

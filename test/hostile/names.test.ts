@@ -84,12 +84,12 @@ for (const via of ['tools', 'cli'] as ToolPath[])
       observe(
         `names (${via})`,
         'publish a file whose path and name carry a host secret',
-        'the store metadata and the answer show [redacted:API_KEY]',
+        'the store metadata and the answer show [secret:API_KEY]',
         stored.slice(0, 140),
         passed,
       );
       assert.ok(answer.ok, answer.text);
       assert.ok(!stored.includes(SECRET), stored);
-      assert.match(stored, /copy-of-\[redacted:API_KEY\]\.csv/);
+      assert.match(stored, /copy-of-\[secret:API_KEY\]\.csv/);
     });
   });

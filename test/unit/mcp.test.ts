@@ -54,7 +54,10 @@ describe('MCP server', () => {
       limits: { memory: '1g', cpus: 2, pids: 128, disk: '2g', inodes: 5000 },
     });
     const { args, env } = settingsInvocation(settings, folder);
-    assert.deepEqual(env, { AGENT_SANDBOX_IMAGE_PYTHON: 'my/python:1' });
+    assert.deepEqual(env, {
+      AGENT_SANDBOX_ENV_PREFIXES: 'AGENT_SANDBOX_ENV_,STN_CODE_',
+      AGENT_SANDBOX_IMAGE_PYTHON: 'my/python:1',
+    });
     // Read back by the CLI's own flag parsing, the settings come out the same.
     const parsed = parseCommandLine(['mcp', ...args]);
     assert.equal(parsed.values.engine, 'docker', '"auto" never falls back to the virtual engine unasked');

@@ -24,7 +24,7 @@ function assertBase64Redacted(
 ): void {
   const flat = redacted.replace(/\r?\n/g, '');
   const original = encoded.replace(/\r?\n/g, '').replace(/=+$/, '');
-  const label = `[redacted:${name}]`;
+  const label = `[secret:${name}]`;
   const at = flat.indexOf(label);
   assert.ok(at >= 0, `no label in ${redacted} (from ${encoded})`);
   assert.equal(flat.indexOf(label, at + 1), -1, `two labels in ${redacted}`);
@@ -46,10 +46,10 @@ describe('redaction', () => {
     const text = `config: key=${KEY}\nagain:${KEY}${KEY}\nnear misses: sk-live-7Gq2 ${KEY.slice(1)} ${KEY.toUpperCase()}\n`;
     assert.equal(
       redactor.redact(text),
-      `config: key=[redacted:ascii]\nagain:[redacted:ascii][redacted:ascii]\nnear misses: sk-live-7Gq2 ${KEY.slice(1)} ${KEY.toUpperCase()}\n`,
+      `config: key=[secret:ascii]\nagain:[secret:ascii][secret:ascii]\nnear misses: sk-live-7Gq2 ${KEY.slice(1)} ${KEY.toUpperCase()}\n`,
     );
     for (const [name, value] of Object.entries(SECRETS))
-      assert.equal(redactText(`<${value}>`, redactor), `<[redacted:${name}]>`);
+      assert.equal(redactText(`<${value}>`, redactor), `<[secret:${name}]>`);
     const untouched = 'nothing secret here: sk-live, 7Gq2, ?>?>, pässwört, 🔑\r\n\t\u0000 end';
     assert.equal(redactor.redact(untouched), untouched);
   });
@@ -102,7 +102,7 @@ describe('redaction', () => {
         const redacted = redactor.redact(`hex: ${form} (end)`);
         assert.match(
           redacted,
-          new RegExp(`^hex: \\s?(\\\\x|%)?\\[redacted:${name}\\] \\(end\\)$`),
+          new RegExp(`^hex: \\s?(\\\\x|%)?\\[secret:${name}\\] \\(end\\)$`),
           `${form} -> ${redacted}`,
         );
       }
@@ -117,7 +117,7 @@ describe('redaction', () => {
           const lines: string[] = [];
           for (let i = 0; i < chars.length; i += every) lines.push(chars.slice(i, i + every).join(''));
           const text = `before ${lines.join(breakWith)} after${breakWith}`;
-          assert.equal(redactor.redact(text), `before [redacted:${name}] after${breakWith}`, JSON.stringify(text));
+          assert.equal(redactor.redact(text), `before [secret:${name}] after${breakWith}`, JSON.stringify(text));
         }
       }
     }
@@ -126,14 +126,14 @@ describe('redaction', () => {
   it('finds the JSON-escaped and the percent-encoded value', () => {
     const value = 'p@ss "quoted" \\ / ü';
     const special = new Redactor({ PASSWORD: value });
-    assert.equal(special.redact(JSON.stringify({ password: value })), '{"password":"[redacted:PASSWORD]"}');
+    assert.equal(special.redact(JSON.stringify({ password: value })), '{"password":"[secret:PASSWORD]"}');
     assert.equal(
       special.redact(`postgres://me:${encodeURIComponent(value)}@db/x`),
-      'postgres://me:[redacted:PASSWORD]@db/x',
+      'postgres://me:[secret:PASSWORD]@db/x',
     );
     assert.equal(
       special.redact(`postgres://me:${encodeURIComponent(value).toLowerCase()}@db/x`),
-      'postgres://me:[redacted:PASSWORD]@db/x',
+      'postgres://me:[secret:PASSWORD]@db/x',
     );
   });
 
@@ -146,16 +146,16 @@ describe('redaction', () => {
       SAME1: 'same-value',
       SAME2: 'same-value',
     });
-    assert.equal(both.redact('x abcdef12ghij y'), 'x [redacted:A,B] y');
-    assert.equal(both.redact('password123 and password'), '[redacted:LONG] and [redacted:SHORT]');
-    assert.equal(both.redact('is same-value'), 'is [redacted:SAME1,SAME2]');
+    assert.equal(both.redact('x abcdef12ghij y'), 'x [secret:A,B] y');
+    assert.equal(both.redact('password123 and password'), '[secret:LONG] and [secret:SHORT]');
+    assert.equal(both.redact('is same-value'), 'is [secret:SAME1,SAME2]');
     const periodic = new Redactor({ P: 'abcabc' });
-    assert.equal(periodic.redact('-abcabcabc-'), '-[redacted:P]-');
+    assert.equal(periodic.redact('-abcabcabc-'), '-[secret:P]-');
   });
 
   it('ignores values shorter than 4 characters', () => {
     const short = new Redactor({ A: 'a', PIN: '123', EMPTY: '', OK: '1234' });
-    assert.equal(short.redact('a 123 and 1234 and YQ== 313233'), 'a 123 and [redacted:OK] and YQ== 313233');
+    assert.equal(short.redact('a 123 and 1234 and YQ== 313233'), 'a 123 and [secret:OK] and YQ== 313233');
     assert.equal(new Redactor({ A: 'abc' }).isEmpty, true);
   });
 
@@ -164,7 +164,7 @@ describe('redaction', () => {
       .join('')
       .slice(0, 32 * 1024);
     const big = new Redactor({ KEY: long });
-    assert.equal(big.redact(`a${long}b`), 'a[redacted:KEY]b');
+    assert.equal(big.redact(`a${long}b`), 'a[secret:KEY]b');
     assert.equal(big.redact(`a${long.slice(0, -1)}b`), `a${long.slice(0, -1)}b`);
     const encoded = base64(Buffer.from(`xy${long}`));
     assertBase64Redacted(encoded, big.redact(encoded), 2, long.length, 'KEY');
@@ -188,10 +188,10 @@ describe('redaction', () => {
     };
     assert.deepEqual(redactExecResult(result, redactor), {
       ...result,
-      stdout: `ok [redacted:ascii]\nlast: [redacted:ascii]${marker}`,
-      stderr: 'Error: bad key [redacted:ascii] (ends sk-l)',
-      hint: 'The command exited with code 1; [redacted:ascii]',
-      notices: ['note [redacted:ascii]'],
+      stdout: `ok [secret:ascii]\nlast: [secret:ascii]${marker}`,
+      stderr: 'Error: bad key [secret:ascii] (ends sk-l)',
+      hint: 'The command exited with code 1; [secret:ascii]',
+      notices: ['note [secret:ascii]'],
     });
     // Output that was not cut keeps a start of the value at its end: it is not the value.
     assert.equal(
@@ -209,14 +209,14 @@ describe('redaction', () => {
       size: 100,
       truncated,
     });
-    assert.deepEqual(redactFileContent(file(`KEY=${KEY}\n`, 'utf8'), redactor), file('KEY=[redacted:ascii]\n', 'utf8'));
+    assert.deepEqual(redactFileContent(file(`KEY=${KEY}\n`, 'utf8'), redactor), file('KEY=[secret:ascii]\n', 'utf8'));
     assert.deepEqual(
       redactFileContent(file(`head ${KEY.slice(0, 6)}`, 'utf8', true), redactor),
-      file('head [redacted:ascii]', 'utf8', true),
+      file('head [secret:ascii]', 'utf8', true),
     );
 
     const asBase64 = redactFileContent(file(base64(Buffer.from(`é ${KEY}`)), 'base64'), redactor);
-    assert.equal(Buffer.from(asBase64.content, 'base64').toString(), 'é [redacted:ascii]');
+    assert.equal(Buffer.from(asBase64.content, 'base64').toString(), 'é [secret:ascii]');
     assert.equal(asBase64.encoding, 'base64');
 
     const binary = Buffer.concat([
@@ -260,21 +260,21 @@ describe('redaction of a value hidden between invisible characters or encoded di
     it(`finds it with ${label} between its characters`, () => {
       const text = `token: ${interleave(SECRET, junk)} done`;
       const redacted = redactor.redact(text);
-      assert.match(redacted, /^token: \[redacted:API_KEY\] done$/, JSON.stringify(redacted));
+      assert.match(redacted, /^token: \[secret:API_KEY\] done$/, JSON.stringify(redacted));
     });
   }
 
   it('finds its hex form with escapes between the bytes', () => {
     const hex = Buffer.from(SECRET).toString('hex');
     const text = `hex ${interleave(hex, '\x1b[0m')} end`;
-    assert.equal(redactor.redact(text), 'hex [redacted:API_KEY] end');
+    assert.equal(redactor.redact(text), 'hex [secret:API_KEY] end');
   });
 
   it('finds it fully percent-encoded, and with a mix of encoded and plain characters', () => {
     const all = [...Buffer.from(SECRET)].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('');
-    assert.equal(redactor.redact(`q=${all}&x=1`), 'q=[redacted:API_KEY]&x=1');
+    assert.equal(redactor.redact(`q=${all}&x=1`), 'q=[secret:API_KEY]&x=1');
     const mixed = [...SECRET].map((char, i) => (i % 2 ? `%${char.charCodeAt(0).toString(16)}` : char)).join('');
-    assert.equal(redactor.redact(`q=${mixed}`), 'q=[redacted:API_KEY]');
+    assert.equal(redactor.redact(`q=${mixed}`), 'q=[secret:API_KEY]');
   });
 
   it('leaves text with escapes but no secret exactly as it was', () => {

@@ -167,6 +167,7 @@ describe('settings manifest: package.json from the zod settings schema', () => {
       'envPrefixes',
       'configWritesAllowedIn',
       'mcp.enabled',
+      'terminal.showSecrets',
     ]);
     for (const key of userOnly) {
       const ignored: string[] = [];
@@ -186,6 +187,7 @@ describe('settings manifest: package.json from the zod settings schema', () => {
       'agentSandbox.envPrefixes',
       'agentSandbox.configWritesAllowedIn',
       'agentSandbox.mcp.enabled',
+      'agentSandbox.terminal.showSecrets',
     ]);
     assert.equal(properties['agentSandbox.pool.size']!.scope, 'machine-overridable');
   });

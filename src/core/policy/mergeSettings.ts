@@ -83,6 +83,7 @@ export function mergeSettings(source: SettingSource, options: MergeOptions = {})
     configWritesAllowedIn: value('configWritesAllowedIn'),
     pool: source.get('pool'),
     mcp: { enabled: value('mcp.enabled') },
+    terminal: { showSecrets: value('terminal.showSecrets') },
   });
   for (const message of ignored) options.onIgnored?.(message);
   return settings;

@@ -29,6 +29,8 @@ export const USER_ONLY_SETTINGS = [
   'workspaceAccessByFolder',
   // Offering the tools to other clients over MCP is the user's choice, not a folder's.
   'mcp.enabled',
+  // Showing the secrets' values is for the user who asks, never a folder's setting.
+  'terminal.showSecrets',
   // What the network allowlist reaches, and where names lead, are the user's to say.
   'network.allow',
   'network.hosts',

@@ -1,6 +1,6 @@
 /**
  * Keeps the secrets given to a sandbox out of what goes back to the model and the user: every
- * occurrence becomes `[redacted:NAME]`. Best effort against accidents (a program printing its
+ * occurrence becomes `[secret:NAME]`. The one redactor of every output path (see knownSecrets.ts). Best effort against accidents (a program printing its
  * configuration, a debug dump), not against a program set on smuggling a value out.
  *
  * Caught, each also with line breaks (\n or \r\n) between any two characters, as `fold`, `base64`
@@ -42,7 +42,7 @@ interface CompiledForm {
   regex: RegExp;
 }
 
-interface Match {
+export interface Match {
   start: number;
   end: number;
   names: string[];
@@ -51,12 +51,17 @@ interface Match {
 export class Redactor {
   private readonly secrets: Secret[] = [];
 
-  /** `secrets` maps each name (as the sandbox sees it) to its value. */
-  constructor(secrets: Readonly<Record<string, string>> = {}) {
+  /**
+   * `secrets` maps each name (as the sandbox sees it) to its value; as pairs, one name may have
+   * several values (two sessions' TOKEN), and a value several names.
+   */
+  constructor(secrets: Readonly<Record<string, string>> | Iterable<readonly [string, string]> = {}) {
     const names = new Map<string, string[]>();
-    for (const [name, value] of Object.entries(secrets)) {
+    const pairs = Symbol.iterator in secrets ? secrets : Object.entries(secrets);
+    for (const [name, value] of pairs) {
       if ([...value].length < MIN_SECRET_LENGTH) continue;
-      names.set(value, [...(names.get(value) ?? []), name]);
+      const known = names.get(value) ?? [];
+      if (!known.includes(name)) names.set(value, [...known, name]);
     }
     for (const [value, valueNames] of names) {
       this.secrets.push({ names: valueNames, value, forms: {} });
@@ -70,20 +75,34 @@ export class Redactor {
 
   /** `cut`: the text was cut at a size cap, so a value may be only partly there at its very end. */
   redact(text: string, options: { cut?: boolean } = {}): string {
-    if (this.isEmpty || text === '') return text;
+    let result = '';
+    let at = 0;
+    for (const match of this.ranges(text, options)) {
+      result += `${text.slice(at, match.start)}${secretLabel(match.names)}`;
+      at = match.end;
+    }
+    return at === 0 ? text : result + text.slice(at);
+  }
+
+  /** Where secrets are in the text, in order and not overlapping, with the names of each. */
+  ranges(text: string, options: { cut?: boolean } = {}): Match[] {
+    if (this.isEmpty || text === '') return [];
     const matches = this.find(text, 'text', options.cut ?? false);
     // A value with escape sequences, carriage returns or zero-width characters between its letters.
     const view = visibleView(text);
     if (view)
       for (const match of this.find(view.text, 'text', options.cut ?? false))
         matches.push({ ...originalRange(view, match.start, match.end), names: match.names });
-    let result = '';
-    let at = 0;
-    for (const match of merge(matches)) {
-      result += `${text.slice(at, match.start)}[redacted:${match.names.join(',')}]`;
-      at = match.end;
-    }
-    return at === 0 ? text : result + text.slice(at);
+    return merge(matches);
+  }
+
+  /**
+   * How many characters an encoded form of the longest value can take (hex with separators, base64
+   * broken into lines): what a stream holds back so that no value is cut between two chunks.
+   */
+  get longestForm(): number {
+    const bytes = Math.max(0, ...this.secrets.map((secret) => Buffer.byteLength(secret.value, 'utf8')));
+    return 8 * bytes + 64;
   }
 
   /** For binary data: the value's bytes (and its text encodings) are overwritten with "*", keeping every offset. */
@@ -122,6 +141,11 @@ export class Redactor {
     }
     return matches;
   }
+}
+
+/** What a secret's value is replaced with: `[secret:NAME]`, or `[secret:A,B]` for a value several names hold. */
+export function secretLabel(names: readonly string[]): string {
+  return `[secret:${names.join(',')}]`;
 }
 
 export function redactText(text: string, redactor: Redactor): string {

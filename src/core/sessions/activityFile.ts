@@ -41,6 +41,8 @@ export class ActivityFile {
     readonly folder: string,
     private readonly client: string,
     readonly dir: string = activityDir(),
+    /** Applied to each entry's text before it is written: the secrets' redactor. */
+    private readonly redact: (text: string) => string = (text) => text,
   ) {
     this.file = join(dir, `${createHash('sha256').update(folder).digest('hex').slice(0, 16)}.jsonl`);
   }
@@ -54,7 +56,13 @@ export class ActivityFile {
       } catch {
         // No file yet.
       }
-      const filed: FiledActivity = { ...entry, folder: this.folder, client: this.client };
+      const filed: FiledActivity = {
+        ...entry,
+        summary: this.redact(entry.summary),
+        ...(entry.sandboxId === undefined ? {} : { sandboxId: this.redact(entry.sandboxId) }),
+        folder: this.folder,
+        client: this.client,
+      };
       appendFileSync(this.file, `${JSON.stringify(filed)}\n`, { mode: 0o600 });
     } catch {
       // The audit file is a record, not a gate.

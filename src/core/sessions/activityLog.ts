@@ -20,9 +20,12 @@ export class ActivityLog {
     private readonly capacity = 100,
     /** Where each entry is also kept (the folder's activity file, for audit). */
     private readonly sink?: (entry: ActivityEntry) => void,
+    /** Applied to each entry's text before anyone sees it (the panel, the sink): the secrets' redactor. */
+    private readonly redact: (text: string) => string = (text) => text,
   ) {}
 
-  record(entry: ActivityEntry): void {
+  record(recorded: ActivityEntry): void {
+    const entry = { ...recorded, summary: this.redact(recorded.summary) };
     this.sink?.(entry);
     this.entries.push(entry);
     if (this.entries.length > this.capacity) this.entries.shift();

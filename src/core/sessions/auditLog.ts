@@ -24,7 +24,23 @@ export type AuditRecord =
       bytesReceived: number;
     };
 
-export async function auditLog(folder: string, engine: SandboxEngine, signal?: AbortSignal): Promise<AuditRecord[]> {
+/** `redact`: the exporting process's secrets' redactor, over every text of every record (the file was redacted by whoever wrote it). */
+export async function auditLog(
+  folder: string,
+  engine: SandboxEngine,
+  signal?: AbortSignal,
+  redact: (text: string) => string = (text) => text,
+): Promise<AuditRecord[]> {
+  const records = await collect(folder, engine, signal);
+  return records.map(
+    (record) =>
+      Object.fromEntries(
+        Object.entries(record).map(([key, value]) => [key, typeof value === 'string' ? redact(value) : value]),
+      ) as AuditRecord,
+  );
+}
+
+async function collect(folder: string, engine: SandboxEngine, signal?: AbortSignal): Promise<AuditRecord[]> {
   const records: AuditRecord[] = new ActivityFile(folder, '').read().map((entry) => ({ kind: 'tool', ...entry }));
   if (engine.networkDecisions) {
     const sessions = await engine.list({ workspaceFolder: folder }, signal).catch(() => []);

@@ -4,6 +4,7 @@
  * policy (an agent may ask for less workspace access or network than the user allowed, never more)
  * and the lifecycle (idle timeout, maximum lifetime, maximum live sessions).
  */
+import { secretsLayer, type KnownSecrets } from '../secrets/knownSecrets';
 import { EventEmitter } from 'node:events';
 import { runCompute, type RunInput } from './compute';
 import type {
@@ -48,8 +49,10 @@ export interface SandboxServiceContext {
   workspaceFolder(): string | undefined;
   /** False in an untrusted workspace: sandboxes never see the workspace then. */
   trusted(): boolean;
-  /** Environment variables injected into every sandbox (secrets from the host, prefix stripped). */
+  /** Environment variables injected into every sandbox (secrets from the host, prefix stripped); the secrets' env() when absent. */
   injectedEnv?(): Record<string, string>;
+  /** The secrets this process injects and redacts: it learns those of every session the service uses. */
+  secrets?: KnownSecrets;
   /** Which program this is; its sessions are the ones the lifecycle manages. */
   client?: SessionClient;
   /**
@@ -203,14 +206,17 @@ export class SandboxService {
   ): Promise<ExecResult & { images: ImageOutput[] }> {
     const settings = this.context.settings();
     const notices: string[] = [];
-    const spec = resolveSpec(specFromSettings(settings), {
-      mode: 'compute',
-      workspaceAccess: 'none',
-      runtime: input.runtime ?? computeRuntime(settings.defaultRuntime),
-      timeoutSeconds: input.timeoutSeconds,
-      ...networkFor({ networkAllow: input.networkAllow }, settings, this.knobs(), notices),
-      env: this.context.injectedEnv?.(),
-    });
+    const spec = resolveSpec(
+      specFromSettings(settings),
+      {
+        mode: 'compute',
+        workspaceAccess: 'none',
+        runtime: input.runtime ?? computeRuntime(settings.defaultRuntime),
+        timeoutSeconds: input.timeoutSeconds,
+        ...networkFor({ networkAllow: input.networkAllow }, settings, this.knobs(), notices),
+      },
+      secretsLayer(this.injectedEnv()),
+    );
     const result = await runCompute(this.context.engine(), spec, input, { images: settings.images, ...options });
     return { ...result, notices: [...notices, ...result.notices] };
   }
@@ -556,7 +562,7 @@ export class SandboxService {
       settings: this.context.settings(),
       trusted: this.context.trusted(),
       folder: this.context.workspaceFolder(),
-      injectedEnv: this.context.injectedEnv?.(),
+      injectedEnv: this.injectedEnv(),
       raisedBy: this.context.raisedBy,
     };
   }
@@ -589,7 +595,14 @@ export class SandboxService {
     return sandbox;
   }
 
+  /** The host's secrets for a new sandbox. */
+  private injectedEnv(): Record<string, string> | undefined {
+    return this.context.injectedEnv?.() ?? this.context.secrets?.env();
+  }
+
   private remember(sandbox: Sandbox): void {
+    // Its output is redacted from now on, also when another program opened it with other secrets.
+    this.context.secrets?.learn(sandbox.info);
     this.sandboxes.set(sandboxIdOf(sandbox.info), sandbox);
     this.touch(sandbox);
     this.events.emit('change');

@@ -2,6 +2,7 @@
  * The user's policy applied to a request for a new session: an agent may ask for less workspace
  * access or network than the user allowed, never more, and each thing it did not get is said.
  */
+import { secretsLayer } from '../secrets/knownSecrets';
 import type { EngineCapabilities } from '../engine/engine';
 import { SandboxError } from '../errors';
 import { networkTier } from '../network/allowlist';
@@ -76,14 +77,19 @@ export function sessionSpec(request: SessionAsk, context: PolicyContext): { spec
     context.raisedBy ?? SETTING_KNOBS,
     notices,
   );
-  const spec = resolveSpec(specFromSettings(settings), request.layer, {
-    mode: 'code',
-    runtime: request.runtime ?? request.layer?.runtime,
-    workspaceAccess: access,
-    network,
-    networkAllow,
-    env: { ...request.layer?.env, ...context.injectedEnv },
-  });
+  const spec = resolveSpec(
+    specFromSettings(settings),
+    request.layer,
+    {
+      mode: 'code',
+      runtime: request.runtime ?? request.layer?.runtime,
+      workspaceAccess: access,
+      network,
+      networkAllow,
+      env: request.layer?.env,
+    },
+    secretsLayer(context.injectedEnv),
+  );
   return { spec, notices };
 }
 

@@ -116,6 +116,11 @@ export const settingsSchema = z.object({
       enabled: z.boolean().default(false),
     })
     .prefault({}),
+  terminal: z
+    .object({
+      showSecrets: z.boolean().default(false),
+    })
+    .prefault({}),
 });
 export type Settings = z.output<typeof settingsSchema>;
 

@@ -39,7 +39,8 @@ export function settingsInvocation(settings: Settings, folder: string): ProcessI
     '--inodes',
     String(limits.inodes),
   );
-  const env: Record<string, string> = {};
+  // The same host variables are secrets there: the CLI reads the prefixes from here.
+  const env: Record<string, string> = { AGENT_SANDBOX_ENV_PREFIXES: settings.envPrefixes.join(',') };
   for (const runtime of RUNTIMES) {
     const image = settings.images[runtime];
     if (image) env[`AGENT_SANDBOX_IMAGE_${runtime.toUpperCase()}`] = image;

@@ -213,6 +213,8 @@ export const sandboxSpecSchema = z
     npmPackages: npmPackageListSchema.default([]).describe('npm packages to install when the sandbox is created.'),
     limits: limitsSchema.default(limitsSchema.parse({})),
     env: envSchema.default({}).describe('Environment variables set in the sandbox.'),
+    /** Which of `env` are secrets from the host: redacted wherever the session's output goes (knownSecrets.ts). */
+    secretEnv: z.array(z.string().max(256)).max(1000).optional(),
   })
   .superRefine((spec, ctx) => {
     if (spec.runtime === 'linux' && spec.mode !== 'code') {

@@ -16,7 +16,7 @@ const labelsSchema = z
 export const containerInspectSchema = z.looseObject({
   Id: z.string(),
   Created: z.string().optional(),
-  Config: z.looseObject({ Image: z.string().optional(), Labels: labelsSchema }),
+  Config: z.looseObject({ Image: z.string().optional(), Labels: labelsSchema, Env: z.array(z.string()).nullish() }),
   State: z.looseObject({
     Status: z.string().optional(),
     Running: z.boolean(),

@@ -50,14 +50,26 @@ export function sessionFromSummary(container: ContainerSummary): SessionInfo {
   return sessionFromLabels(container.Id, container.Labels, listedState(container.State), container.Image);
 }
 
-/** An inspected container of ours, as a session (attach takes only running ones). */
+/**
+ * An inspected container of ours, as a session (attach takes only running ones). Its spec gets the
+ * environment's values back, as the process that opened it has them: the secrets among them are
+ * what this process must redact from the session's output (knownSecrets.ts).
+ */
 export function sessionFromInspect(container: ContainerInspect): SessionInfo {
-  return sessionFromLabels(
+  const info = sessionFromLabels(
     container.Id,
     container.Config.Labels,
     container.State.Running ? 'running' : 'stopped',
     container.Config.Image ?? '',
   );
+  const values = new Map(
+    (container.Config.Env ?? []).map((entry) => [
+      entry.slice(0, entry.indexOf('=')),
+      entry.slice(entry.indexOf('=') + 1),
+    ]),
+  );
+  const env = Object.fromEntries(Object.keys(info.spec.env).map((name) => [name, values.get(name) ?? '']));
+  return { ...info, spec: { ...info.spec, env } };
 }
 
 /** The spec a container was made with, from its label (secret values left out); undefined when unreadable. */

@@ -22,7 +22,11 @@ export class PanelDecisions {
     return [...this.shown];
   }
 
-  constructor(private readonly show: (entry: ActivityView) => void) {}
+  constructor(
+    private readonly show: (entry: ActivityView) => void,
+    /** The secrets' redactor: a name the sandbox looked up may hold a value. */
+    private readonly redact: (text: string) => string = (text) => text,
+  ) {}
 
   async follow(engine: SandboxEngine, sessions: readonly SessionInfo[]): Promise<void> {
     if (!engine.networkDecisions || this.following) return;
@@ -56,7 +60,8 @@ export class PanelDecisions {
     }
   }
 
-  private keep(entry: ActivityView): void {
+  private keep(found: ActivityView): void {
+    const entry = { ...found, summary: this.redact(found.summary) };
     this.shown.push(entry);
     if (this.shown.length > KEPT) this.shown.shift();
     this.show(entry);
@@ -66,7 +71,11 @@ export class PanelDecisions {
 const KEPT = 100;
 
 /** Saves the folder's audit log (tool calls and network decisions) where the user picks, as JSON Lines. */
-export async function exportAuditLog(folder: string | undefined, engine: SandboxEngine): Promise<string | undefined> {
+export async function exportAuditLog(
+  folder: string | undefined,
+  engine: SandboxEngine,
+  redact: (text: string) => string,
+): Promise<string | undefined> {
   if (!folder) return vscode.l10n.t('Open a folder first: the audit log is kept per workspace folder.');
   const target = await vscode.window.showSaveDialog({
     defaultUri: vscode.Uri.file(`${folder}/agent-sandbox-log-${new Date().toISOString().slice(0, 10)}.jsonl`),
@@ -74,7 +83,7 @@ export async function exportAuditLog(folder: string | undefined, engine: Sandbox
     title: vscode.l10n.t('Export the Agent Sandbox audit log'),
   });
   if (!target) return undefined;
-  const records = await auditLog(folder, engine);
+  const records = await auditLog(folder, engine, undefined, redact);
   await vscode.workspace.fs.writeFile(target, Buffer.from(jsonLines(records)));
   return vscode.l10n.t('Exported {0} records to {1}.', records.length, target.fsPath);
 }

@@ -44,6 +44,8 @@ export interface PanelServices {
   track<T>(work: Promise<T>): Promise<T>;
   /** The copy sessions' changes awaiting review. */
   copyReview: Pick<CopyReviewModel, 'session' | 'onDidChange'>;
+  /** The secrets' redactor, for what the panel shows and exports. */
+  redact(text: string): string;
 }
 
 export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -55,7 +57,10 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
   /** Looks at the engine's sessions begun so far; only the latest one's answer is sent. */
   private looks = 0;
   /** Network decisions of allowlist sessions, shown in Activity. */
-  private readonly decisions = new PanelDecisions((entry) => this.post({ type: 'activity', entry }));
+  private readonly decisions = new PanelDecisions(
+    (entry) => this.post({ type: 'activity', entry }),
+    (text) => this.services.redact(text),
+  );
   /** The sessions last sent, as JSON: a poll that finds the same sends nothing. */
   private lastSessions: string | undefined;
 
@@ -159,7 +164,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
         await vscode.commands.executeCommand('agentSandbox.copy.discardAll', { sandboxId: message.sandboxId });
         return undefined;
       case 'exportLog':
-        return exportAuditLog(this.services.workspaceFolder(), this.services.engine.get());
+        return exportAuditLog(this.services.workspaceFolder(), this.services.engine.get(), this.services.redact);
       case 'openImage': {
         const file = this.services.images.fileFor(message.key);
         if (!file) return vscode.l10n.t('That image is no longer shown.');

@@ -27,7 +27,7 @@ suite('Sessions through the tools', () => {
     const text = await invoke('sandbox_run', {
       code: 'import os, base64\ns = os.environ["PROBE_TOKEN"]\nprint(s)\nprint(base64.b64encode(s.encode()).decode())\nprint(s.encode().hex())\nprint("\\n".join(s[i:i+4] for i in range(0, len(s), 4)))\nprint(len(s))',
     });
-    assert.match(text, /\[redacted:PROBE_TOKEN\]/);
+    assert.match(text, /\[secret:PROBE_TOKEN\]/);
     assert.match(text, /\b25\b/, 'the program did see the value');
     for (const form of [
       secret,
@@ -44,7 +44,7 @@ suite('Sessions through the tools', () => {
       command: 'echo "$PROBE_TOKEN" | rev; env',
     });
     assert.ok(!exec.includes(secret), 'env output is redacted');
-    assert.match(exec, /PROBE_TOKEN=\[redacted:PROBE_TOKEN\]/);
+    assert.match(exec, /PROBE_TOKEN=\[secret:PROBE_TOKEN\]/);
   });
 
   test('a session killed from outside is reported on the next call, and again, until it is closed and opened again', async () => {
