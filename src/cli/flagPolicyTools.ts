@@ -115,6 +115,7 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
         // The same bound as in VS Code: a result fits a model's context whatever the output's shape.
         budget: call.budget ?? { maxChars: RESULT_CHARS, signal: call.signal },
         redact: options.showSecrets ? (text) => text : redact,
+        redactKept: redact,
         store,
         workspaceFolder: folder,
         protectedPaths,

@@ -16,6 +16,8 @@ import type { ToolOutput } from './toolSpec';
 export interface ToolCallContext extends Omit<HandlerContext, 'redactResult'> {
   /** Replaces host secrets in text; identity when there are none. */
   redact(text: string): string;
+  /** For what is kept on the host (file store names): `redact` when absent. Redacts even where a person asked to see the result's secrets. */
+  redactKept?(text: string): string;
 }
 
 export class ToolInputError extends Error {}
@@ -47,7 +49,11 @@ export async function runTool(spec: AnyToolSpec, parsed: unknown, context: ToolC
     ...(result.value !== undefined ? { value: context.redact(result.value) } : {}),
   });
   try {
-    const output = await spec.run(parsed, { ...context, redactResult, redactText: context.redact });
+    const output = await spec.run(parsed, {
+      ...context,
+      redactResult,
+      redactText: context.redactKept ?? context.redact,
+    });
     return { ...output, text: terminalSafe(context.redact(output.text)) };
   } catch (error) {
     throw new Error(terminalSafe(context.redact(SandboxError.is(error) ? formatError(error) : errorMessage(error))), {
