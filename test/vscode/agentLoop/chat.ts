@@ -50,6 +50,8 @@ export interface CaseOptions {
    * the participant sends the model). Sent in ask mode, where participants answer.
    */
   readonly query?: string;
+  /** Starts the request another way than typing it (a command, a code lens), instead of the query. */
+  readonly send?: () => Thenable<unknown>;
 }
 
 /** Waits for the scripted model (the test extension registers it when the window starts). */
@@ -77,13 +79,14 @@ export async function runCase(script: CaseScript, options: CaseOptions): Promise
     let complete = false;
     // blockOnResponse: the command settles once the chat's answer is complete (or waits for a confirmation).
     void Promise.resolve(
-      vscode.commands.executeCommand('workbench.action.chat.open', {
-        query: options.query ?? `${caseMarker(id)} Run the scripted test case ${id}.`,
-        mode: options.query ? 'ask' : 'agent',
-        modelSelector: { vendor: VENDOR, id: MODEL_ID },
-        isPartialQuery: false,
-        blockOnResponse: true,
-      }),
+      options.send?.() ??
+        vscode.commands.executeCommand('workbench.action.chat.open', {
+          query: options.query ?? `${caseMarker(id)} Run the scripted test case ${id}.`,
+          mode: options.query ? 'ask' : 'agent',
+          modelSelector: { vendor: VENDOR, id: MODEL_ID },
+          isPartialQuery: false,
+          blockOnResponse: true,
+        }),
     ).then(
       (result) => {
         if (!(result as { type?: string } | undefined)?.type) complete = true;

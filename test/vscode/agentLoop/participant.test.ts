@@ -6,6 +6,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { lookUntil } from '../suite/helpers';
 import { runCase, scriptedModelReady, snapshot } from './chat';
 import { loopDir } from './script';
 
@@ -118,6 +119,43 @@ suite('@sandbox in the chat', function () {
     assert.match(shown, /sandbox_exec python3 hello\.py Ada/);
     assert.match(shown, /exit code 0/);
     assert.match(shown, /The answer matches the output schema of agents\/greeter\.prompt/);
+    // The Sandbox panel shows the session as the agent's.
+    await vscode.commands.executeCommand('agentSandbox.showPanel');
+    await lookUntil(
+      'panel',
+      /listitem "Session agent:greeter\/default, running"[\s\S]*agent/,
+      "the agent's session in the panel",
+    );
+  });
+
+  test('the Run Agent code lens of a .prompt file runs it in the chat', async () => {
+    write('lens.prompt', ['---', 'tools: [exec]', '---', '[scripted-case:agent-lens] Say hello.', ''].join('\n'));
+    const uri = vscode.Uri.file(path.join(agents, 'lens.prompt'));
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    let lens: vscode.CodeLens | undefined;
+    for (let tries = 0; tries < 100 && !lens; tries++) {
+      const lenses =
+        (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? [];
+      lens = lenses.find((candidate) => candidate.command?.title === 'Run Agent lens');
+      if (!lens) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.ok(lens?.command, 'the file has a Run Agent code lens');
+    const run = await runCase(
+      {
+        id: 'agent-lens',
+        turns: [
+          { calls: [{ name: 'sandbox_exec', input: { command: 'echo hello from the lens' } }] },
+          { text: 'Said hello.' },
+        ],
+      },
+      {
+        timeoutMs: 120_000,
+        send: () => vscode.commands.executeCommand(lens!.command!.command, ...(lens!.command!.arguments ?? [])),
+      },
+    );
+    assert.match(resultText(run, 'agent-lens-t0-c0'), /hello from the lens/);
+    assert.match(text(await chatShown('chat-agent-lens')), /@sandbox \/run agents\/lens\.prompt/);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
   test('an answer that does not fit the output schema is reported', async () => {
@@ -166,7 +204,11 @@ suite('@sandbox in the chat', function () {
     const result = run.transcript.results.find((candidate) => candidate.callId === 'free-plot-t0-c0');
     assert.ok(result?.parts.some((part) => part.type === 'data' && part.mimeType === 'image/png'));
     const html = await chatShown('chat-free-plot');
-    assert.match(html, /<img [^>]*src="data:image\/png;base64,[^"]+" alt="Image from the sandbox"/, 'the plot is an image in the chat');
+    assert.match(
+      html,
+      /<img [^>]*src="data:image\/png;base64,[^"]+" alt="Image from the sandbox"/,
+      'the plot is an image in the chat',
+    );
     assert.match(text(html), /Here are the squares\./);
   });
 
