@@ -363,6 +363,37 @@ describe('the Sandbox panel in Chromium', function () {
     );
   });
 
+  it("shows a copy session's changes awaiting review, with Review, Apply All and Discard All", async () => {
+    const panel = await openPanel(browser, server.url);
+    const { page } = panel;
+    const copy: SessionView = {
+      ...sessions[0]!,
+      workspaceAccess: 'copy',
+      copyChanges: { files: 3, conflicts: 1, held: 1 },
+    };
+    await panel.send(state(connected, [copy, ...sessions.slice(1)]));
+    const running = card(page, 'Session default, running');
+    assert.match(await running.innerText(), /workspace: copy/);
+    assert.equal(await shown(running.getByRole('combobox', { name: 'Workspace access of default' })), 'copy');
+    const changes = running.getByRole('group', { name: 'Changes of default' });
+    assert.equal(
+      await changes.getByRole('status').innerText(),
+      '3 changed files await review (1 conflict, 1 needs confirmation)',
+    );
+    await changes.getByRole('button', { name: 'Review the changes of default in Source Control' }).click();
+    assert.deepEqual(await lastPosted(panel), { type: 'reviewChanges', sandboxId: 'default' });
+    await changes.getByRole('button', { name: 'Apply every change of default to the folder' }).click();
+    assert.deepEqual(await lastPosted(panel), { type: 'applyChanges', sandboxId: 'default' });
+    await changes.getByRole('button', { name: 'Discard every change of default' }).click();
+    assert.deepEqual(await lastPosted(panel), { type: 'discardChanges', sandboxId: 'default' });
+    await page.screenshot({ path: resolve(SHOTS, 'panel-copy-changes.png') });
+
+    await panel.send({ type: 'sessions', sessions: [{ ...copy, copyChanges: { files: 0, conflicts: 0, held: 0 } }] });
+    assert.equal(await changes.getByRole('status').innerText(), 'No changes in the copy');
+    assert.equal(await changes.getByRole('button').count(), 0, 'nothing to apply');
+    assert.equal(await card(page, 'Session build, idle').count(), 0);
+  });
+
   it('shows network decisions in Activity and asks the host to export the audit log', async () => {
     const panel = await openPanel(browser, server.url);
     const { page } = panel;
