@@ -180,7 +180,10 @@ export async function copyGroups(options: {
         name: 'list changes (listSandboxFiles + compareToBaseline)',
         run: async () => {
           const { sandbox, baseline } = await session();
-          changed(compareToBaseline(baseline, await listSandboxFiles(sandbox)).length, 'the listing');
+          changed(
+            compareToBaseline(baseline, await listSandboxFiles(sandbox, undefined, baseline)).length,
+            'the listing',
+          );
         },
       },
       {

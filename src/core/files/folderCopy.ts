@@ -2,18 +2,20 @@
  * Workspace access `copy`: the folder's files read once, at open, for a private /workspace. Tracked
  * and untracked files minus what .gitignore excludes (git ls-files in a git work tree, else a walk),
  * never `.git`; links are kept as links only when they point inside the folder. Every file is read
- * through the confined host-read helpers (no link followed, the descriptor checked). The baseline
- * (path → size, mtime, sha256) is what the session's changes are later measured against.
+ * through the confined host-read helpers (no link followed, the descriptor checked; synchronous, in
+ * slices: hostFiles/syncReads.ts), straight into the archive that carries it when the engine lays one
+ * out. The baseline (path → size, mtime, sha256) is what the session's changes are later measured
+ * against; with what was placed (BLAKE2b), the sandbox can tell its unchanged files quickly.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, readdir, readFile, readlink, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix } from 'node:path';
 import { SandboxError } from '../errors';
 import { formatSize } from '../spec/units';
-import { HostFolder, type HostDir } from './hostFiles/hostFolder';
-import { pathNames } from './hostFiles/hostPath';
-import { openRegularFile, readWithin } from './hostFiles/regularFile';
+import { FileHashes } from './hostFiles/fileHashes';
+import { HostFolder } from './hostFiles/hostFolder';
+import { lstatEntrySync, readLinkSync, readUnlessGone, RunOfFolders } from './hostFiles/syncReads';
 
 export const DEFAULT_COPY_MAX_FILES = 10_000;
 
@@ -47,6 +49,21 @@ export interface CopyBaseline {
   folder: string;
   copiedAt: string;
   files: Record<string, BaselineEntry>;
+  /**
+   * Each file as it was placed in the sandbox, which the listing of changes compares with (its
+   * BLAKE2b, quicker to check in the sandbox than sha256; copyChanges.ts). Unlike `files`, never
+   * moved on by an apply or a discard: it is what the sandbox was given.
+   */
+  placed?: Record<string, PlacedFile>;
+}
+
+/** A file as placed in the sandbox by the copy. */
+export interface PlacedFile {
+  /** BLAKE2b-512 of the bytes, as b2sum prints it. */
+  blake2b: string;
+  sha256: string;
+  size: number;
+  mode: number;
 }
 
 export interface FolderCopy {
@@ -130,80 +147,111 @@ export function tooManyBytes(bytes: number, max: number): SandboxError {
   );
 }
 
-/** Reads the folder for a copy, within the limits. */
-export async function readFolderCopy(folder: string, limits: CopyLimits): Promise<FolderCopy> {
+/** A file or link to copy, as found before any file is read. */
+export interface PlannedEntry {
+  path: string;
+  kind: 'file' | 'symlink';
+  /** A file's size when it was found. */
+  size: number;
+  linkTarget?: string;
+}
+
+/**
+ * Where a copy's bytes go: given every entry before any file is read, a place for each file's bytes
+ * (of its planned size), so that they are read once, straight where they are sent from.
+ */
+export type CopyPlaces = (entries: readonly PlannedEntry[]) => { place(index: number): Uint8Array | undefined };
+
+/** How long the copy reads synchronously before it lets other work run. */
+const SLICE_MS = 10;
+
+/**
+ * Reads the folder for a copy, within the limits: first what is there (each name looked at without
+ * following it; links read), then each file's bytes, into `places` when given. The reads are
+ * synchronous system calls (hostFiles/syncReads.ts) in slices of about 10 ms with a turn of the
+ * event loop between them.
+ */
+export async function readFolderCopy(folder: string, limits: CopyLimits, places?: CopyPlaces): Promise<FolderCopy> {
   const maxFiles = limits.maxFiles ?? DEFAULT_COPY_MAX_FILES;
   const candidates = await copyCandidates(folder);
   if (candidates.length > maxFiles) throw tooManyFiles(candidates.length, maxFiles);
   const host = await HostFolder.open(folder);
-  const files: CopiedFile[] = [];
+  const placed: Record<string, PlacedFile> = {};
+  const baseline: CopyBaseline = { folder, copiedAt: new Date().toISOString(), files: {}, placed };
+  const planned: PlannedEntry[] = [];
+  /** The mtime of each link. */
+  const links = new Map<string, number>();
   const skipped: string[] = [];
-  const baseline: CopyBaseline = { folder, copiedAt: new Date().toISOString(), files: {} };
-  let total = 0;
-  let openDir: { key: string; dir: HostDir } | undefined;
+  const slices = new Slices();
+  const dirs = new RunOfFolders(host);
+  const hashes = new FileHashes();
   try {
+    let total = 0;
     for (const path of candidates) {
-      const stats = await lstat(join(folder, ...path.split('/'))).catch(() => undefined);
-      if (!stats) continue; // tracked but deleted in the work tree
+      await slices.turn();
+      const { dir, name } = dirs.of(path);
+      const stats = dir && lstatEntrySync(dir, name);
+      if (!dir || !stats) continue; // tracked but deleted in the work tree
       if (stats.isSymbolicLink()) {
-        const target = await readlink(join(folder, ...path.split('/')));
+        const target = readLinkSync(dir, name, path);
         if (!linkInside(path, target)) {
           skipped.push(`${path} (a link out of the folder)`);
           continue;
         }
-        files.push({ path, kind: 'symlink', linkTarget: target, mode: 0o777 });
-        baseline.files[path] = {
-          size: Buffer.byteLength(target),
-          mtimeMs: stats.mtimeMs,
-          sha256: sha256(target),
-          kind: 'symlink',
-          mode: 0o777,
-        };
-        continue;
-      }
-      if (!stats.isFile()) {
-        if (!stats.isDirectory()) skipped.push(`${path} (not a regular file)`);
-        continue;
-      }
-      total += stats.size;
-      if (total > limits.maxBytes) throw tooManyBytes(await totalSize(folder, candidates), limits.maxBytes);
-      const names = pathNames(path);
-      // Each folder opened once for its run of files (the paths are sorted), never following links.
-      const dirKey = names.slice(0, -1).join('/');
-      if (!openDir || openDir.key !== dirKey) {
-        await openDir?.dir.close();
-        openDir = undefined;
-        openDir = { key: dirKey, dir: await host.openDir(names.slice(0, -1), path) };
-      }
-      const file = await openRegularFile(host, openDir.dir, names[names.length - 1]!, path);
-      try {
-        const data = await readWithin(file, limits.maxBytes, path);
-        const mode = file.stats.mode & 0o777;
-        files.push({ path, kind: 'file', data, mode });
-        baseline.files[path] = {
-          size: data.length,
-          mtimeMs: file.stats.mtimeMs,
-          sha256: sha256(data),
-          kind: 'file',
-          mode,
-        };
-      } finally {
-        await file.handle.close().catch(() => undefined);
-      }
+        planned.push({ path, kind: 'symlink', size: Buffer.byteLength(target), linkTarget: target });
+        links.set(path, stats.mtimeMs);
+      } else if (stats.isFile()) {
+        total += stats.size;
+        planned.push({ path, kind: 'file', size: stats.size });
+      } else if (!stats.isDirectory()) skipped.push(`${path} (not a regular file)`);
     }
+    if (total > limits.maxBytes) throw tooManyBytes(total, limits.maxBytes);
+    const into = places?.(planned);
+    const files: CopiedFile[] = [];
+    total = 0;
+    for (const [index, entry] of planned.entries()) {
+      if (await slices.turn()) hashes.send();
+      const { path } = entry;
+      if (entry.kind === 'symlink') {
+        files.push({ path, kind: 'symlink', linkTarget: entry.linkTarget, mode: 0o777 });
+        const target = entry.linkTarget!;
+        const mtimeMs = links.get(path)!;
+        baseline.files[path] = { size: entry.size, mtimeMs, sha256: sha256(target), kind: 'symlink', mode: 0o777 };
+        continue;
+      }
+      const { dir, name } = dirs.of(path);
+      const file = dir && readUnlessGone(host, dir, name, path, limits.maxBytes, into?.place(index));
+      if (!file) continue; // gone since it was found
+      total += file.data.length;
+      if (total > limits.maxBytes) throw tooManyBytes(total, limits.maxBytes);
+      const mode = file.stats.mode & 0o777;
+      files.push({ path, kind: 'file', data: file.data, mode });
+      const recorded = { size: file.data.length, mtimeMs: file.stats.mtimeMs, sha256: '', kind: 'file' as const, mode };
+      baseline.files[path] = recorded;
+      placed[path] = { sha256: '', blake2b: '', size: file.data.length, mode };
+      hashes.add(file.data, (digests) => {
+        recorded.sha256 = digests.sha256;
+        Object.assign(placed[path]!, digests);
+      });
+    }
+    await hashes.done();
+    return { files, baseline, skipped };
   } finally {
-    await openDir?.dir.close();
+    dirs.close();
+    await hashes.close();
   }
-  return { files, baseline, skipped };
 }
 
-async function totalSize(folder: string, paths: readonly string[]): Promise<number> {
-  let total = 0;
-  for (const path of paths) {
-    const stats = await lstat(join(folder, ...path.split('/'))).catch(() => undefined);
-    if (stats?.isFile()) total += stats.size;
+/** Synchronous work in slices: turn() lets the event loop run once the slice has lasted SLICE_MS (and says so). */
+class Slices {
+  private started = performance.now();
+
+  async turn(): Promise<boolean> {
+    if (performance.now() - this.started < SLICE_MS) return false;
+    await new Promise((resolve) => setImmediate(resolve));
+    this.started = performance.now();
+    return true;
   }
-  return total;
 }
 
 /** Where a copy session's baseline is kept: a file per container under the state folder. */

@@ -43,7 +43,8 @@ import { installPackages } from './packages';
 import { prepareProtection, releasePlaceholders, withProtection } from './protectedMounts';
 import { checkSeccompSupport, engineFlavor, withSeccompFor, type EngineFlavor } from './seccompProfile';
 import { sweepBeforeRemoval } from './setuidSweep';
-import { placeCopy, placeFiles } from './placeFiles';
+import { copyLayout, placeCopy, placeFiles } from './placeFiles';
+import type { TarLayout } from './tar';
 import { copyMaxFiles, copyNotices, forgetBaseline, readFolderCopy, saveBaseline } from '../../core/files/folderCopy';
 import { defaultStateDir } from '../../core/sessions/leases';
 import { forgetBaseObjects, keepBaseObjects } from '../../core/files/copyObjects';
@@ -207,12 +208,14 @@ export class DockerEngine implements SandboxEngine {
           )
         : undefined;
     // Copy: the folder is read now, before any container exists, and never again (folderCopy.ts).
+    let layout: TarLayout | undefined;
     const copy =
       spec.workspaceAccess === 'copy'
-        ? await readFolderCopy(options.workspaceFolder!, {
-            maxBytes: spec.limits.diskBytes,
-            maxFiles: copyMaxFiles(this.options.env ?? process.env),
-          })
+        ? await readFolderCopy(
+            options.workspaceFolder!,
+            { maxBytes: spec.limits.diskBytes, maxFiles: copyMaxFiles(this.options.env ?? process.env) },
+            (entries) => (layout = copyLayout(entries)),
+          )
         : undefined;
     const notices = [...image.notices, ...(protection?.notices ?? []), ...(copy ? copyNotices(copy) : [])];
     // Before the container exists, so nothing the sandbox writes can count as the folder's own.
@@ -266,21 +269,27 @@ export class DockerEngine implements SandboxEngine {
         signal,
       );
       if (copy) {
-        await this.guard(
-          () =>
-            placeCopy({
-              docker: this.docker,
-              container,
-              user: `${user.uid}:${user.gid}`,
-              copy,
-              limits: spec.limits,
-              signal,
-            }),
-          signal,
-        );
+        // The copied text, kept as the base of a later merge (a file changed on both sides), while the
+        // copy is placed: both are done before the sandbox is returned, and neither waits for the other.
+        const [placement, kept] = await Promise.allSettled([
+          this.guard(
+            () =>
+              placeCopy({
+                docker: this.docker,
+                container,
+                user: `${user.uid}:${user.gid}`,
+                copy,
+                layout,
+                limits: spec.limits,
+                signal,
+              }),
+            signal,
+          ),
+          keepBaseObjects(defaultStateDir(), container.id, copy.files),
+        ]);
+        if (placement.status === 'rejected') throw placement.reason;
+        if (kept.status === 'rejected') throw kept.reason;
         await saveBaseline(defaultStateDir(), container.id, copy.baseline);
-        // The copied text, kept as the base of a later merge (a file changed on both sides).
-        await keepBaseObjects(defaultStateDir(), container.id, copy.files);
       }
       // Before the caller gets the sandbox, so no code of theirs runs while the network is on for the install
       // (with an allowlist: while the package index is let through).
@@ -306,6 +315,10 @@ export class DockerEngine implements SandboxEngine {
       if (allowlisted) await this.egress.remove(container.id).catch(() => undefined);
       await container.remove({ force: true, v: true }).catch(() => undefined);
       await releasePlaceholders(this.docker, createOptions.Labels).catch(() => undefined);
+      if (copy) {
+        await forgetBaseline(defaultStateDir(), container.id).catch(() => undefined);
+        await forgetBaseObjects(defaultStateDir(), container.id).catch(() => undefined);
+      }
       throw error;
     }
     this.deaths.start();

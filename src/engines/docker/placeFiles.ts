@@ -10,8 +10,8 @@ import { abortError } from '../../core/errors';
 import type { Limits } from '../../core/spec/spec';
 import { execInContainer } from './exec';
 import { stagingError } from './oneShot';
-import { buildTar } from './tar';
-import type { FolderCopy } from '../../core/files/folderCopy';
+import { buildTar, tarBuffer, TarLayout, type TarEntry } from './tar';
+import type { FolderCopy, PlannedEntry } from '../../core/files/folderCopy';
 import { WORKSPACE_DIR } from '../../core/files/paths';
 
 const PLACE_TIMEOUT_MS = 60_000;
@@ -65,20 +65,32 @@ export interface CopyPlacement {
   container: Docker.Container;
   user: string;
   copy: FolderCopy;
+  /** The archive laid out while the copy was read (copyLayout), when there is one. */
+  layout?: TarLayout;
   limits: Limits;
   signal?: AbortSignal;
+}
+
+/** A copy's archive laid out before its files are read, so that each file is read straight into it (readFolderCopy). */
+export function copyLayout(entries: readonly PlannedEntry[]): TarLayout {
+  return new TarLayout(
+    entries.map((entry) => ({
+      name: entry.path,
+      type: entry.kind,
+      size: entry.kind === 'file' ? entry.size : 0,
+      linkname: entry.linkTarget,
+    })),
+  );
 }
 
 /** Places a folder's copy in the private /workspace as the sandbox user: one exec, one tar stream, links kept as links. */
 export async function placeCopy(placement: CopyPlacement): Promise<void> {
   const { copy, signal } = placement;
   if (copy.files.length === 0) return;
-  const archive = await buildTar(
-    copy.files.map((file) =>
-      file.kind === 'symlink'
-        ? { name: file.path, type: 'symlink' as const, linkname: file.linkTarget, mode: 0o777, uid: 0, gid: 0 }
-        : { name: file.path, type: 'file' as const, data: file.data, mode: file.mode, uid: 0, gid: 0 },
-    ),
+  const entries = copy.files.map((file): TarEntry =>
+    file.kind === 'symlink'
+      ? { name: file.path, type: 'symlink', linkname: file.linkTarget, mode: 0o777, uid: 0, gid: 0 }
+      : { name: file.path, type: 'file', data: file.data, mode: file.mode, uid: 0, gid: 0 },
   );
   const outcome = await execInContainer({
     docker: placement.docker,
@@ -87,7 +99,7 @@ export async function placeCopy(placement: CopyPlacement): Promise<void> {
     user: placement.user,
     cwd: '/',
     env: [],
-    stdin: archive,
+    stdin: placement.layout?.finish(entries) ?? tarBuffer(entries),
     stdoutCap: 64 * 1024,
     stderrCap: 64 * 1024,
     timeoutMs: PLACE_TIMEOUT_MS,

@@ -10,7 +10,7 @@ import { errnoError, HostFileError, hostFileError, notRegularFile } from './host
 import { quotedName as quoteName } from '../../results/displayName';
 
 /** O_NONBLOCK: a FIFO opens at once instead of waiting for a writer, and is then refused by its fstat. */
-const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+export const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 export interface OpenedFile {
   handle: FileHandle;
@@ -62,7 +62,7 @@ export async function readWithin(file: OpenedFile, maxBytes: number, path: strin
   return new Uint8Array(data.buffer, data.byteOffset, data.length);
 }
 
-function tooLarge(path: string, size: number, maxBytes: number, grew = false): HostFileError {
+export function tooLarge(path: string, size: number, maxBytes: number, grew = false): HostFileError {
   const what = grew ? `grew past ${formatSize(maxBytes)} while it was read` : `is ${formatSize(size)}`;
   return new HostFileError(
     'EFBIG',
