@@ -75,9 +75,18 @@ export async function copyGroups(options: {
     trusted: () => true,
   });
   const tool: ToolCallContext = { ...options.tool, service };
-  const open = (access: 'copy' | 'none') =>
-    runNamedTool('sandbox_open', { session: SESSION, runtime: 'bash', workspace_access: access }, tool);
-  const close = () => runNamedTool('sandbox_close', { sandbox_id: SESSION }, tool);
+  // A new sandbox each time (not the open one returned), closed after (a close refused would leave it open).
+  const open = async (access: 'copy' | 'none') => {
+    const text = await runNamedTool(
+      'sandbox_open',
+      { session: SESSION, runtime: 'bash', workspace_access: access },
+      tool,
+    );
+    expect(text, 'Opened new sandbox', `sandbox_open ${access}`);
+    return text;
+  };
+  const close = async () =>
+    expect(await runNamedTool('sandbox_close', { sandbox_id: SESSION }, tool), 'Closed sandbox', 'sandbox_close');
   const rounds = { iterations: Math.max(3, Math.ceil(options.iterations / 10)), warmup: Math.min(1, options.warmup) };
 
   const copy: Group = {
@@ -246,7 +255,8 @@ export async function copyGroups(options: {
       `Copy groups: a git work tree of ${FILES} untracked files, ${BYTES / 2 ** 20} MiB (log-uniform sizes, a tenth executable, about 40 a folder, up to 5 deep; seed ${seed}, AGENT_SANDBOX_SEED=${seed} makes the same one). docker cp and putArchive write into a started container of the same image (the image's layer, as root); ours unpacks into the session's tmpfs /workspace as the sandbox user. docker cp also carries the folder's small .git.`,
     ],
     dispose: async () => {
-      if (listed) await close().catch(() => undefined);
+      // Its changes were never applied, so sandbox_close keeps it open: removed through the engine.
+      if (listed) await engine.remove(listed.sandbox.info.id).catch(() => undefined);
       rmSync(made.folder, { recursive: true, force: true });
     },
   };
