@@ -30,13 +30,15 @@ Commands:
          with diff and apply, or close it losing them with --discard.
   diff   [--session NAME]
          The changes in a session opened with --workspace copy, against the folder as it was
-         copied: a git-style unified diff (binary files as "Binary files ... differ", with sizes).
-         --json: {"changes": [...], "hostChanged": [...], "diff": "..."}.
-  apply  [--session NAME] [--include-protected] [PATH...]
+         copied: a git-style unified diff (binary files as "Binary files ... differ", with sizes;
+         names quoted as git quotes them), and the --expect digest of what it showed.
+         --json: {"changes": [...], "hostChanged": [...], "diff": "...", "digest": "..."}.
+  apply  [--session NAME] [--include-protected] [--expect DIGEST] [PATH...]
          Apply a copy session's changes (or those under PATH) to the folder. Held back unless
          --include-protected: .git, .vscode, .github, .devcontainer and files that gain an
          executable bit. A file changed in the folder since the copy is a conflict, never
-         overwritten. Exit 1 when anything was held back or in conflict.
+         overwritten. --expect DIGEST (printed by diff): apply nothing unless the changes are
+         still the ones that diff showed. Exit 1 when anything was held back or in conflict.
   engine Show which engine answers and where.
   gc     [--grace SECONDS] [--after SECONDS] [--folder PATH]
          Remove orphaned sandboxes: those of deleted folders, and those of VS Code windows gone for
@@ -145,6 +147,7 @@ const OPTIONS = {
   interactive: { type: 'boolean', short: 'i' },
   all: { type: 'boolean' },
   'include-protected': { type: 'boolean' },
+  expect: { type: 'string' },
   discard: { type: 'boolean' },
   pip: { type: 'string', multiple: true },
   npm: { type: 'string', multiple: true },
@@ -200,6 +203,7 @@ export interface ParsedArgs {
     list?: boolean;
     'allow-config-writes'?: boolean;
     'include-protected'?: boolean;
+    expect?: string;
     discard?: boolean;
     http?: string;
     'show-secrets'?: boolean;

@@ -288,7 +288,7 @@ export async function diffCommand(engine: SandboxEngine, context: CommandContext
   if (args.positionals.length) throw usageError(`diff takes no arguments (got "${args.positionals.join(' ')}").`);
   const { sandbox, baseline } = await copySession(engine, context);
   const result = await copyDiff(sandbox, baseline, { maxBytes: copyFileLimit(sandbox), signal });
-  output.copyDiff(result);
+  output.copyDiff(result, sandboxIdOf(sandbox.info));
   return 0;
 }
 
@@ -299,6 +299,7 @@ export async function applyCommand(engine: SandboxEngine, context: CommandContex
   const outcome = await applyCopyChanges(sandbox, baseline, {
     paths: args.positionals,
     includeProtected: Boolean(args.values['include-protected']),
+    ...(args.values.expect !== undefined ? { expectDigest: args.values.expect } : {}),
     maxBytes: copyFileLimit(sandbox),
     stateDir: defaultStateDir(),
     signal,

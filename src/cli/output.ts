@@ -42,12 +42,15 @@ export class Output {
   // Every line this command prints passes the redactor (bytes, a file the user downloads, do not).
   private readonly stdout: Pick<NodeJS.WritableStream, 'write'>;
   private readonly stderr: Pick<NodeJS.WritableStream, 'write'>;
+  /** Whether standard output is a terminal (the redacting wrapper does not say). */
+  private readonly terminal: boolean;
 
   constructor(
     private readonly json: boolean,
     stdout: NodeJS.WritableStream = process.stdout,
     stderr: NodeJS.WritableStream = process.stderr,
   ) {
+    this.terminal = Boolean((stdout as { isTTY?: boolean }).isTTY);
     this.stdout = redacting(stdout, (text) => this.redact(text));
     this.stderr = redacting(stderr, (text) => this.redact(text));
   }
@@ -262,11 +265,14 @@ export class Output {
   }
 
   /** A copy session's changes: the diff on stdout, a summary and host-side changes on stderr. */
-  copyDiff(result: { changes: CopyChange[]; diff: string; hostChanged: string[] }): void {
+  copyDiff(
+    result: { changes: CopyChange[]; diff: string; hostChanged: string[]; digest: string },
+    session: string,
+  ): void {
     if (this.json) return this.print(result);
     // The sandbox wrote these bytes: on a terminal, escapes and CR could erase or overwrite the lines
     // that would be applied, so controls are shown; piped, the patch stays exact.
-    this.stdout.write((this.stdout as { isTTY?: boolean }).isTTY ? visibleControls(result.diff) : result.diff);
+    this.stdout.write(this.terminal ? visibleControls(result.diff) : result.diff);
     const count = (kind: CopyChange['change']) => result.changes.filter((change) => change.change === kind).length;
     this.note(
       result.changes.length
@@ -276,6 +282,10 @@ export class Output {
     if (result.hostChanged.length)
       this.note(
         `changed in the folder too since the copy (a conflict to resolve): ${result.hostChanged.map(displayName).join(', ')}`,
+      );
+    if (result.changes.length)
+      this.note(
+        `to apply exactly these changes (nothing, if the sandbox changes them meanwhile): agent-sandbox apply --session ${session} --expect ${result.digest}`,
       );
   }
 

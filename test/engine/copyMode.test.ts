@@ -244,6 +244,38 @@ describe('workspace access copy against a real engine', function () {
     }
   });
 
+  it('agent-sandbox apply --expect applies nothing when the changes are no longer the ones diff showed', async () => {
+    const folder = makeRepo();
+    const cli = (...args: string[]) =>
+      runCliText([args[0]!, '--folder', folder, ...args.slice(1)], { env: { AGENT_SANDBOX_STATE_DIR: stateDir } });
+    try {
+      assert.equal((await cli('open', '--session', 'expect', '--runtime', 'bash', '--workspace', 'copy')).code, 0);
+      const sandboxDoes = async (script: string) =>
+        assert.equal((await cli('exec', '--session', 'expect', '--', 'sh', '-c', script)).code, 0);
+      await sandboxDoes('echo reviewed >> README.md');
+      const diff = await cli('diff', '--session', 'expect');
+      const digest = /apply --session expect --expect ([0-9a-f]{16})/.exec(diff.stderr)?.[1];
+      assert.ok(digest, diff.stderr);
+      // The agent changes the file again after the user looked.
+      await sandboxDoes('echo slipped in >> README.md');
+      const refused = await cli('apply', '--session', 'expect', '--expect', digest);
+      assert.notEqual(refused.code, 0);
+      assert.match(
+        refused.stderr,
+        new RegExp(`the diff had digest ${digest}, they now have [0-9a-f]{16}\\. Nothing was applied`),
+      );
+      assert.equal(readFileSync(join(folder, 'README.md'), 'utf8'), 'one\ntwo\nthree\n', 'nothing applied');
+      const again = await cli('diff', '--session', 'expect');
+      const current = /--expect ([0-9a-f]{16})/.exec(again.stderr)?.[1];
+      assert.ok(current && current !== digest);
+      assert.equal((await cli('apply', '--session', 'expect', '--expect', current)).code, 0);
+      assert.equal(readFileSync(join(folder, 'README.md'), 'utf8'), 'one\ntwo\nthree\nreviewed\nslipped in\n');
+    } finally {
+      await cli('close', '--all', '--discard');
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a folder over the file-count cap, naming the numbers', async () => {
     const folder = makeRepo();
     const engine = new DockerEngine({

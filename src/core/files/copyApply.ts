@@ -8,7 +8,8 @@
 import { lstat, unlink } from 'node:fs/promises';
 import type { Sandbox } from '../engine/engine';
 import { PROTECTED_PATHS, isProtectedPath } from '../policy/protectedPaths';
-import { compareToBaseline, listSandboxFiles, type CopyChange } from './copyChanges';
+import { compareToBaseline, listSandboxFiles, reviewDigest, type CopyChange } from './copyChanges';
+import { SandboxError } from '../errors';
 import { saveBaseline, sha256, type CopyBaseline } from './folderCopy';
 import { errnoOf, hostFileError, notRegularFile } from './hostFiles/hostFileError';
 import { HostFolder } from './hostFiles/hostFolder';
@@ -36,6 +37,11 @@ export interface ApplyOptions {
    * given, a change that is not there, or differs from it, is held back: the agent changed it since.
    */
   reviewed?: ReadonlyMap<string, string | null>;
+  /**
+   * The digest `agent-sandbox diff` printed (reviewDigest): when the session's changes now have
+   * another, nothing is applied.
+   */
+  expectDigest?: string;
   maxBytes: number;
   /** Where the baseline is kept (the state folder). */
   stateDir: string;
@@ -124,8 +130,24 @@ export async function planApply(
   baseline: CopyBaseline,
   options: Omit<ApplyOptions, 'stateDir'>,
 ): Promise<ApplyPlan> {
-  const current = await listSandboxFiles(sandbox, options.signal);
-  const changes = compareToBaseline(baseline, current).filter((change) => pathSelected(change.path, options.paths));
+  const current = await listSandboxFiles(sandbox, options.signal, baseline);
+  const all = compareToBaseline(baseline, current);
+  if (options.expectDigest !== undefined) {
+    const now = reviewDigest(
+      all.map((change) => ({
+        path: change.path,
+        change: change.change,
+        ...(change.change !== 'deleted' ? { sha256: current.get(change.path)?.sha256 } : {}),
+      })),
+    );
+    if (now !== options.expectDigest)
+      throw new SandboxError(
+        'invalid-input',
+        `The session's changes are not the ones reviewed: the diff had digest ${options.expectDigest}, they now have ${now}. Nothing was applied.`,
+        'Run agent-sandbox diff again, look at it, and apply with the --expect value it prints.',
+      );
+  }
+  const changes = all.filter((change) => pathSelected(change.path, options.paths));
   const plan: ApplyPlan = { ready: [], heldBack: [], conflicts: [] };
   for (const change of changes) {
     const now = current.get(change.path);

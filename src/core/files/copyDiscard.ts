@@ -41,7 +41,7 @@ export async function discardCopyChanges(
   baseline: CopyBaseline,
   options: DiscardOptions,
 ): Promise<DiscardOutcome> {
-  const current = await listSandboxFiles(sandbox, options.signal);
+  const current = await listSandboxFiles(sandbox, options.signal, baseline);
   const changes = compareToBaseline(baseline, current).filter((change) => pathSelected(change.path, options.paths));
   const outcome: DiscardOutcome = { discarded: [], kept: [] };
   try {

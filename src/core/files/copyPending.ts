@@ -30,7 +30,7 @@ export async function pendingCopyChanges(
 ): Promise<CopyChange[]> {
   if (sandbox.info.workspaceAccess !== 'copy') return [];
   const baseline = await requireBaseline(sandbox.info, stateDir);
-  return compareToBaseline(baseline, await listSandboxFiles(sandbox, signal));
+  return compareToBaseline(baseline, await listSandboxFiles(sandbox, signal, baseline));
 }
 
 /** "3 changes (1 added, 2 modified, 0 deleted)". */

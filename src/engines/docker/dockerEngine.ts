@@ -285,7 +285,7 @@ export class DockerEngine implements SandboxEngine {
               }),
             signal,
           ),
-          keepBaseObjects(defaultStateDir(), container.id, copy.files),
+          keepBaseObjects(defaultStateDir(), container.id, copy.files, copy.baseline),
         ]);
         if (placement.status === 'rejected') throw placement.reason;
         if (kept.status === 'rejected') throw kept.reason;

@@ -205,7 +205,7 @@ export class CopyReviewModel implements vscode.Disposable {
     const { sandbox, baseline } = await this.open(id);
     const maxBytes = copyFileLimit(sandbox);
     await this.takeBackUndone(id, baseline, maxBytes);
-    const current = await listSandboxFiles(sandbox);
+    const current = await listSandboxFiles(sandbox, undefined, baseline);
     const changes: ReviewChange[] = [];
     for (const change of compareToBaseline(baseline, current)) {
       // The listing comes from inside the sandbox: a forged name that leaves the folder is not shown, only logged.
