@@ -24,7 +24,7 @@ import type { CloseOptions, SandboxService } from '../core/sessions/sandboxServi
 import type { Output } from './output';
 import { parseSize } from '../core/spec/units';
 import { SandboxError } from '../core/errors';
-import { copyDiff } from '../core/files/copyChanges';
+import { copyDiff } from '../core/files/copyDiff';
 import { applyCopyChanges } from '../core/files/copyApply';
 import { requireBaseline } from '../core/files/copyPending';
 import { ChangesAwaitReview, type HeldSession } from '../core/sessions/copyHold';

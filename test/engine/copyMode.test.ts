@@ -13,7 +13,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { copyDiff } from '../../src/core/files/copyChanges';
+import { copyDiff } from '../../src/core/files/copyDiff';
 import { loadBaseline } from '../../src/core/files/folderCopy';
 import { SandboxError } from '../../src/core/errors';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';

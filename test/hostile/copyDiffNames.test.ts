@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { copyDiff } from '../../src/core/files/copyChanges';
+import { copyDiff } from '../../src/core/files/copyDiff';
 import { loadBaseline, type CopyBaseline } from '../../src/core/files/folderCopy';
 import { copyFileLimit } from '../../src/core/files/sandboxFileBytes';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';

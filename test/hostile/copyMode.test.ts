@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sandbox } from '../../src/core/engine/engine';
 import { applyCopyChanges, planApply } from '../../src/core/files/copyApply';
-import { copyDiff } from '../../src/core/files/copyChanges';
+import { copyDiff } from '../../src/core/files/copyDiff';
 import { discardCopyChanges } from '../../src/core/files/copyDiscard';
 import { loadBaseline, type CopyBaseline } from '../../src/core/files/folderCopy';
 import { copyFileLimit } from '../../src/core/files/sandboxFileBytes';

@@ -4,7 +4,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { extract } from 'tar-stream';
-import { compareToBaseline, parseChangedListing } from '../../src/core/files/copyChanges';
+import { compareToBaseline } from '../../src/core/files/copyChanges';
+import { parseChangedListing } from '../../src/core/files/copyListing';
 import { readFolderCopy, sha256, type CopyBaseline, type PlannedEntry } from '../../src/core/files/folderCopy';
 import { blake2b } from '../../src/core/files/hostFiles/fileHashes';
 import { HostFolder, hostFilesSupported } from '../../src/core/files/hostFiles/hostFolder';

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { holdReason } from '../../src/core/files/copyApply';
-import { compareToBaseline, fileDiff, isText, parseListing, unifiedHunks } from '../../src/core/files/copyChanges';
+import { compareToBaseline } from '../../src/core/files/copyChanges';
+import { fileDiff } from '../../src/core/files/copyDiff';
+import { isText, unifiedHunks } from '../../src/core/files/unifiedDiff';
+import { parseListing } from '../../src/core/files/copyListing';
 import { linkInside, sha256, tooManyBytes, tooManyFiles, type CopyBaseline } from '../../src/core/files/folderCopy';
 import { tightenAccess } from '../../src/core/policy/settingsLevels';
 import { sessionSpec } from '../../src/core/sessions/sessionPolicy';

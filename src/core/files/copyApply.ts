@@ -8,7 +8,9 @@
 import { lstat, unlink } from 'node:fs/promises';
 import type { Sandbox } from '../engine/engine';
 import { PROTECTED_PATHS, isProtectedPath } from '../policy/protectedPaths';
-import { compareToBaseline, listSandboxFiles, reviewDigest, type CopyChange } from './copyChanges';
+import { compareToBaseline, type CopyChange } from './copyChanges';
+import { listSandboxFiles } from './copyListing';
+import { reviewDigest } from './copyDiff';
 import { SandboxError } from '../errors';
 import { saveBaseline, sha256, type CopyBaseline } from './folderCopy';
 import { errnoOf, hostFileError, notRegularFile } from './hostFiles/hostFileError';

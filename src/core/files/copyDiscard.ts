@@ -5,7 +5,8 @@
  */
 import type { Sandbox } from '../engine/engine';
 import { pathSelected } from './copyApply';
-import { compareToBaseline, listSandboxFiles, type CopyChange } from './copyChanges';
+import { compareToBaseline, type CopyChange } from './copyChanges';
+import { listSandboxFiles } from './copyListing';
 import { saveBaseline, sha256, type CopyBaseline } from './folderCopy';
 import { errnoOf } from './hostFiles/hostFileError';
 import { isPlainRelativePath } from './hostFiles/hostPath';

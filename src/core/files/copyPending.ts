@@ -6,7 +6,8 @@
 import type { Sandbox, SessionInfo } from '../engine/engine';
 import { SandboxError } from '../errors';
 import { sandboxIdOf } from '../sessions/sessions';
-import { compareToBaseline, listSandboxFiles, type CopyChange } from './copyChanges';
+import { compareToBaseline, type CopyChange } from './copyChanges';
+import { listSandboxFiles } from './copyListing';
 import { baselinePath, loadBaseline, type CopyBaseline } from './folderCopy';
 import { displayName } from '../results/displayName';
 

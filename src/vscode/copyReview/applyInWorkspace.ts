@@ -19,7 +19,7 @@ import {
   type ApplyPlan,
   type ReadyChange,
 } from '../../core/files/copyApply';
-import { isText } from '../../core/files/copyChanges';
+import { isText } from '../../core/files/unifiedDiff';
 import { saveBaseline, type BaselineEntry, type CopyBaseline } from '../../core/files/folderCopy';
 
 export interface ApplyRequest {
