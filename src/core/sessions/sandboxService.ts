@@ -5,7 +5,6 @@
  * and the lifecycle (idle timeout, maximum lifetime, maximum live sessions).
  */
 import { secretsLayer, type KnownSecrets } from '../secrets/knownSecrets';
-import { EventEmitter } from 'node:events';
 import { runCompute, type RunInput } from './compute';
 import type {
   ExecResult,
@@ -19,7 +18,10 @@ import type {
 import { SandboxError } from '../errors';
 import { protectedPathsFor } from '../policy/protectedPaths';
 import { resolveSpec } from '../spec/resolveSpec';
-import { findSession, looksLikeContainerId, sameScope } from './findSession';
+import { KnownSessions } from './knownSessions';
+import { collectSessions, makeRoom, type Collected, type CollectionDeps } from './sessionCollection';
+export type { Collected } from './sessionCollection';
+import { findSession, sameScope } from './findSession';
 import { DEFAULT_SESSION, checkSessionName, parseSandboxId, sandboxIdFor, sandboxIdOf } from './sessions';
 import { TOOL_WORDS, type SessionWords } from './sessionWords';
 import {
@@ -99,6 +101,8 @@ export interface CallOptions {
    * being used under that approval.
    */
   admit?: (session: SessionInfo) => void;
+  /** The values of bound secrets of a session this call opens (see OpenOptions). */
+  boundSecretValues?: Readonly<Record<string, string>>;
 }
 
 export interface CloseOptions {
@@ -111,20 +115,12 @@ export interface CloseOptions {
   discardChanges?: boolean;
 }
 
-export interface Collected {
-  session: SessionInfo;
-  reason: 'idle' | 'lifetime' | 'room';
-}
-
 /** Sessions without a folder are keyed under this value so that they can still be found again. */
 export const NO_FOLDER = '(no folder)';
 
 export class SandboxService {
-  private readonly sandboxes = new Map<string, Sandbox>();
+  private readonly handles = new KnownSessions(() => this.now());
   private readonly opening = new Map<string, Promise<OpenOutcome>>();
-  /** Container id → when a call last used it (in this process). */
-  private readonly lastUsed = new Map<string, number>();
-  private readonly events = new EventEmitter();
   /** Containers this service closed: a call still running in one ends with that reason, not a bare kill. */
   private readonly closedHere = new Set<string>();
   private readonly interpreters = new SessionInterpreters();
@@ -191,8 +187,7 @@ export class SandboxService {
 
   /** Fires when sessions open or close. */
   onDidChangeSessions(listener: () => void): { dispose(): void } {
-    this.events.on('change', listener);
-    return { dispose: () => this.events.off('change', listener) };
+    return this.handles.onDidChange(listener);
   }
 
   /** The most workspace access the user allows right now. */
@@ -422,42 +417,22 @@ export class SandboxService {
    * Closes this client's sessions that were idle or lived too long, with a logged notice each.
    * Sessions seen for the first time (after a reload, say) count as used now.
    */
-  async collect(signal?: AbortSignal): Promise<Collected[]> {
-    const { sessions: lifecycle } = this.context.settings();
-    const now = this.now();
-    const collected: Collected[] = [];
-    for (const session of await this.managed(signal)) {
-      const lastUsed = this.lastUsed.get(session.id) ?? this.adopt(session, now);
-      const age = now - Date.parse(session.createdAt);
-      let reason: Collected['reason'] | undefined;
-      if (lifecycle.maxLifetimeMinutes > 0 && age > lifecycle.maxLifetimeMinutes * 60_000) reason = 'lifetime';
-      else if (lifecycle.idleTimeoutMinutes > 0 && now - lastUsed > lifecycle.idleTimeoutMinutes * 60_000)
-        reason = 'idle';
-      if (!reason || (await this.holds.hold(session, this.cached(sandboxIdOf(session)), signal))) continue;
-      await this.removeContainer(session.id, signal);
-      this.forget(session);
-      this.context.log?.(
-        'info',
-        `Closed session ${sandboxIdOf(session)}: ${reason === 'idle' ? `unused for ${lifecycle.idleTimeoutMinutes} min` : `open for ${lifecycle.maxLifetimeMinutes} min, its maximum lifetime`} (settings agentSandbox.sessions.*).`,
-      );
-      collected.push({ session, reason });
-    }
-    return collected;
+  collect(signal?: AbortSignal): Promise<Collected[]> {
+    return collectSessions(this.collection(), signal);
   }
 
   /** When a call last used this container in this process, if one did. */
   lastUsedAt(containerId: string): number | undefined {
-    return this.lastUsed.get(containerId);
+    return this.handles.lastUsedAt(containerId);
   }
 
   /** Forget cached handles, e.g. after the engine settings changed. */
   reset(): void {
-    this.sandboxes.clear();
-    this.events.emit('change');
+    this.handles.clear();
   }
 
   private async openNow(id: string, name: string, request: OpenRequest, options: CallOptions): Promise<OpenOutcome> {
-    const cached = this.sandboxes.get(id);
+    const cached = this.handles.get(id);
     if (cached) return { sandbox: this.touch(cached), created: false, notices: [] };
     const engine = this.context.engine();
     const existing = await this.find(id, options.signal);
@@ -488,30 +463,25 @@ export class SandboxService {
   }
 
   /** Closes the least recently used sessions of this client until a new one fits under the maximum. */
-  private async makeRoom(signal?: AbortSignal): Promise<void> {
-    const { maxSessions } = this.context.settings().sessions;
-    const live = (await this.managed(signal)).filter((session) => session.state === 'running');
-    const now = this.now();
-    live.sort(
-      (a, b) => (this.lastUsed.get(a.id) ?? this.adopt(a, now)) - (this.lastUsed.get(b.id) ?? this.adopt(b, now)),
-    );
-    let open = live.length;
-    for (const oldest of live) {
-      if (open < maxSessions) break;
-      if (await this.holds.hold(oldest, this.cached(sandboxIdOf(oldest)), signal)) continue;
-      open--;
-      await this.removeContainer(oldest.id, signal);
-      this.forget(oldest);
-      this.context.log?.(
-        'warn',
-        `Closed session ${sandboxIdOf(oldest)}, the least recently used, to make room: at most ${maxSessions} sessions may be open (setting agentSandbox.sessions.maxSessions).`,
-      );
-    }
-    if (open >= maxSessions)
-      this.context.log?.(
-        'warn',
-        `Opening a session beyond the maximum of ${maxSessions} (setting agentSandbox.sessions.maxSessions): the others are kept open for their unapplied changes.`,
-      );
+  private makeRoom(signal?: AbortSignal): Promise<void> {
+    return makeRoom(this.collection(), signal);
+  }
+
+  /** What collection and making room use of this service. */
+  private collection(): CollectionDeps {
+    return {
+      settings: () => this.context.settings(),
+      now: () => this.now(),
+      managed: (signal) => this.managed(signal),
+      lastUsedOrNow: (session, now) => this.handles.lastUsedOrNow(session, now),
+      held: async (session, signal) =>
+        Boolean(await this.holds.hold(session, this.cached(sandboxIdOf(session)), signal)),
+      close: async (session, signal) => {
+        await this.removeContainer(session.id, signal);
+        this.forget(session);
+      },
+      log: (level, message) => this.context.log?.(level, message),
+    };
   }
 
   /** Removes a container; what the removal found on the host (a stripped setuid bit, say) goes to the log and back to the caller. */
@@ -532,12 +502,7 @@ export class SandboxService {
   }
 
   private cached(sandboxId: string): Sandbox | undefined {
-    return (
-      this.sandboxes.get(sandboxId) ??
-      [...this.sandboxes.values()].find(
-        (sandbox) => looksLikeContainerId(sandboxId) && sandbox.info.id.startsWith(sandboxId),
-      )
-    );
+    return this.handles.get(sandboxId);
   }
 
   private words(): SessionWords {
@@ -585,14 +550,8 @@ export class SandboxService {
     return this.context.now?.() ?? Date.now();
   }
 
-  private adopt(session: SessionInfo, now: number): number {
-    this.lastUsed.set(session.id, now);
-    return now;
-  }
-
   private touch(sandbox: Sandbox): Sandbox {
-    this.lastUsed.set(sandbox.info.id, this.now());
-    return sandbox;
+    return this.handles.touch(sandbox);
   }
 
   /** The host's secrets for a new sandbox. */
@@ -603,19 +562,14 @@ export class SandboxService {
   private remember(sandbox: Sandbox): void {
     // Its output is redacted from now on, also when another program opened it with other secrets.
     this.context.secrets?.learn(sandbox.info);
-    this.sandboxes.set(sandboxIdOf(sandbox.info), sandbox);
-    this.touch(sandbox);
-    this.events.emit('change');
+    this.handles.remember(sandbox);
   }
 
   private forget(info: SessionInfo): void {
-    const id = sandboxIdOf(info);
-    if (this.sandboxes.get(id)?.info.id === info.id) this.sandboxes.delete(id);
-    this.lastUsed.delete(info.id);
     this.holds.forget(info.id);
     this.later.forget(info.id);
     this.interpreters.forget(info.id);
-    this.events.emit('change');
+    this.handles.forget(info);
   }
 }
 
