@@ -95,6 +95,12 @@ Sandbox options (run, open):
                           localhost:PORT for a port of this machine). Instead of --network.
   --map-host NAME=ADDRESS Resolve NAME to ADDRESS for the allowlist (like /etc/hosts); such a name
                           may lead to this machine or its network.
+  --secret NAME=DOMAIN[,DOMAIN...]:HOW
+                          A bound secret (run, open; Docker): the value of the host variable NAME
+                          never enters the sandbox, whose NAME holds a placeholder; the proxy puts
+                          the value in HTTPS requests to DOMAIN only, which joins the allowlist.
+                          HOW: header:Authorization: Bearer {value}, header:x-api-key: {value},
+                          or basic:USER.
   --disk SIZE    Disk for each writable place (/tmp, $HOME, /workspace; default 1g), kept in memory.
   --inodes N     Files and folders for each writable place (default 100000).
   --allow-config-writes   With --workspace rw: let the sandbox change .git, .vscode, .github and
@@ -137,6 +143,7 @@ const OPTIONS = {
   network: { type: 'boolean' },
   'allow-domain': { type: 'string', multiple: true },
   'map-host': { type: 'string', multiple: true },
+  secret: { type: 'string', multiple: true },
   timeout: { type: 'string', short: 't' },
   memory: { type: 'string', short: 'm' },
   disk: { type: 'string' },
@@ -183,6 +190,7 @@ export interface ParsedArgs {
     network?: boolean;
     'allow-domain'?: string[];
     'map-host'?: string[];
+    secret?: string[];
     timeout?: string;
     memory?: string;
     disk?: string;

@@ -42,7 +42,10 @@ export function cliEnvPrefixes(env: NodeJS.ProcessEnv = process.env): string[] {
 
 /** The command's secrets: injected into what it opens and runs, redacted from what it prints and logs. */
 export function cliSecrets(env: NodeJS.ProcessEnv = process.env): KnownSecrets {
-  return new KnownSecrets(() => collectSecrets(env, cliEnvPrefixes(env)));
+  return new KnownSecrets(
+    () => collectSecrets(env, cliEnvPrefixes(env)),
+    (name) => env[name],
+  );
 }
 
 /**

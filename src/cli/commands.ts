@@ -5,6 +5,7 @@ import { realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { runCompute } from '../core/sessions/compute';
 import { secretsLayer, type KnownSecrets } from '../core/secrets/knownSecrets';
+import { boundNotices, boundSecretsFromFlags, redactBound, withBoundDomains } from './boundSecretFlags';
 import type { ExecResult, SandboxEngine, SessionInfo } from '../core/engine/engine';
 import { parseEngineChoice, probeEngine, selectEngine, type EngineChoice } from '../core/engine/engineSelection';
 import { folderKeeperLauncher } from '../core/sessions/folderKeeper';
@@ -128,12 +129,15 @@ export async function runCommand(engine: SandboxEngine, context: CommandContext)
           throw usageError(`Cannot read ${values.file}: ${error.message}`);
         })
       : await context.readStdin());
+  const bound = boundSecretsFromFlags(values, process.env);
+  redactBound(context.secrets, bound);
   const spec = resolveSpec(
     { mode: 'compute' },
-    specFromFlags(values),
+    specFromFlags(withBoundDomains(values, bound)),
     values.workspace ? { workspaceAccess: values.workspace as 'none' } : undefined,
     // The same secrets as every sandbox the tools and sessions open get.
     secretsLayer(context.secrets.env()),
+    bound?.layer,
   );
   const folder = spec.workspaceAccess === 'none' ? undefined : workspaceFolder(args);
   const result = await runCompute(
@@ -144,6 +148,7 @@ export async function runCommand(engine: SandboxEngine, context: CommandContext)
       signal,
       workspaceFolder: folder,
       protectedPaths: protectedPathsFlag(args),
+      boundSecretValues: bound?.values,
       onProgress: (progress) => output.progress(progress.message),
     },
   );
@@ -159,15 +164,19 @@ function sessionFlag(args: ParsedArgs): string {
 export async function openCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
   const { args, output, signal } = context;
   if (args.positionals.length) throw usageError(`open takes no arguments (got "${args.positionals.join(' ')}").`);
-  const layer = specFromFlags(args.values);
+  const bound = boundSecretsFromFlags(args.values, process.env);
+  redactBound(context.secrets, bound);
+  const values = withBoundDomains(args.values, bound);
+  const flags = specFromFlags(values);
+  const layer = bound ? { ...flags, ...bound.layer, env: { ...flags.env, ...bound.layer.env } } : flags;
   const folder = workspaceFolder(args);
   const { scope, name } = parseSandboxId(sessionFlag(args));
-  const service = cliSandboxService(engine, folder, cliSettings(args.values, folder), { secrets: context.secrets });
+  const service = cliSandboxService(engine, folder, cliSettings(values, folder), { secrets: context.secrets });
   const { sandbox, created, notices } = await service.openSession(
     { session: name, scope, layer, byUser: true },
-    { signal, onProgress: (progress) => output.progress(progress.message) },
+    { signal, boundSecretValues: bound?.values, onProgress: (progress) => output.progress(progress.message) },
   );
-  output.session(sandbox.info, created, notices);
+  output.session(sandbox.info, created, [...notices, ...boundNotices(bound, created)]);
   return 0;
 }
 

@@ -2,7 +2,7 @@
 import { keepFolder } from './keepFolderCommand';
 import { egressProxyCommand } from './egressProxyCommand';
 import { SandboxError } from '../core/errors';
-import { USAGE, UsageError, parseCommandLine, type Command } from './args';
+import { USAGE, UsageError, parseCommandLine, usageError, type Command } from './args';
 import {
   closeCommand,
   createEngine,
@@ -82,6 +82,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       const command = args.command === 'validate' ? validateCommand : renderCommand;
       return await command({ args, output, signal: controller.signal, readStdin, secrets });
     }
+    if (args.values.secret?.length && args.command !== 'open' && args.command !== 'run')
+      throw usageError(`--secret binds a secret to a sandbox that open or run makes, not to ${args.command}.`);
     const context = { args, output, signal: controller.signal, readStdin, secrets };
     if (args.command === 'tool' && args.values.list) return toolList(context);
     engine = await createEngine(args, (message) => process.stderr.write(`agent-sandbox: ${message}\n`));

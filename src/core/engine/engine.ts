@@ -63,6 +63,8 @@ export interface OpenOptions {
    * an empty list means the user lifted the protection for this folder.
    */
   protectedPaths?: readonly string[];
+  /** The values of the spec's bound secrets, by name: for the egress proxy alone, never the sandbox. */
+  boundSecretValues?: Readonly<Record<string, string>>;
   onProgress?: ProgressCallback;
   signal?: AbortSignal;
 }

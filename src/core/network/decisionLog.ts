@@ -32,6 +32,7 @@ const loggedDecisionSchema = z.object({
   address: z.string().optional(),
   bytesSent: z.number().int().nonnegative(),
   bytesReceived: z.number().int().nonnegative(),
+  secrets: z.array(z.string()).optional(),
 });
 
 /** A decision as kept: numbered from 1 in the order the connections ended (refusals at once). */
@@ -65,6 +66,7 @@ export function loggedDecision(seq: number, decision: NetworkDecision): LoggedDe
     ...(decision.address !== undefined ? { address: decision.address } : {}),
     bytesSent: decision.bytesSent,
     bytesReceived: decision.bytesReceived,
+    ...(decision.secrets?.length ? { secrets: decision.secrets.slice(0, 20).map((note) => note.slice(0, 400)) } : {}),
   };
 }
 

@@ -14,6 +14,10 @@ import { z } from 'zod';
 import { allowEntries, allowlistTextSchema, networkHostsSchema, type AllowEntry } from './allowlist';
 import { DecisionLog } from './decisionLog';
 import { EgressProxy } from './egressProxy';
+import { boundSecretSchema } from '../secrets/bound';
+import type { BoundSecrets } from './interception';
+import { SessionCa } from './sessionCa';
+import type { SecretWithValue } from './secretInjection';
 
 /** The files of a sandbox's folder, relative to it (the process works in the folder, so socket paths stay short). */
 export const EGRESS_FILES = {
@@ -29,13 +33,22 @@ export const EGRESS_FILES = {
   proxySocket: 'socket/proxy.sock',
   lifelineSocket: 'socket/life.sock',
   log: 'proxy.log',
+  /** The session CA's certificate, when the sandbox has bound secrets (its key stays in the process). */
+  ca: 'ca.pem',
 } as const;
+
+/** The values of the bound secrets, as JSON {NAME: value}, in the proxy process's environment only (never on disk). */
+export const BOUND_VALUES_ENV = 'AGENT_SANDBOX_BOUND_VALUES';
+/** A file of extra authorities (PEM) trusted for the real servers behind bound domains: for tests with their own CA. */
+export const EXTRA_CA_ENV = 'AGENT_SANDBOX_EGRESS_EXTRA_CA';
 
 export const egressConfigSchema = z.object({
   allow: allowlistTextSchema.min(1),
   hosts: networkHostsSchema.default({}),
   /** Where `localhost:PORT` entries lead. */
   localAddress: z.string().default('localhost'),
+  /** Bound secrets without their values (see BOUND_VALUES_ENV). */
+  bound: z.array(boundSecretSchema).max(50).default([]),
 });
 export type EgressConfig = z.input<typeof egressConfigSchema>;
 
@@ -60,7 +73,11 @@ export async function runEgressHost(dir: string, signal: AbortSignal, timings: E
   const base = allowEntries(config.allow);
   const log = new DecisionLog(dir);
   const install = installEntries(at(EGRESS_FILES.install));
+  const bound = boundSecrets(config.bound);
+  rmSync(at(EGRESS_FILES.ca), { force: true });
+  if (bound) writeFileSync(at(EGRESS_FILES.ca), bound.ca.certPem, { mode: 0o600 });
   const proxy = new EgressProxy({
+    bound,
     allowlist: () => [...base, ...install()],
     hosts: config.hosts,
     localAddress: config.localAddress,
@@ -113,6 +130,28 @@ export async function runEgressHost(dir: string, signal: AbortSignal, timings: E
     for (const socket of sockets) rmSync(at(socket), { force: true });
     release();
   }
+}
+
+/**
+ * The bound secrets with their values (a secret without a value is only noted: its placeholder is
+ * never replaced) and a new CA for them; undefined when the sandbox has none.
+ */
+function boundSecrets(secrets: z.output<typeof egressConfigSchema>['bound']): BoundSecrets | undefined {
+  if (!secrets.length) return undefined;
+  let values: Record<string, unknown> = {};
+  try {
+    values = JSON.parse(process.env[BOUND_VALUES_ENV] ?? '{}') as Record<string, unknown>;
+  } catch {
+    // None given: placeholders are noted, never replaced.
+  }
+  delete process.env[BOUND_VALUES_ENV];
+  const withValues: SecretWithValue[] = secrets.map((secret) => {
+    const value = values[secret.name];
+    return typeof value === 'string' ? { secret, value } : { secret };
+  });
+  const extraFile = process.env[EXTRA_CA_ENV];
+  const extraCa = extraFile ? [readFileSync(extraFile, 'utf8')] : [];
+  return { secrets: withValues, ca: new SessionCa(), extraCa };
 }
 
 /** Takes the folder for this process: undefined when a living process holds it already. */

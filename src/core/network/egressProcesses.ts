@@ -26,7 +26,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SandboxError, abortError } from '../errors';
 import { defaultStateDir } from '../sessions/leases';
 import { readDecisions, type DecisionQuery, type NetworkDecisionPage } from './decisionLog';
-import { EGRESS_FILES, holderOf, type EgressConfig } from './egressHost';
+import { BOUND_VALUES_ENV, EGRESS_FILES, holderOf, type EgressConfig } from './egressHost';
 
 const ID = /^[0-9a-f]{12,64}$/;
 /** How long a proxy process may take to listen. */
@@ -76,7 +76,12 @@ export class EgressProxies {
    * Starts the sandbox's proxy process unless one serves it already, and resolves once it listens,
    * with the folder of its sockets (to mount into the sandbox's relay).
    */
-  async start(sandboxId: string, config: EgressConfig, signal?: AbortSignal): Promise<string> {
+  async start(
+    sandboxId: string,
+    config: EgressConfig,
+    signal?: AbortSignal,
+    boundValues: Readonly<Record<string, string>> = {},
+  ): Promise<string> {
     const dir = this.folder(sandboxId);
     const sockets = join(dir, EGRESS_FILES.sockets);
     mkdirSync(this.root, { recursive: true, mode: 0o700 });
@@ -96,7 +101,12 @@ export class EgressProxies {
         cwd: dir,
         detached: true,
         stdio: ['ignore', 'ignore', logFd],
-        env: { ...(this.command.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' },
+        // Bound secrets' values go to the process alone, in its environment: never written to its folder.
+        env: {
+          ...(this.command.env ?? process.env),
+          ELECTRON_RUN_AS_NODE: '1',
+          ...(Object.keys(boundValues).length ? { [BOUND_VALUES_ENV]: JSON.stringify(boundValues) } : {}),
+        },
       });
     } finally {
       closeSync(logFd);
@@ -164,6 +174,15 @@ export class EgressProxies {
     writeFileSync(`${file}.tmp`, JSON.stringify({ allow: names, until: Date.now() + forMs }), { mode: 0o600 });
     renameSync(`${file}.tmp`, file);
     return () => rmSync(file, { force: true });
+  }
+
+  /** The session CA's certificate of a sandbox with bound secrets, once its proxy process serves it. */
+  caCertificate(sandboxId: string): string | undefined {
+    try {
+      return readFileSync(join(this.folder(sandboxId), EGRESS_FILES.ca), 'utf8');
+    } catch {
+      return undefined;
+    }
   }
 
   /** The sandbox's newest decisions after `after` (see decisionLog.ts); none for a sandbox without a log. */

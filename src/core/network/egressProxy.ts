@@ -19,6 +19,7 @@ import type { AllowEntry } from './allowlist';
 import { decisionOf, egressTarget, type EgressTarget } from './egressTarget';
 import { refusalBody } from './refusal';
 import { readsInto, tieEnds } from './egressPipe';
+import { Interceptor, type BoundSecrets } from './interception';
 
 export interface NetworkDecision {
   host: string;
@@ -34,6 +35,8 @@ export interface NetworkDecision {
   bytesSent: number;
   /** Bytes that came back to it, the same way. */
   bytesReceived: number;
+  /** What happened to bound secrets' placeholders: "TOKEN added for api.example.com", "TOKEN sent toward other.example: not replaced". */
+  secrets?: string[];
   at: string;
 }
 
@@ -51,6 +54,8 @@ export interface EgressProxyOptions {
   localAddress?: string;
   /** Told of every decision when its connection ends (or at once, for a refusal). */
   onDecision?(decision: NetworkDecision): void;
+  /** Bound secrets with their values: CONNECTs to their domains are intercepted (interception.ts). */
+  bound?: BoundSecrets;
 }
 
 const HOP_BY_HOP = ['connection', 'proxy-connection', 'proxy-authorization', 'keep-alive', 'te', 'trailer', 'upgrade'];
@@ -60,8 +65,10 @@ type Target = EgressTarget;
 export class EgressProxy {
   readonly server: Server;
   private readonly sockets = new Set<Duplex>();
+  private readonly interceptor: Interceptor | undefined;
 
   constructor(private readonly options: EgressProxyOptions) {
+    this.interceptor = options.bound?.secrets.length ? new Interceptor(options.bound) : undefined;
     this.server = createServer((request, response) => void this.forward(request, response));
     this.server.on(
       'connect',
@@ -99,8 +106,9 @@ export class EgressProxy {
     });
   }
 
-  private record(host: string, port: number, target: Target, sent = 0, received = 0): void {
-    this.options.onDecision?.(decisionOf(host, port, target, sent, received));
+  private record(host: string, port: number, target: Target, sent = 0, received = 0, secrets: string[] = []): void {
+    const decision = decisionOf(host, port, target, sent, received);
+    this.options.onDecision?.(secrets.length ? { ...decision, secrets } : decision);
   }
 
   private async tunnel(request: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
@@ -109,6 +117,14 @@ export class EgressProxy {
     if ('refused' in target) {
       this.record(host, port, target);
       client.end(refusal(target.refused));
+      return;
+    }
+    if (this.interceptor?.intercepts(host) && head.length === 0) {
+      const socket = client as Socket;
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      this.interceptor.serve(socket, host, port, target.address, (notes) =>
+        this.record(host, port, target, socket.bytesRead, socket.bytesWritten, notes),
+      );
       return;
     }
     let received = 0;
@@ -152,8 +168,10 @@ export class EgressProxy {
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const port = Number(url.port || 80);
     const target = await this.target(host, port);
+    // Plain HTTP is never given a secret: a placeholder in it is only noted.
+    const notes = this.interceptor?.notesOf(host, request.url ?? '', request.rawHeaders) ?? [];
     if ('refused' in target) {
-      this.record(host, port, target);
+      this.record(host, port, target, 0, 0, notes);
       const body = refusalBody(target.refused);
       response.writeHead(403, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) }).end(body);
       return;
@@ -180,14 +198,14 @@ export class EgressProxy {
         response.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.on('data', (chunk: Buffer) => (received += chunk.length));
         answer.pipe(response);
-        answer.once('end', () => this.record(host, port, target, sent, received));
+        answer.once('end', () => this.record(host, port, target, sent, received, notes));
       },
     );
     request.on('data', (chunk: Buffer) => (sent += chunk.length));
     upstream.once('error', () => {
       if (!response.headersSent) response.writeHead(502).end();
       else response.destroy();
-      this.record(host, port, target, sent, received);
+      this.record(host, port, target, sent, received, notes);
     });
     request.pipe(upstream);
   }

@@ -16,10 +16,24 @@ export class KnownSecrets {
   private host: Record<string, string> = {};
   /** Container id → the session's secrets as (name, value) pairs. */
   private readonly sessions = new Map<string, [string, string][]>();
+  /** Pairs added by hand: bound secrets' values and placeholders (core/secrets/bound.ts). */
+  private readonly added: [string, string][] = [];
   private built: Redactor | undefined;
 
-  /** `hostSecrets` is read on each use, so that a changed environment or setting takes effect. */
-  constructor(private readonly hostSecrets: () => Record<string, string> = () => ({})) {}
+  /**
+   * `hostSecrets` is read on each use, so that a changed environment or setting takes effect;
+   * `boundValue` gives the host's value of a session's bound secret, where this process has it.
+   */
+  constructor(
+    private readonly hostSecrets: () => Record<string, string> = () => ({}),
+    private readonly boundValue: (name: string) => string | undefined = () => undefined,
+  ) {}
+
+  /** Redacts these too (a bound secret's value and placeholder): shown as `[secret:NAME]`. */
+  add(pairs: readonly (readonly [string, string])[]): void {
+    for (const [name, value] of pairs) if (value) this.added.push([name, value]);
+    this.built = undefined;
+  }
 
   /** The variables to inject into a sandbox this process opens. */
   env(): Record<string, string> {
@@ -29,7 +43,7 @@ export class KnownSecrets {
 
   /** Adds the secrets a session holds (what it was given, by this or another program). */
   learn(info: SessionInfo): void {
-    const pairs = sessionSecrets(info.spec);
+    const pairs = [...sessionSecrets(info.spec), ...this.boundValues(info.spec)];
     const known = this.sessions.get(info.id);
     if (known ? JSON.stringify(known) === JSON.stringify(pairs) : pairs.length === 0) return;
     this.sessions.set(info.id, pairs);
@@ -38,7 +52,19 @@ export class KnownSecrets {
 
   redactor(): Redactor {
     this.refresh();
-    return (this.built ??= new Redactor([...Object.entries(this.host), ...[...this.sessions.values()].flat()]));
+    return (this.built ??= new Redactor([
+      ...Object.entries(this.host),
+      ...[...this.sessions.values()].flat(),
+      ...this.added,
+    ]));
+  }
+
+  /** The values of a session's bound secrets that this process knows from its host. */
+  private boundValues(spec: SandboxSpec): [string, string][] {
+    return (spec.boundSecrets ?? []).flatMap(({ name }) => {
+      const value = this.boundValue(name);
+      return value ? [[name, value] as [string, string]] : [];
+    });
   }
 
   /** The text with every known secret replaced by `[secret:NAME]`; bound, to be passed around. */

@@ -1,6 +1,7 @@
 /**
  * The one place where settings, `.prompt` frontmatter, CLI flags and tool calls become a resolved,
- * validated `SandboxSpec`. Later layers win; `limits` and `env` merge key by key.
+ * validated `SandboxSpec`. Later layers win; `limits` and `env` merge key by key, and the names
+ * marked as secrets (`secretEnv`) add up.
  */
 import { z } from 'zod';
 import { SandboxError } from '../errors';
@@ -14,6 +15,8 @@ export function mergeLayers(layers: readonly (SpecLayer | undefined)[]): SpecLay
       if (value === undefined) continue;
       if (key === 'limits' || key === 'env') {
         (merged as Record<string, unknown>)[key] = { ...(merged[key] ?? {}), ...withoutUndefined(value as object) };
+      } else if (key === 'secretEnv') {
+        merged.secretEnv = [...new Set([...(merged.secretEnv ?? []), ...(value as string[])])];
       } else {
         (merged as Record<string, unknown>)[key] = value;
       }

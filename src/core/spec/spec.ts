@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { GiB, MiB, formatSize, parseSize } from './units';
 import { allowlistTextSchema, networkHostsSchema } from '../network/allowlist';
+import { boundSecretSchema } from '../secrets/bound';
 
 export const RUNTIMES = ['python', 'node', 'bash', 'linux'] as const;
 export type Runtime = (typeof RUNTIMES)[number];
@@ -215,6 +216,8 @@ export const sandboxSpecSchema = z
     env: envSchema.default({}).describe('Environment variables set in the sandbox.'),
     /** Which of `env` are secrets from the host: redacted wherever the session's output goes (knownSecrets.ts). */
     secretEnv: z.array(z.string().max(256)).max(1000).optional(),
+    /** Secrets whose values never enter the sandbox: `env` holds their placeholders (core/secrets/bound.ts). */
+    boundSecrets: z.array(boundSecretSchema).max(50).optional(),
   })
   .superRefine((spec, ctx) => {
     if (spec.runtime === 'linux' && spec.mode !== 'code') {

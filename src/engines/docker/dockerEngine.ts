@@ -254,7 +254,10 @@ export class DockerEngine implements SandboxEngine {
       await this.guard(() => container.start(withSignal({}, signal)), signal);
       // Its only way out, before anything of the caller's runs in it.
       if (allowlisted)
-        await this.guard(() => this.egress.start(container.id, spec, `${user.uid}:${user.gid}`, options), signal);
+        await this.guard(async () => {
+          await this.egress.start(container.id, spec, `${user.uid}:${user.gid}`, options);
+          await this.egress.trustSessionCa(container, spec, `${user.uid}:${user.gid}`, signal);
+        }, signal);
       // $HOME and a private /workspace are the sandbox user's tmpfs from the start; the first files go in as that user.
       await this.guard(
         () =>

@@ -22,9 +22,13 @@ import type { EgressProxies } from '../../core/network/egressProcesses';
 import type { SandboxSpec } from '../../core/spec/spec';
 import type { Endpoint } from './connection';
 import { listContainers, withSignal } from './engineCalls';
+import { execInContainer } from './exec';
+import { SESSION_CA_BUNDLE } from '../../core/secrets/bound';
 import { CONTAINER_PREFIX, LABEL } from './labels';
 
 export const RELAY_PORT = 3128;
+/** Where images keep their system authorities (Debian and Alpine, then Fedora's). */
+const SYSTEM_CA_BUNDLES = ['/etc/ssl/certs/ca-certificates.crt', '/etc/pki/tls/certs/ca-bundle.crt'];
 /** Where the proxy's sockets are mounted in the relay. */
 const RELAY_SOCKETS = '/run/agent-sandbox-egress';
 const RELAY_UID = 65532;
@@ -213,15 +217,16 @@ export class DockerEgress {
     sandboxId: string,
     spec: SandboxSpec,
     sandboxUser: string,
-    options: Pick<OpenOptions, 'images' | 'signal' | 'onProgress'> = {},
+    options: Pick<OpenOptions, 'images' | 'signal' | 'onProgress' | 'boundSecretValues'> = {},
   ): Promise<void> {
     const { signal, onProgress } = options;
     const image = await this.deps.nodeImage(options.images, signal, onProgress);
     onProgress?.({ message: 'Starting the network allowlist proxy' });
     const sockets = await this.proxies().start(
       sandboxId,
-      { allow: spec.networkAllow, hosts: spec.networkHosts },
+      { allow: spec.networkAllow, hosts: spec.networkHosts, bound: spec.boundSecrets ?? [] },
       signal,
+      options.boundSecretValues,
     );
     await startRelay(this.deps.docker, relayCreateOptions({ sandboxId, image, sockets, sandboxUser }), signal);
   }
@@ -240,9 +245,10 @@ export class DockerEgress {
     if (this.problem || this.proxies().isServing(sandboxId)) return undefined;
     try {
       const image = await this.deps.nodeImage(undefined, signal);
+      // Started again without the bound secrets' values (they were never kept): their placeholders stay as they are.
       const sockets = await this.proxies().start(
         sandboxId,
-        { allow: spec.networkAllow, hosts: spec.networkHosts },
+        { allow: spec.networkAllow, hosts: spec.networkHosts, bound: spec.boundSecrets ?? [] },
         signal,
       );
       const relays = await listContainers(this.deps.docker, [`${LABEL.egressFor}=${sandboxId}`], signal);
@@ -282,6 +288,40 @@ export class DockerEgress {
         .remove(withSignal({ force: true }, options.signal))
         .catch(() => undefined);
     }
+  }
+
+  /**
+   * Makes a sandbox with bound secrets trust its session CA: one file with the image's own
+   * authorities and the CA's certificate (never its key), where the spec's CA variables point.
+   */
+  async trustSessionCa(
+    container: Docker.Container,
+    spec: SandboxSpec,
+    user: string,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    if (!spec.boundSecrets?.length) return;
+    const ca = this.proxies().caCertificate(container.id);
+    if (!ca) throw new SandboxError('engine-error', "The bound secrets' proxy did not make its certificate authority.");
+    const script = `umask 022; { for f in ${SYSTEM_CA_BUNDLES.join(' ')}; do [ -r "$f" ] && { cat "$f"; echo; break; }; done; cat; } > ${SESSION_CA_BUNDLE}`;
+    const outcome = await execInContainer({
+      docker: this.deps.docker,
+      container,
+      argv: ['/bin/sh', '-c', script],
+      user,
+      cwd: '/',
+      env: [],
+      stdin: Buffer.from(ca),
+      stdoutCap: 4096,
+      stderrCap: 4096,
+      timeoutMs: 30_000,
+      signal,
+    });
+    if (outcome.exitCode !== 0)
+      throw new SandboxError(
+        'engine-error',
+        `The sandbox could not be made to trust its session CA: ${Buffer.from(outcome.stderr.bytes()).toString().trim().slice(0, 300)}`,
+      );
   }
 
   decisions(sandboxId: string, query?: DecisionQuery): NetworkDecisionPage {

@@ -241,6 +241,12 @@ export class VirtualEngine implements SandboxEngine {
 
   /** What this engine cannot do fails up front, with the Docker engine named as the way to get it. */
   private refuseWhatCannotRun(spec: SandboxSpec, options: OpenOptions): void {
+    if (spec.boundSecrets?.length)
+      throw new SandboxError(
+        'unsupported',
+        `The virtual engine cannot keep bound secrets (${spec.boundSecrets.map((secret) => secret.name).join(', ')}) outside the sandbox: its network has no proxy that adds them.`,
+        `Open the sandbox without --secret, or use a container. ${DOCKER_HINT}`,
+      );
     if (!this.capabilities.languages.includes(spec.runtime)) {
       if (spec.runtime === 'node') {
         throw new SandboxError(

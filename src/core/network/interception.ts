@@ -1,0 +1,102 @@
+/**
+ * The egress proxy's side for the domains a secret is bound to: instead of a blind tunnel, it ends
+ * the sandbox's TLS with a leaf of the session's CA (sessionCa.ts), reads each HTTP/1.1 request,
+ * puts the secrets in (secretInjection.ts), and sends it on over TLS to the address the allowlist
+ * checked, verifying the real server's certificate for the name (the system's authorities, and any
+ * extra ones the host gave). Only such domains are intercepted; every other CONNECT stays a tunnel.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Socket } from 'node:net';
+import { TLSSocket, checkServerIdentity, rootCertificates } from 'node:tls';
+import type { SessionCa } from './sessionCa';
+import { headersObject, injectSecrets, type SecretWithValue } from './secretInjection';
+import { normalName } from './egressTarget';
+
+const HOP_BY_HOP = ['connection', 'proxy-connection', 'proxy-authorization', 'keep-alive', 'te', 'trailer', 'upgrade'];
+
+export interface BoundSecrets {
+  secrets: readonly SecretWithValue[];
+  ca: SessionCa;
+  /** Authorities trusted for the real servers besides the system's (PEM). */
+  extraCa?: readonly string[];
+}
+
+interface Connection {
+  host: string;
+  port: number;
+  address: string;
+  notes: Set<string>;
+}
+
+export class Interceptor {
+  private readonly server: Server;
+  private readonly connections = new WeakMap<object, Connection>();
+  private readonly trusted: string[];
+
+  constructor(private readonly bound: BoundSecrets) {
+    this.trusted = [...rootCertificates, ...(bound.extraCa ?? [])];
+    this.server = createServer((request, response) => this.forward(request, response));
+  }
+
+  /** Whether requests for this name are intercepted: a secret is bound to it. */
+  intercepts(host: string): boolean {
+    const name = normalName(host);
+    return this.bound.secrets.some(({ secret }) => secret.domains.includes(name));
+  }
+
+  /** Serves one CONNECT whose 200 was sent; `done` gets what happened to placeholders once it closes. */
+  serve(client: Socket, host: string, port: number, address: string, done: (notes: string[]) => void): void {
+    const tls = new TLSSocket(client, { isServer: true, secureContext: this.bound.ca.contextFor(normalName(host)) });
+    const connection: Connection = { host, port, address, notes: new Set() };
+    this.connections.set(tls, connection);
+    tls.on('error', () => tls.destroy());
+    client.on('error', () => tls.destroy());
+    tls.once('close', () => {
+      client.destroy();
+      done([...connection.notes]);
+    });
+    this.server.emit('connection', tls);
+  }
+
+  /** Notes of a plain HTTP request (never intercepted, never given a value): the placeholders it carries. */
+  notesOf(host: string, url: string, rawHeaders: readonly string[]): string[] {
+    return injectSecrets({ host, intercepted: false, url, rawHeaders }, this.bound.secrets).notes;
+  }
+
+  private forward(request: IncomingMessage, response: ServerResponse): void {
+    const connection = this.connections.get(request.socket);
+    if (!connection) return void response.writeHead(500).end();
+    const { host, port, address, notes } = connection;
+    const injected = injectSecrets(
+      { host, intercepted: true, url: request.url ?? '/', rawHeaders: request.rawHeaders },
+      this.bound.secrets,
+    );
+    for (const note of injected.notes) notes.add(note);
+    const upstream = httpsRequest(
+      {
+        host: address,
+        port,
+        servername: normalName(host),
+        method: request.method,
+        path: request.url,
+        headers: headersObject(injected.rawHeaders, HOP_BY_HOP),
+        setHost: false,
+        agent: false,
+        ca: this.trusted,
+        checkServerIdentity: (_, cert) => checkServerIdentity(normalName(host), cert),
+      },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    upstream.once('error', (error) => {
+      notes.add(`${host}: ${error.message}`);
+      if (!response.headersSent)
+        response.writeHead(502, { 'content-type': 'text/plain' }).end(`Agent Sandbox proxy: ${error.message}\n`);
+      else response.destroy();
+    });
+    request.pipe(upstream);
+  }
+}

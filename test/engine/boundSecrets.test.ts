@@ -1,0 +1,233 @@
+/**
+ * Bound secrets through the built CLI on a real Docker Engine: `open --secret TOKEN=api.bound.test:…`
+ * gives the sandbox a placeholder, and its egress proxy puts the value (a fresh random canary,
+ * printed below) only into the Authorization header of HTTPS requests to api.bound.test. Traffic
+ * stays on this machine: two HTTPS servers on 127.0.0.1 with the test's own CA (made with openssl;
+ * the proxy is told to trust it with AGENT_SANDBOX_EGRESS_EXTRA_CA) and a plain HTTP one, reached
+ * under names the test maps itself (--map-host), as the allowlist tests do. Needs dist/ (node esbuild.mjs).
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CLI, runCliText } from './cliRunner';
+import { TEST_IMAGES, requireEngine } from './harness';
+
+const VALUE = `bound-canary-${randomBytes(12).toString('hex')}`;
+
+/** A CA and one leaf for both names, made with openssl in `dir`. */
+function testCertificates(dir: string): { ca: string; key: string; cert: string } {
+  const at = (name: string) => join(dir, name);
+  const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  ssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=bound secrets test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
+  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=api.bound.test');
+  writeFileSync(
+    at('leaf.ext'),
+    'subjectAltName=DNS:api.bound.test,DNS:other.test\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
+  );
+  ssl(
+    'x509',
+    '-req',
+    '-in',
+    'leaf.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'leaf.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'leaf.ext',
+  );
+  return { ca: at('ca.pem'), key: readFileSync(at('leaf.key'), 'utf8'), cert: readFileSync(at('leaf.pem'), 'utf8') };
+}
+
+/** Run in the sandbox: GET a URL with urllib (through the proxy variables), `Authorization: Bearer $TOKEN`. */
+const GET = String.raw`
+import json, os, ssl, sys, urllib.error, urllib.request
+url, verify = sys.argv[1], sys.argv[2] == 'verify'
+context = ssl.create_default_context() if verify else ssl._create_unverified_context()
+request = urllib.request.Request(url, headers={'Authorization': 'Bearer ' + os.environ['TOKEN']})
+try:
+    answer = urllib.request.urlopen(request, timeout=20, context=context)
+    print(json.dumps({'status': answer.status, 'body': answer.read().decode()}))
+except urllib.error.HTTPError as error:
+    print(json.dumps({'status': error.code, 'body': error.read().decode()}))
+except OSError as error:
+    print(json.dumps({'error': str(error)}))
+`;
+
+describe('bound secrets through the CLI (real engine)', function () {
+  const work = mkdtempSync(join(tmpdir(), 'agent-sandbox-bound-'));
+  const folder = join(work, 'folder');
+  const state = join(work, 'state');
+  const seen: { server: string; headers: IncomingHttpHeaders }[] = [];
+  const servers: Server[] = [];
+  const ports: Record<'bound' | 'other' | 'plain', number> = { bound: 0, other: 0, plain: 0 };
+  let env: NodeJS.ProcessEnv;
+  const cli = (args: string[], more: NodeJS.ProcessEnv = {}) =>
+    runCliText([args[0]!, '--folder', folder, ...args.slice(1)], { env: { ...env, ...more }, stdin: '' });
+  const exec = async (command: string, ...flags: string[]) => {
+    const run = await cli(['exec', '--session', 'bound', ...flags, '--', 'sh', '-c', command]);
+    assert.equal(run.code, 0, run.stderr);
+    return run.stdout;
+  };
+  const get = async (url: string, verify = true) =>
+    JSON.parse(await exec(`python3 $HOME/get.py ${url} ${verify ? 'verify' : 'no'}`)) as Record<string, unknown>;
+  const decisions = () =>
+    readdirSync(join(state, 'egress')).flatMap((id) => {
+      const file = join(state, 'egress', id, 'decisions.jsonl');
+      return existsSync(file) ? readFileSync(file, 'utf8') : '';
+    });
+
+  before(async function () {
+    await requireEngine(this);
+    assert.ok(existsSync(CLI), `build the CLI first (node esbuild.mjs): ${CLI}`);
+    process.stdout.write(`      canary value of TOKEN (random): ${VALUE}\n`);
+    execFileSync('mkdir', ['-p', folder, state]);
+    const certs = testCertificates(work);
+    const record =
+      (server: string) => (request: { headers: IncomingHttpHeaders }, response: { end(text: string): void }) => {
+        seen.push({ server, headers: request.headers });
+        response.end(`hello from ${server}`);
+      };
+    const bound = createHttpsServer({ key: certs.key, cert: certs.cert }, record('bound'));
+    const other = createHttpsServer({ key: certs.key, cert: certs.cert }, record('other'));
+    const plain = createHttpServer(record('plain'));
+    for (const [name, server] of [
+      ['bound', bound],
+      ['other', other],
+      ['plain', plain],
+    ] as const) {
+      await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+      ports[name] = (server.address() as AddressInfo).port;
+      servers.push(server);
+    }
+    env = {
+      AGENT_SANDBOX_IMAGE_PYTHON: TEST_IMAGES.python,
+      AGENT_SANDBOX_IMAGE_NODE: TEST_IMAGES.node,
+      AGENT_SANDBOX_POOL_SIZE: '0',
+      AGENT_SANDBOX_STATE_DIR: state,
+      AGENT_SANDBOX_EGRESS_EXTRA_CA: certs.ca,
+      TOKEN: VALUE,
+    };
+  });
+
+  after(async () => {
+    if (env) await cli(['close', '--all']);
+    for (const server of servers) server.close();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('refuses a bad binding with its shape, and an unset variable by name', async () => {
+    const bad = await cli(['open', '--session', 'bad', '--secret', 'TOKEN=api.bound.test']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /NAME=DOMAIN\[,DOMAIN\.\.\.\]:HOW/);
+    const unset = await cli(['open', '--session', 'bad', '--secret', 'NOT_SET_ANYWHERE=api.bound.test:basic:me']);
+    assert.equal(unset.code, 2);
+    assert.match(unset.stderr, /host environment variable NOT_SET_ANYWHERE is unset/);
+  });
+
+  it('open says what the binding does; the sandbox holds a placeholder, shown as [secret:TOKEN]', async () => {
+    const opened = await cli([
+      'open',
+      '--session',
+      'bound',
+      '--runtime',
+      'python',
+      '--secret',
+      'TOKEN=api.bound.test:header:Authorization: Bearer {value}',
+      '--map-host',
+      'api.bound.test=127.0.0.1',
+      '--map-host',
+      'other.test=127.0.0.1',
+      '--allow-domain',
+      'other.test',
+    ]);
+    assert.equal(opened.code, 0, opened.stderr);
+    const said = opened.stdout + opened.stderr;
+    assert.match(
+      said,
+      /Bound secret TOKEN: the sandbox holds a placeholder; .* api\.bound\.test, which the allowlist now includes/,
+    );
+    assert.ok(!said.includes(VALUE));
+    assert.equal(await exec('echo "$TOKEN"'), '[secret:TOKEN]\n');
+    assert.match(await exec('echo "$TOKEN"', '--show-secrets'), /^agent-sandbox-placeholder-[0-9a-f]{32}\n$/);
+    await exec(`cat > $HOME/get.py <<'EOF'\n${GET}\nEOF`);
+  });
+
+  it('an HTTPS request to the bound domain (python urllib, verifying) arrives with the real value', async () => {
+    const answer = await get(`https://api.bound.test:${ports.bound}/`);
+    assert.deepEqual(answer, { status: 200, body: 'hello from bound' });
+    const last = seen.at(-1)!;
+    assert.equal(last.server, 'bound');
+    assert.equal(last.headers.authorization, `Bearer ${VALUE}`);
+    assert.match(decisions().join(''), /"secrets":\["TOKEN added for api\.bound\.test"\]/);
+  });
+
+  it('the same request to another name arrives with the placeholder; by plain HTTP the attempt is logged', async () => {
+    const placeholder = (await exec('printf %s "$TOKEN"', '--show-secrets')).trim();
+    // other.test is not intercepted: its TLS goes through to the server (whose CA the sandbox does not know).
+    assert.deepEqual(await get(`https://other.test:${ports.other}/`, false), { status: 200, body: 'hello from other' });
+    assert.equal(seen.at(-1)!.headers.authorization, `Bearer ${placeholder}`);
+    assert.deepEqual(await get(`http://other.test:${ports.plain}/`), { status: 200, body: 'hello from plain' });
+    assert.equal(seen.at(-1)!.headers.authorization, `Bearer ${placeholder}`);
+    assert.match(decisions().join(''), /"secrets":\["TOKEN sent toward other\.test: not replaced"\]/);
+    assert.ok(!decisions().join('').includes(VALUE));
+  });
+
+  it('run --secret does the same in a one-off sandbox, and prints the placeholder as [secret:TOKEN]', async () => {
+    const code = `import os, urllib.request as u\nprint(os.environ['TOKEN'])\nprint(u.urlopen(u.Request('https://api.bound.test:${ports.bound}/', headers={'Authorization': 'Bearer ' + os.environ['TOKEN']}), timeout=20).read().decode())`;
+    const run = await cli([
+      'run',
+      '--runtime',
+      'python',
+      '--secret',
+      'TOKEN=api.bound.test:header:Authorization: Bearer {value}',
+      '--map-host',
+      'api.bound.test=127.0.0.1',
+      '--code',
+      code,
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, '[secret:TOKEN]\nhello from bound\n');
+    assert.equal(seen.at(-1)!.headers.authorization, `Bearer ${VALUE}`);
+  });
+
+  it('the value is nowhere in the sandbox: not in any readable environment, /tmp, /workspace, $HOME or env', async () => {
+    const dump = await exec(
+      'for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do cat "$f" 2>/dev/null; echo; done; env; find /tmp /workspace "$HOME" -type f -size -5M -exec cat {} + 2>/dev/null; true',
+      '--show-secrets',
+    );
+    assert.ok(dump.includes('agent-sandbox-placeholder-'), 'the dump holds the placeholder (it read the environment)');
+    assert.ok(dump.includes('BEGIN CERTIFICATE'), 'the dump holds the CA bundle');
+    assert.ok(!dump.includes(VALUE), 'the value is in the sandbox');
+    assert.ok(!dump.includes('PRIVATE KEY'), 'a private key is in the sandbox');
+  });
+});
