@@ -220,6 +220,35 @@ describe('bound secrets through the CLI (real engine)', function () {
     assert.equal(seen.at(-1)!.headers.authorization, `Bearer ${VALUE}`);
   });
 
+  it('Node.js trusts the session CA through NODE_EXTRA_CA_CERTS (a CONNECT of its own: Node 18`s fetch ignores the proxy)', async () => {
+    const code = [
+      "const http = require('http'), tls = require('tls');",
+      `const host = 'api.bound.test', port = ${ports.bound};`,
+      'const proxy = new URL(process.env.HTTPS_PROXY);',
+      "http.request({ host: proxy.hostname, port: proxy.port, method: 'CONNECT', path: `${host}:${port}` }).on('connect', (answer, socket) => {",
+      '  const secure = tls.connect({ socket, servername: host }, () =>',
+      '    secure.write(`GET / HTTP/1.1\\r\\nHost: ${host}\\r\\nAuthorization: Bearer ${process.env.TOKEN}\\r\\nConnection: close\\r\\n\\r\\n`));',
+      "  let text = ''; secure.on('data', (data) => (text += data));",
+      "  secure.on('end', () => console.log(text.split('\\r\\n\\r\\n')[1]));",
+      "  secure.on('error', (error) => console.log('error: ' + error.message));",
+      '}).end();',
+    ].join('\n');
+    const run = await cli([
+      'run',
+      '--runtime',
+      'node',
+      '--secret',
+      'TOKEN=api.bound.test:header:Authorization: Bearer {value}',
+      '--map-host',
+      'api.bound.test=127.0.0.1',
+      '--code',
+      code,
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, 'hello from bound\n');
+    assert.equal(seen.at(-1)!.headers.authorization, `Bearer ${VALUE}`);
+  });
+
   it('the value is nowhere in the sandbox: not in any readable environment, /tmp, /workspace, $HOME or env', async () => {
     const dump = await exec(
       'for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do cat "$f" 2>/dev/null; echo; done; env; find /tmp /workspace "$HOME" -type f -size -5M -exec cat {} + 2>/dev/null; true',
@@ -229,5 +258,11 @@ describe('bound secrets through the CLI (real engine)', function () {
     assert.ok(dump.includes('BEGIN CERTIFICATE'), 'the dump holds the CA bundle');
     assert.ok(!dump.includes(VALUE), 'the value is in the sandbox');
     assert.ok(!dump.includes('PRIVATE KEY'), 'a private key is in the sandbox');
+    // Nor in what the engine keeps of the sandbox (its environment, its labels with the spec).
+    const ids = execFileSync('docker', ['ps', '-q'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+    assert.ok(ids.length > 0);
+    const inspected = execFileSync('docker', ['inspect', ...ids], { encoding: 'utf8' });
+    assert.ok(inspected.includes('agent-sandbox-placeholder-'));
+    assert.ok(!inspected.includes(VALUE), 'the value is in the container`s configuration');
   });
 });
