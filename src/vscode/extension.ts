@@ -25,6 +25,7 @@ import { registerTools } from './tools/registerTools';
 import { registerPromptLanguage } from './prompt/registerPromptLanguage';
 import { registerCopyReview } from './copyReview/registerCopyReview';
 import { registerSandboxParticipant } from './chat/sandboxParticipant';
+import { NestedGitGuard } from './nestedGitGuard';
 import type { CopyReviewModel } from './copyReview/copyReviewModel';
 import { defaultStateDir } from '../core/sessions/leases';
 import { mcpServerDefinitions, registerMcpServer, type McpServerDeps } from './mcpServerProvider';
@@ -40,6 +41,8 @@ export interface AgentSandboxApi {
   readonly activity: ActivityLog;
   /** The changes of this folder's copy sessions, as Source Control › Sandbox changes shows them. */
   readonly copyReview: CopyReviewModel;
+  /** Sets aside a .git a read-write sandbox creates below the top of the folder. */
+  readonly gitGuard: NestedGitGuard;
   /** The MCP servers offered to VS Code now (agentSandbox.mcp.enabled). */
   mcpServerDefinitions(): vscode.McpStdioServerDefinition[];
 }
@@ -134,6 +137,12 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     settings,
     workspaceFolder,
   };
+  const gitGuard = new NestedGitGuard({
+    workspaceFolder,
+    list: () => service.list(),
+    onDidChangeSessions: (listener) => service.onDidChangeSessions(listener),
+    log,
+  });
   const store = new FileStore(vscode.Uri.joinPath(context.globalStorageUri, 'files').fsPath);
 
   context.subscriptions.push(
@@ -166,6 +175,7 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     housekeeping,
     panel,
     ...copyReview.disposables,
+    gitGuard,
     vscode.window.registerWebviewViewProvider(SandboxPanel.viewId, panel),
     vscode.commands.registerCommand('agentSandbox.showPanel', () =>
       vscode.commands.executeCommand(`${SandboxPanel.viewId}.focus`),
@@ -209,6 +219,7 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     panel,
     activity,
     copyReview: copyReview.model,
+    gitGuard,
     statusText: () => statusBar.text,
     mcpServerDefinitions: () => mcpServerDefinitions(mcp),
   };
