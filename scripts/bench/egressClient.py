@@ -7,7 +7,9 @@ requests themselves, never the start of a process or a docker exec:
 
 MODE is `direct` (a GET to HOST:PORT), `http` (HOST:PORT is the proxy: a GET in absolute form for
 http://TARGET_HOST:TARGET_PORT/PATH) or `connect` (HOST:PORT is the proxy: CONNECT to the target,
-then the same GET through the tunnel). A HOST that starts with / is a unix socket's path (PORT is
+then the same GET through the tunnel) or `tls` (the same CONNECT, then TLS for TARGET_HOST, verified
+with the default authorities (SSL_CERT_FILE) and the file BENCH_CA names, and a GET with
+`Authorization: Bearer $TOKEN`: a bound secret's request). A HOST that starts with / is a unix socket's path (PORT is
 then ignored). Each of the COUNT requests opens a new connection, and its
 time runs from before connect() to the last byte of the body. The answer:
 
@@ -18,11 +20,22 @@ with the status, body length and CRC-32 of the last response (computed after its
 
 import os
 import socket
+import ssl
 import sys
 import time
 import zlib
 
 buffer = bytearray(1 << 16)
+tls_context = None
+
+
+def tls(sock, name):
+    global tls_context
+    if tls_context is None:
+        tls_context = ssl.create_default_context()
+        if os.environ.get("BENCH_CA"):
+            tls_context.load_verify_locations(cafile=os.environ["BENCH_CA"])
+    return tls_context.wrap_socket(sock, server_hostname=name)
 
 
 def read_head(sock, pending):
@@ -50,13 +63,19 @@ def request(mode, host, port, target_host, target_port, path):
         else:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         pending = bytearray()
-        if mode == "connect":
+        if mode in ("connect", "tls"):
             sock.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (authority, authority)).encode())
             head, pending = read_head(sock, pending)
             if not head.startswith(b"HTTP/1.1 200"):
                 raise RuntimeError("CONNECT answered %r" % head[:200])
+        auth = ""
+        if mode == "tls":
+            if pending:
+                raise RuntimeError("bytes after the CONNECT answer")
+            sock = tls(sock, target_host)
+            auth = "Authorization: Bearer %s\r\n" % os.environ["TOKEN"]
         target = "http://%s%s" % (authority, path) if mode == "http" else path
-        sock.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (target, authority)).encode())
+        sock.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\n%sConnection: close\r\n\r\n" % (target, authority, auth)).encode())
         head, pending = read_head(sock, pending)
         status = int(head.split(b" ", 2)[1])
         length = None

@@ -93,6 +93,7 @@ export class EgressProxy {
 
   close(): Promise<void> {
     for (const socket of this.sockets) socket.destroy();
+    this.interceptor?.close();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 

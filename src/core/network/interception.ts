@@ -6,9 +6,9 @@
  * extra ones the host gave). Only such domains are intercepted; every other CONNECT stays a tunnel.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
-import { TLSSocket, checkServerIdentity, rootCertificates } from 'node:tls';
+import { TLSSocket, checkServerIdentity, createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import type { SessionCa } from './sessionCa';
 import { headersObject, injectSecrets, type SecretWithValue } from './secretInjection';
 import { normalName } from './egressTarget';
@@ -32,11 +32,21 @@ interface Connection {
 export class Interceptor {
   private readonly server: Server;
   private readonly connections = new WeakMap<object, Connection>();
-  private readonly trusted: string[];
+  /**
+   * Connections to the real servers, kept for the next request (one TLS handshake fewer), made with
+   * one context of the trusted authorities (a context per request would parse them all each time: about 20 ms).
+   */
+  private readonly agent: Agent;
 
   constructor(private readonly bound: BoundSecrets) {
-    this.trusted = [...rootCertificates, ...(bound.extraCa ?? [])];
+    const trusted: SecureContext = createSecureContext({ ca: [...rootCertificates, ...(bound.extraCa ?? [])] });
+    this.agent = new Agent({ keepAlive: true, maxFreeSockets: 16, timeout: 30_000, secureContext: trusted });
     this.server = createServer((request, response) => this.forward(request, response));
+  }
+
+  /** Closes the kept connections to the real servers. */
+  close(): void {
+    this.agent.destroy();
   }
 
   /** Whether requests for this name are intercepted: a secret is bound to it. */
@@ -82,8 +92,7 @@ export class Interceptor {
         path: request.url,
         headers: headersObject(injected.rawHeaders, HOP_BY_HOP),
         setHost: false,
-        agent: false,
-        ca: this.trusted,
+        agent: this.agent,
         checkServerIdentity: (_, cert) => checkServerIdentity(normalName(host), cert),
       },
       (answer) => {
