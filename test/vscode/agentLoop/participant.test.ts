@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { lookUntil } from '../suite/helpers';
+import { lookUntil, setWorkspaceAccessInUserSettings } from '../suite/helpers';
 import { runCase, scriptedModelReady, snapshot } from './chat';
 import { loopDir } from './script';
 
@@ -265,6 +265,44 @@ suite('@sandbox in the chat', function () {
     const ended = api.activity.recent().find((entry) => entry.summary === 'sleep 600');
     assert.ok(ended, 'the call ended');
     assert.equal(ended.ok, false);
+  });
+
+  test("a call the tools' rules ask about is confirmed in the chat before it runs", async () => {
+    await setWorkspaceAccessInUserSettings('ro');
+    try {
+      write(
+        'reader.prompt',
+        [
+          '---',
+          'tools: [fs_read]',
+          'sandbox:',
+          '  mode: code',
+          '  runtime: bash',
+          '  workspace: ro',
+          '---',
+          '[scripted-case:agent-confirm] Read hello.py.',
+          '',
+        ].join('\n'),
+      );
+      const run = await runCase(
+        {
+          id: 'agent-confirm',
+          turns: [
+            { calls: [{ name: 'sandbox_fs_read', input: { path: '/workspace/hello.py' } }] },
+            { text: 'Read it.' },
+          ],
+        },
+        {
+          query: '@sandbox /run agents/reader.prompt',
+          answers: [{ dialog: 'Allow for This Sandbox' }],
+          timeoutMs: 120_000,
+        },
+      );
+      assert.match(run.seen[0]!.title, /Sandbox "agent:reader\/default" would read your workspace folder/);
+      assert.match(resultText(run, 'agent-confirm-t0-c0'), /hello from the test workspace/);
+    } finally {
+      await setWorkspaceAccessInUserSettings('none');
+    }
   });
 
   test('a file with errors is refused with the problems the editor shows', async () => {
