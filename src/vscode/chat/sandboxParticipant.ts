@@ -15,7 +15,7 @@ import {
   sandboxBriefing,
 } from '../../core/prompt/agentRun';
 import { agentScopeKey } from '../../core/prompt/analyzePrompt';
-import { renderPrompt, type RenderedMessage } from '../../core/prompt/render';
+import type { RenderedMessage } from '../../core/prompt/render';
 import { partialsBeside } from '../../core/prompt/renderPartials';
 import { errorMessage } from '../../core/errors';
 import type { SandboxService } from '../../core/sessions/sandboxService';
@@ -156,6 +156,8 @@ async function runAgentFile(
     return refused(vscode.l10n.t('There is no file {0}.', vscode.workspace.asRelativePath(uri)));
   }
   const shown = vscode.workspace.asRelativePath(uri);
+  // Dotprompt (with Handlebars) loads on the first run, not when VS Code starts.
+  const { renderPrompt } = await import('../../core/prompt/render');
   const outcome = await renderPrompt({
     text: document.getText(),
     file: shown,
