@@ -8,7 +8,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { allowlistSchema } from '../../src/core/network/allowlist';
 import { EgressProxy, type NetworkDecision } from '../../src/core/network/egressProxy';
-import { injectSecrets } from '../../src/core/network/secretInjection';
+import { bodyWatcher, injectSecrets } from '../../src/core/network/secretInjection';
 import { SessionCa } from '../../src/core/network/sessionCa';
 import { boundFromHost, boundSecretsLayer, parseBinding, type BoundSecret } from '../../src/core/secrets/bound';
 import { KnownSecrets } from '../../src/core/secrets/knownSecrets';
@@ -20,7 +20,14 @@ function listen(server: Server): Promise<number> {
 }
 
 /** CONNECT through the proxy, TLS trusting `ca` for `name`, one GET; the answer's body. */
-function viaTls(proxyPort: number, name: string, port: number, ca: string, headers: string): Promise<string> {
+function viaTls(
+  proxyPort: number,
+  name: string,
+  port: number,
+  ca: string,
+  headers: string,
+  body = '',
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(proxyPort, '127.0.0.1', () =>
       socket.write(`CONNECT ${name}:${port} HTTP/1.1\r\nHost: ${name}:${port}\r\n\r\n`),
@@ -28,7 +35,7 @@ function viaTls(proxyPort: number, name: string, port: number, ca: string, heade
     socket.once('data', (chunk) => {
       if (!chunk.toString().startsWith('HTTP/1.1 200')) return reject(new Error(chunk.toString()));
       const tls = tlsConnect({ socket, servername: name, ca }, () =>
-        tls.write(`GET /path HTTP/1.1\r\n${headers}Connection: close\r\n\r\n`),
+        tls.write(`${body ? 'POST' : 'GET'} /path HTTP/1.1\r\n${headers}Connection: close\r\n\r\n${body}`),
       );
       let text = '';
       tls.on('data', (data) => (text += data.toString()));
@@ -140,6 +147,20 @@ describe('bound secrets', () => {
       }
     });
 
+    it('notes a placeholder in a body once, also when it is cut between two chunks', () => {
+      const notes: string[] = [];
+      const watch = bodyWatcher(secrets, 'api.bound.test', (note) => notes.push(note));
+      const body = Buffer.from(`{"token": "${secret.placeholder}"}`);
+      watch(body.subarray(0, 20));
+      watch(body.subarray(20));
+      watch(body);
+      assert.deepEqual(notes, ['TOKEN in a body toward api.bound.test: not replaced']);
+      const none: string[] = [];
+      const other = bodyWatcher(secrets, 'x', (note) => none.push(note));
+      for (let i = 0; i < 100; i++) other(Buffer.from(secret.placeholder.slice(0, 30)));
+      assert.deepEqual(none, []);
+    });
+
     it('puts a basic binding`s value in as the password of its user only', () => {
       const basic: BoundSecret = { ...parseBinding('PW=api.bound.test:basic:me'), placeholder: secret.placeholder };
       const header = (user: string) => `Basic ${Buffer.from(`${user}:${secret.placeholder}`).toString('base64')}`;
@@ -159,12 +180,16 @@ describe('bound secrets', () => {
   describe('through the egress proxy', function () {
     this.timeout(20_000);
     const upstreamCa = new SessionCa();
-    const seen: { host: string; headers: IncomingHttpHeaders }[] = [];
+    const seen: { host: string; headers: IncomingHttpHeaders; body?: string }[] = [];
     const https = createHttpsServer(
       { SNICallback: (name, done) => done(null, upstreamCa.contextFor(name)) },
       (request, response) => {
-        seen.push({ host: request.headers.host ?? '', headers: request.headers });
-        response.end('from the test server');
+        let body = '';
+        request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        request.on('end', () => {
+          seen.push({ host: request.headers.host ?? '', headers: request.headers, body });
+          response.end('from the test server');
+        });
       },
     );
     const http = createHttpServer((request, response) => {
@@ -220,6 +245,23 @@ describe('bound secrets', () => {
       const decision = decisions.find((entry) => entry.host === 'api.bound.test')!;
       assert.deepEqual(decision.secrets, ['TOKEN added for api.bound.test']);
       assert.ok(!JSON.stringify(decisions).includes(VALUE));
+    });
+
+    it('sends a placeholder in the body of a request to the bound domain as it is, and notes it', async () => {
+      const count = decisions.length;
+      const payload = `token=${secret.placeholder}`;
+      const body = await viaTls(
+        proxyPort,
+        'api.bound.test',
+        httpsPort,
+        ca.certPem,
+        `Host: api.bound.test\r\nContent-Length: ${payload.length}\r\n`,
+        payload,
+      );
+      assert.equal(body, 'from the test server');
+      assert.equal(seen.at(-1)!.body, payload);
+      await until(() => decisions.length > count);
+      assert.deepEqual(decisions.at(-1)!.secrets, ['TOKEN in a body toward api.bound.test: not replaced']);
     });
 
     it('tunnels other names as before: the sandbox`s TLS reaches the real server, which gets the placeholder', async () => {

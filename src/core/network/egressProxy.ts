@@ -20,6 +20,7 @@ import { decisionOf, egressTarget, type EgressTarget } from './egressTarget';
 import { refusalBody } from './refusal';
 import { readsInto, tieEnds } from './egressPipe';
 import { Interceptor, type BoundSecrets } from './interception';
+import { headersObject } from './secretInjection';
 
 export interface NetworkDecision {
   host: string;
@@ -170,7 +171,7 @@ export class EgressProxy {
     const port = Number(url.port || 80);
     const target = await this.target(host, port);
     // Plain HTTP is never given a secret: a placeholder in it is only noted.
-    const notes = this.interceptor?.notesOf(host, request.url ?? '', request.rawHeaders) ?? [];
+    const notes = this.interceptor?.notesOf(request, host) ?? [];
     if ('refused' in target) {
       this.record(host, port, target, 0, 0, notes);
       const body = refusalBody(target.refused);
@@ -196,7 +197,8 @@ export class EgressProxy {
           `HTTP/${answer.httpVersion} ${answer.statusCode} ${answer.statusMessage}`,
           answer.rawHeaders,
         );
-        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        // Hop-by-hop headers are the upstream connection's own (its keep-alive would hold the client's open).
+        response.writeHead(answer.statusCode ?? 502, headersObject(answer.rawHeaders, HOP_BY_HOP));
         answer.on('data', (chunk: Buffer) => (received += chunk.length));
         answer.pipe(response);
         answer.once('end', () => this.record(host, port, target, sent, received, notes));

@@ -10,7 +10,7 @@ import { Agent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { TLSSocket, checkServerIdentity, createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import type { SessionCa } from './sessionCa';
-import { headersObject, injectSecrets, type SecretWithValue } from './secretInjection';
+import { bodyWatcher, headersObject, injectSecrets, type SecretWithValue } from './secretInjection';
 import { normalName } from './egressTarget';
 
 const HOP_BY_HOP = ['connection', 'proxy-connection', 'proxy-authorization', 'keep-alive', 'te', 'trailer', 'upgrade'];
@@ -69,9 +69,20 @@ export class Interceptor {
     this.server.emit('connection', tls);
   }
 
-  /** Notes of a plain HTTP request (never intercepted, never given a value): the placeholders it carries. */
-  notesOf(host: string, url: string, rawHeaders: readonly string[]): string[] {
-    return injectSecrets({ host, intercepted: false, url, rawHeaders }, this.bound.secrets).notes;
+  /**
+   * Notes of a plain HTTP request (never intercepted, never given a value): the placeholders its
+   * head carries, and those of its body as it is read (added to the array returned).
+   */
+  notesOf(request: IncomingMessage, host: string): string[] {
+    const notes = injectSecrets(
+      { host, intercepted: false, url: request.url ?? '', rawHeaders: request.rawHeaders },
+      this.bound.secrets,
+    ).notes;
+    request.on(
+      'data',
+      bodyWatcher(this.bound.secrets, host, (note) => notes.push(note)),
+    );
+    return notes;
   }
 
   private forward(request: IncomingMessage, response: ServerResponse): void {
@@ -83,6 +94,10 @@ export class Interceptor {
       this.bound.secrets,
     );
     for (const note of injected.notes) notes.add(note);
+    request.on(
+      'data',
+      bodyWatcher(this.bound.secrets, host, (note) => notes.add(note)),
+    );
     const upstream = httpsRequest(
       {
         host: address,
@@ -96,7 +111,12 @@ export class Interceptor {
         checkServerIdentity: (_, cert) => checkServerIdentity(normalName(host), cert),
       },
       (answer) => {
-        response.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.headers);
+        // Hop-by-hop headers are the kept upstream connection's own, not the sandbox's.
+        response.writeHead(
+          answer.statusCode ?? 502,
+          answer.statusMessage,
+          headersObject(answer.rawHeaders, HOP_BY_HOP),
+        );
         answer.pipe(response);
       },
     );

@@ -98,3 +98,31 @@ function basicParts(text: string): { user: string; password: string } | undefine
   const colon = decoded.indexOf(':');
   return colon < 0 ? undefined : { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
+
+/**
+ * Watches a request's body for placeholders (never replaced there): `note` is told once per secret
+ * found, also when one is cut between two chunks.
+ */
+export function bodyWatcher(
+  secrets: readonly SecretWithValue[],
+  host: string,
+  note: (text: string) => void,
+): (chunk: Buffer) => void {
+  const placeholders = secrets.map(({ secret }) => ({ name: secret.name, bytes: Buffer.from(secret.placeholder) }));
+  const keep = Math.max(0, ...placeholders.map(({ bytes }) => bytes.length - 1));
+  const found = new Set<string>();
+  let tail = Buffer.alloc(0);
+  return (chunk) => {
+    if (found.size === placeholders.length) return;
+    // Only the seam is copied: the end of the last chunk with the start of this one.
+    const seam = tail.length ? Buffer.concat([tail, chunk.subarray(0, keep)]) : undefined;
+    for (const { name, bytes } of placeholders) {
+      if (found.has(name) || !(chunk.includes(bytes) || seam?.includes(bytes))) continue;
+      found.add(name);
+      note(`${name} in a body toward ${host}: not replaced`);
+    }
+    tail = Buffer.from(
+      chunk.length >= keep ? chunk.subarray(chunk.length - keep) : Buffer.concat([tail, chunk]).subarray(-keep),
+    );
+  };
+}
