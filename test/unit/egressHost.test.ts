@@ -9,7 +9,8 @@ import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DecisionLog, DECISIONS_FILE, readDecisions } from '../../src/core/network/decisionLog';
-import { EGRESS_FILES, runEgressHost } from '../../src/core/network/egressHost';
+import { EGRESS_FILES } from '../../src/core/network/egressFiles';
+import { runEgressHost } from '../../src/core/network/egressHost';
 import type { NetworkDecision } from '../../src/core/network/egressProxy';
 
 const decision = (host: string, allowed = false): NetworkDecision => ({

@@ -11,46 +11,20 @@ import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { allowEntries, allowlistTextSchema, networkHostsSchema, type AllowEntry } from './allowlist';
+import { allowEntries, allowlistTextSchema, type AllowEntry } from './allowlist';
+import { BOUND_VALUES_ENV, EGRESS_FILES, EXTRA_CA_ENV, egressConfigSchema, holderOf } from './egressFiles';
+export {
+  BOUND_VALUES_ENV,
+  EGRESS_FILES,
+  EXTRA_CA_ENV,
+  egressConfigSchema,
+  holderOf,
+  type EgressConfig,
+} from './egressFiles';
 import { DecisionLog } from './decisionLog';
 import { EgressProxy } from './egressProxy';
-import { boundSecretSchema } from '../secrets/bound';
 import type { BoundSecrets } from './interception';
-import { SessionCa } from './sessionCa';
 import type { SecretWithValue } from './secretInjection';
-
-/** The files of a sandbox's folder, relative to it (the process works in the folder, so socket paths stay short). */
-export const EGRESS_FILES = {
-  config: 'config.json',
-  /** Names allowed while packages install, with when that ends (see egressProcesses.ts allowDuringInstall). */
-  install: 'install.json',
-  /** The process's pid, written once it holds the folder (exclusive). */
-  lock: 'pid',
-  /** The same pid, written once both sockets listen. */
-  ready: 'ready',
-  /** The folder mounted into the relay: only the two sockets. */
-  sockets: 'socket',
-  proxySocket: 'socket/proxy.sock',
-  lifelineSocket: 'socket/life.sock',
-  log: 'proxy.log',
-  /** The session CA's certificate, when the sandbox has bound secrets (its key stays in the process). */
-  ca: 'ca.pem',
-} as const;
-
-/** The values of the bound secrets, as JSON {NAME: value}, in the proxy process's environment only (never on disk). */
-export const BOUND_VALUES_ENV = 'AGENT_SANDBOX_BOUND_VALUES';
-/** A file of extra authorities (PEM) trusted for the real servers behind bound domains: for tests with their own CA. */
-export const EXTRA_CA_ENV = 'AGENT_SANDBOX_EGRESS_EXTRA_CA';
-
-export const egressConfigSchema = z.object({
-  allow: allowlistTextSchema.min(1),
-  hosts: networkHostsSchema.default({}),
-  /** Where `localhost:PORT` entries lead. */
-  localAddress: z.string().default('localhost'),
-  /** Bound secrets without their values (see BOUND_VALUES_ENV). */
-  bound: z.array(boundSecretSchema).max(50).default([]),
-});
-export type EgressConfig = z.input<typeof egressConfigSchema>;
 
 const installSchema = z.object({ allow: allowlistTextSchema, until: z.number() });
 
@@ -73,7 +47,7 @@ export async function runEgressHost(dir: string, signal: AbortSignal, timings: E
   const base = allowEntries(config.allow);
   const log = new DecisionLog(dir);
   const install = installEntries(at(EGRESS_FILES.install));
-  const bound = boundSecrets(config.bound);
+  const bound = await boundSecrets(config.bound);
   rmSync(at(EGRESS_FILES.ca), { force: true });
   if (bound) writeFileSync(at(EGRESS_FILES.ca), bound.ca.certPem, { mode: 0o600 });
   const proxy = new EgressProxy({
@@ -136,7 +110,7 @@ export async function runEgressHost(dir: string, signal: AbortSignal, timings: E
  * The bound secrets with their values (a secret without a value is only noted: its placeholder is
  * never replaced) and a new CA for them; undefined when the sandbox has none.
  */
-function boundSecrets(secrets: z.output<typeof egressConfigSchema>['bound']): BoundSecrets | undefined {
+async function boundSecrets(secrets: z.output<typeof egressConfigSchema>['bound']): Promise<BoundSecrets | undefined> {
   if (!secrets.length) return undefined;
   let values: Record<string, unknown> = {};
   try {
@@ -151,6 +125,8 @@ function boundSecrets(secrets: z.output<typeof egressConfigSchema>['bound']): Bo
   });
   const extraFile = process.env[EXTRA_CA_ENV];
   const extraCa = extraFile ? [readFileSync(extraFile, 'utf8')] : [];
+  // node-forge loads only in a proxy process that intercepts: the extension and the CLI never need it.
+  const { SessionCa } = await import('./sessionCa');
   return { secrets: withValues, ca: new SessionCa(), extraCa };
 }
 
@@ -169,23 +145,6 @@ function claim(lock: string): (() => void) | undefined {
     }
   }
   return undefined;
-}
-
-/** The living process a pid file names, if any. */
-export function holderOf(file: string): number | undefined {
-  let pid: number;
-  try {
-    pid = Number(readFileSync(file, 'utf8').trim());
-  } catch {
-    return undefined;
-  }
-  if (!Number.isInteger(pid) || pid <= 0) return undefined;
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM' ? pid : undefined;
-  }
 }
 
 /** The names allowed for a package install under way, read again only when the file changes. */

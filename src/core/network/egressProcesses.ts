@@ -26,7 +26,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SandboxError, abortError } from '../errors';
 import { defaultStateDir } from '../sessions/leases';
 import { readDecisions, type DecisionQuery, type NetworkDecisionPage } from './decisionLog';
-import { BOUND_VALUES_ENV, EGRESS_FILES, holderOf, type EgressConfig } from './egressHost';
+import { BOUND_VALUES_ENV, EGRESS_FILES, holderOf, type EgressConfig } from './egressFiles';
 
 const ID = /^[0-9a-f]{12,64}$/;
 /** How long a proxy process may take to listen. */
