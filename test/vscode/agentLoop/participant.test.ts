@@ -17,16 +17,26 @@ interface Api {
   activity: { recent(): { tool: string; summary: string; sandboxId?: string; ok: boolean }[] };
 }
 
-/** The chat as the user sees it now: a screenshot kept in out/screenshots and the chat view's text. */
-async function chatShown(name: string): Promise<string> {
-  await snapshot(name);
+/**
+ * The chat as the user sees it once it shows `until`: a screenshot kept in out/screenshots and the
+ * chat view's HTML. The model's closing text ends a case, but the participant may still be writing
+ * its last lines, so the view is looked at again until they are there (or the tries run out).
+ */
+async function chatShown(name: string, until: RegExp): Promise<string> {
+  let html = '';
+  for (let tries = 0; tries < 40; tries++) {
+    await snapshot(name);
+    html = fs.readFileSync(path.join(loopDir(), `${name}.html`), 'utf8');
+    if (until.test(text(html)) || until.test(html)) break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
   const png = path.join(loopDir(), `${name}.png`);
   if (fs.existsSync(png)) {
     const screenshots = path.resolve(loopDir(), '..', 'screenshots');
     fs.mkdirSync(screenshots, { recursive: true });
     fs.copyFileSync(png, path.join(screenshots, `${name}.png`));
   }
-  return fs.readFileSync(path.join(loopDir(), `${name}.html`), 'utf8');
+  return html;
 }
 
 function text(html: string): string {
@@ -114,7 +124,7 @@ suite('@sandbox in the chat', function () {
     const session = (await api.service.list()).find((candidate) => candidate.scope.kind === 'agent');
     assert.ok(session, 'the agent has a session of its own');
     assert.equal(session.scope.key, 'greeter');
-    const shown = text(await chatShown('chat-agent-run'));
+    const shown = text(await chatShown('chat-agent-run', /The answer matches the output schema/));
     assert.match(shown, /Running greeter with Scripted, in sandbox agent:greeter\/default/);
     assert.match(shown, /sandbox_exec python3 hello\.py Ada/);
     assert.match(shown, /exit code 0/);
@@ -154,7 +164,7 @@ suite('@sandbox in the chat', function () {
       },
     );
     assert.match(resultText(run, 'agent-lens-t0-c0'), /hello from the lens/);
-    assert.match(text(await chatShown('chat-agent-lens')), /@sandbox \/run agents\/lens\.prompt/);
+    assert.match(text(await chatShown('chat-agent-lens', /Said hello\./)), /@sandbox \/run agents\/lens\.prompt/);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
@@ -176,7 +186,7 @@ suite('@sandbox in the chat', function () {
       { id: 'agent-bad-output', turns: [{ text: '{"count": "many"}' }] },
       { query: '@sandbox /run agents/counter.prompt', timeoutMs: 120_000 },
     );
-    const shown = text(await chatShown('chat-agent-bad-output'));
+    const shown = text(await chatShown('chat-agent-bad-output', /does not match the output schema/));
     assert.match(shown, /The answer does not match the output schema of agents\/counter\.prompt: count: /);
   });
 
@@ -203,7 +213,7 @@ suite('@sandbox in the chat', function () {
     );
     const result = run.transcript.results.find((candidate) => candidate.callId === 'free-plot-t0-c0');
     assert.ok(result?.parts.some((part) => part.type === 'data' && part.mimeType === 'image/png'));
-    const html = await chatShown('chat-free-plot');
+    const html = await chatShown('chat-free-plot', /alt="Image from the sandbox"[\s\S]*Here are the squares\./);
     assert.match(
       html,
       /<img [^>]*src="data:image\/png;base64,[^"]+" alt="Image from the sandbox"/,
@@ -224,7 +234,7 @@ suite('@sandbox in the chat', function () {
     );
     assert.equal(run.transcript.requests.length, 2, 'the model was asked twice, the limit');
     assert.equal(run.transcript.ended, false);
-    const shown = text(await chatShown('chat-agent-step-limit'));
+    const shown = text(await chatShown('chat-agent-step-limit', /Stopped after 2 steps/));
     assert.match(shown, /Stopped after 2 steps, the limit \(max_steps\)/);
   });
 
@@ -325,7 +335,7 @@ suite('@sandbox in the chat', function () {
       { query: '@sandbox /run agents/broken.prompt', until: 'chat-complete', timeoutMs: 60_000 },
     );
     assert.equal(run.transcript.requests.length, 0, 'the model was never asked');
-    const shown = text(await chatShown('chat-agent-refused'));
+    const shown = text(await chatShown('chat-agent-refused', /cannot run until these are fixed/));
     assert.match(shown, /agents\/broken\.prompt cannot run until these are fixed/);
     for (const diagnostic of diagnostics)
       assert.ok(
