@@ -30,6 +30,15 @@ describe('leftovers of a killed process', function () {
         if (!mine) await new Promise((resolve) => setTimeout(resolve, 100));
       }
       assert.ok(mine, 'the CLI started its compute sandbox');
+      // Killed before its request reached the runner, the CLI leaves nothing: the runner reads the
+      // closed stdin, ends, and the engine removes the container. Only a program already running is left.
+      let running = false;
+      for (let attempt = 0; attempt < 300 && !running; attempt++) {
+        const top = await engine.docker.getContainer(mine).top();
+        running = (top.Processes ?? []).some((row: string[]) => row.some((cell) => /\bsleep 300\b/.test(cell)));
+        if (!running) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.ok(running, 'the program runs in the compute sandbox');
       child.kill('SIGKILL');
       await new Promise((resolve) => child.once('exit', resolve));
       const elsewhere = mkdtempSync(join(tmpdir(), 'agent-sandbox-gc-'));
