@@ -96,11 +96,17 @@ Sandbox options (run, open):
   --map-host NAME=ADDRESS Resolve NAME to ADDRESS for the allowlist (like /etc/hosts); such a name
                           may lead to this machine or its network.
   --secret NAME=DOMAIN[,DOMAIN...]:HOW
-                          A bound secret (run, open; Docker): the value of the host variable NAME
+                          A bound secret (run, open, tool, mcp; Docker): the value of the host variable NAME
                           never enters the sandbox, whose NAME holds a placeholder; the proxy puts
                           the value in HTTPS requests to DOMAIN only, which joins the allowlist.
                           HOW: header:Authorization: Bearer {value}, header:x-api-key: {value},
                           or basic:USER.
+  --inside-secret NAME    A secret whose value enters the sandbox as the variable NAME (a password
+                          for a database the sandbox runs); shown as [secret:NAME] in what is printed.
+  --secrets-file PATH     Values of secrets as NAME=VALUE lines, in a file only you can read
+                          (chmod 600); else each value is the host variable NAME. With tool and mcp,
+                          --secret and --inside-secret offer the secrets to the model, which asks
+                          for them by name (sandbox_open's and sandbox_run's secrets).
   --disk SIZE    Disk for each writable place (/tmp, $HOME, /workspace; default 1g), kept in memory.
   --inodes N     Files and folders for each writable place (default 100000).
   --allow-config-writes   With --workspace rw: let the sandbox change .git, .vscode, .github and
@@ -144,6 +150,8 @@ const OPTIONS = {
   'allow-domain': { type: 'string', multiple: true },
   'map-host': { type: 'string', multiple: true },
   secret: { type: 'string', multiple: true },
+  'inside-secret': { type: 'string', multiple: true },
+  'secrets-file': { type: 'string' },
   timeout: { type: 'string', short: 't' },
   memory: { type: 'string', short: 'm' },
   disk: { type: 'string' },
@@ -191,6 +199,8 @@ export interface ParsedArgs {
     'allow-domain'?: string[];
     'map-host'?: string[];
     secret?: string[];
+    'inside-secret'?: string[];
+    'secrets-file'?: string;
     timeout?: string;
     memory?: string;
     disk?: string;

@@ -9,6 +9,7 @@ import { SandboxService, type SandboxServiceContext } from '../core/sessions/san
 import { parseSettings, type Settings } from '../core/spec/settings';
 import { hostMappings, type ParsedArgs } from './args';
 import { CLI_WORDS } from './cliSessionWords';
+import { CLI_SECRET_WORDS, cliSecretValue, offeredSecrets } from './secretFlags';
 
 /**
  * The settings a command's flags amount to: the most workspace access (--workspace, default none)
@@ -26,6 +27,7 @@ export function cliSettings(values: ParsedArgs['values'], folder: string, more: 
     configWritesAllowedIn: values['allow-config-writes'] ? [folder] : [],
     images: values.image ? { [values.runtime ?? 'python']: values.image } : {},
     envPrefixes: cliEnvPrefixes(),
+    secrets: offeredSecrets(values),
     ...more,
   });
 }
@@ -41,11 +43,11 @@ export function cliEnvPrefixes(env: NodeJS.ProcessEnv = process.env): string[] {
 }
 
 /** The command's secrets: injected into what it opens and runs, redacted from what it prints and logs. */
-export function cliSecrets(env: NodeJS.ProcessEnv = process.env): KnownSecrets {
-  return new KnownSecrets(
-    () => collectSecrets(env, cliEnvPrefixes(env)),
-    (name) => env[name],
-  );
+export function cliSecrets(env: NodeJS.ProcessEnv = process.env, file: Record<string, string> = {}): KnownSecrets {
+  const secrets = new KnownSecrets(() => collectSecrets(env, cliEnvPrefixes(env)), cliSecretValue(env, file));
+  // What the secrets file holds is redacted whether or not a sandbox asks for it.
+  secrets.add(Object.entries(file));
+  return secrets;
 }
 
 /**
@@ -66,6 +68,7 @@ export function cliSandboxService(
     trusted: () => true,
     client: 'cli',
     words: CLI_WORDS,
+    secretWords: CLI_SECRET_WORDS,
     makesRoom: false,
     ...more,
   });

@@ -5,7 +5,9 @@ import { realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { runCompute } from '../core/sessions/compute';
 import { secretsLayer, type KnownSecrets } from '../core/secrets/knownSecrets';
-import { boundNotices, boundSecretsFromFlags, redactBound, withBoundDomains } from './boundSecretFlags';
+import { CLI_SECRET_WORDS, askedSecrets, secretNotices } from './secretFlags';
+import { pickSecrets, redactionPairs, resolveSecrets, secretSpecLayers } from '../core/secrets/catalog';
+import { withBoundDomains } from '../core/sessions/sessionPolicy';
 import type { ExecResult, SandboxEngine, SessionInfo } from '../core/engine/engine';
 import { parseEngineChoice, probeEngine, selectEngine, type EngineChoice } from '../core/engine/engineSelection';
 import { folderKeeperLauncher } from '../core/sessions/folderKeeper';
@@ -129,15 +131,19 @@ export async function runCommand(engine: SandboxEngine, context: CommandContext)
           throw usageError(`Cannot read ${values.file}: ${error.message}`);
         })
       : await context.readStdin());
-  const bound = boundSecretsFromFlags(values, process.env);
-  redactBound(context.secrets, bound);
+  // The secrets the flags offer, all given to this sandbox, as the service gives them (sessionPolicy.ts).
+  const picked = pickSecrets(askedSecrets(values) ?? [], cliSettings(values, process.cwd()).secrets, CLI_SECRET_WORDS);
+  const resolved = await resolveSecrets(picked, async (name) => context.secrets.valueOf(name), CLI_SECRET_WORDS);
+  context.secrets.add(redactionPairs(resolved));
+  const flags = specFromFlags(values);
   const spec = resolveSpec(
     { mode: 'compute' },
-    specFromFlags(withBoundDomains(values, bound)),
+    flags,
+    withBoundDomains({ network: Boolean(flags.network), networkAllow: flags.networkAllow ?? [] }, picked, []),
     values.workspace ? { workspaceAccess: values.workspace as 'none' } : undefined,
     // The same secrets as every sandbox the tools and sessions open get.
     secretsLayer(context.secrets.env()),
-    bound?.layer,
+    ...secretSpecLayers(resolved),
   );
   const folder = spec.workspaceAccess === 'none' ? undefined : workspaceFolder(args);
   const result = await runCompute(
@@ -148,7 +154,7 @@ export async function runCommand(engine: SandboxEngine, context: CommandContext)
       signal,
       workspaceFolder: folder,
       protectedPaths: protectedPathsFlag(args),
-      boundSecretValues: bound?.values,
+      boundSecretValues: resolved.boundValues,
       onProgress: (progress) => output.progress(progress.message),
     },
   );
@@ -164,19 +170,18 @@ function sessionFlag(args: ParsedArgs): string {
 export async function openCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
   const { args, output, signal } = context;
   if (args.positionals.length) throw usageError(`open takes no arguments (got "${args.positionals.join(' ')}").`);
-  const bound = boundSecretsFromFlags(args.values, process.env);
-  redactBound(context.secrets, bound);
-  const values = withBoundDomains(args.values, bound);
-  const flags = specFromFlags(values);
-  const layer = bound ? { ...flags, ...bound.layer, env: { ...flags.env, ...bound.layer.env } } : flags;
+  const { values } = args;
+  const layer = specFromFlags(values);
   const folder = workspaceFolder(args);
   const { scope, name } = parseSandboxId(sessionFlag(args));
   const service = cliSandboxService(engine, folder, cliSettings(values, folder), { secrets: context.secrets });
+  // Every secret the flags offer goes to this sandbox: a bound one's domains join its allowlist.
+  const secrets = askedSecrets(values);
   const { sandbox, created, notices } = await service.openSession(
-    { session: name, scope, layer, byUser: true },
-    { signal, boundSecretValues: bound?.values, onProgress: (progress) => output.progress(progress.message) },
+    { session: name, scope, layer, byUser: true, secrets },
+    { signal, onProgress: (progress) => output.progress(progress.message) },
   );
-  output.session(sandbox.info, created, [...notices, ...boundNotices(bound, created)]);
+  output.session(sandbox.info, created, [...notices, ...secretNotices(sandbox, created, secrets)]);
   return 0;
 }
 

@@ -125,7 +125,10 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
             spec,
             parsed,
             {
-              allowed: union(policyReach(settings.workspaceAccess, settings.network.mode), new Set(call.granted ?? [])),
+              allowed: union(
+                policyReach(settings.workspaceAccess, settings.network.mode, settings.secrets.length > 0),
+                new Set(call.granted ?? []),
+              ),
               protectedPaths,
               keptBy: `${command} has no --allow-config-writes`,
               liftWith: `${withFlag} --allow-config-writes`,

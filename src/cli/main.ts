@@ -20,6 +20,7 @@ import {
 } from './commands';
 import { Output } from './output';
 import { cliSecrets } from './cliService';
+import { readSecretsFile } from './secretFlags';
 import { validateCommand } from './validateCommand';
 import { renderCommand } from './renderCommand';
 import { toolCommand, toolList } from './toolCommand';
@@ -65,7 +66,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     const args = parseCommandLine(argv);
     output = new Output(Boolean(args.values.json));
     // One redactor for everything this command prints: the host's secrets and those of every session it uses.
-    const secrets = cliSecrets();
+    const secretsFile = args.values['secrets-file'];
+    const secrets = cliSecrets(process.env, secretsFile === undefined ? {} : readSecretsFile(secretsFile));
     if (!args.values['show-secrets']) output.redactWith(secrets.redact);
     if (args.command === 'help' || args.values.help) {
       output.usage(USAGE);

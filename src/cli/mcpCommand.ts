@@ -12,6 +12,7 @@ import type { SandboxEngine, SessionScope } from '../core/engine/engine';
 import { engineLabel } from '../core/engine/engineCapabilities';
 import { errorMessage } from '../core/errors';
 import type { Settings } from '../core/spec/settings';
+import { describeSecret } from '../core/secrets/catalog';
 import { sandboxIdOf } from '../core/sessions/sessions';
 import { serveHttp, type HttpConnection } from '../mcp/httpServer';
 import { answerInvalidRequests } from '../mcp/invalidRequests';
@@ -44,6 +45,11 @@ function instructions(settings: Settings, folder: string, engine: string): strin
   return [
     `Agent Sandbox runs code in hardened, throwaway sandboxes on this machine (engine: ${engine}), never on the host itself.`,
     `This server's policy, set by the flags it was started with (${flagsText(settings)}): the workspace folder ${folder} is ${access} at /workspace; the network is ${networkWords(settings)}. A call that needs more is refused, and the message names the flag the user would change.`,
+    ...(settings.secrets.length
+      ? [
+          `Secrets offered to sandboxes (ask for them by name with sandbox_open's or sandbox_run's secrets): ${settings.secrets.map(describeSecret).join('; ')}. A bound secret's variable holds a placeholder; the proxy adds the value only in requests to its domains.`,
+        ]
+      : []),
     'sandbox_run runs a snippet in a one-off sandbox. sandbox_exec and the sandbox_fs_* tools use this connection’s own default sandbox, opened on first use and closed when the connection ends; a sandbox opened with a session name (sandbox_open) is shared with VS Code and the agent-sandbox command line in the same folder.',
   ].join('\n');
 }

@@ -24,6 +24,7 @@ export type SandboxErrorReason =
   | 'session-closed'
   | 'session-exists'
   | 'package-install-failed'
+  | 'secret-unavailable'
   | 'aborted'
   | 'unsupported';
 

@@ -276,7 +276,8 @@ describe('sandbox service: the network allowlist', () => {
       network: false,
       networkAllow: ['pypi.org'],
       packages: false,
+      secrets: [],
     });
-    assert.deepEqual(sandboxes.computeNetwork(), { network: false, networkAllow: allowlist.allow });
+    assert.deepEqual(sandboxes.computeNetwork(), { network: false, networkAllow: allowlist.allow, secrets: [] });
   });
 });

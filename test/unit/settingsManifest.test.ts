@@ -52,8 +52,11 @@ function otherValue(schema: SettingJsonSchema): unknown {
       return (schema.default as number) + 1;
     case 'string':
       return schema.pattern ? '64m' : 'other';
-    case 'array':
-      return (schema.items as SettingJsonSchema | undefined)?.pattern ? ['other.example'] : ['OTHER_'];
+    case 'array': {
+      const items = schema.items as SettingJsonSchema | undefined;
+      if (items?.type === 'object') return [{ name: 'OTHER', inside: true }];
+      return items?.pattern ? ['other.example'] : ['OTHER_'];
+    }
     case 'object': {
       const values = schema.additionalProperties as SettingJsonSchema;
       return values.anyOf ? { 'other.example': '192.0.2.1' } : { '/other': values.enum!.at(-1) };
@@ -165,6 +168,7 @@ describe('settings manifest: package.json from the zod settings schema', () => {
       'network.allow',
       'network.hosts',
       'envPrefixes',
+      'secrets',
       'configWritesAllowedIn',
       'mcp.enabled',
       'terminal.showSecrets',
@@ -185,6 +189,7 @@ describe('settings manifest: package.json from the zod settings schema', () => {
       'agentSandbox.network.allow',
       'agentSandbox.network.hosts',
       'agentSandbox.envPrefixes',
+      'agentSandbox.secrets',
       'agentSandbox.configWritesAllowedIn',
       'agentSandbox.mcp.enabled',
       'agentSandbox.terminal.showSecrets',

@@ -80,6 +80,7 @@ export function mergeSettings(source: SettingSource, options: MergeOptions = {})
     limits,
     sessions: source.get('sessions'),
     envPrefixes: value('envPrefixes'),
+    secrets: value('secrets'),
     configWritesAllowedIn: value('configWritesAllowedIn'),
     pool: source.get('pool'),
     mcp: { enabled: value('mcp.enabled') },

@@ -25,6 +25,8 @@ export const USER_ONLY_SETTINGS = [
   'engineHost',
   'images',
   'envPrefixes',
+  // Which secrets sandboxes may ask for, and where each may be sent, are the user's alone.
+  'secrets',
   'configWritesAllowedIn',
   'workspaceAccessByFolder',
   // Offering the tools to other clients over MCP is the user's choice, not a folder's.

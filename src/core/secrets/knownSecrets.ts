@@ -35,6 +35,11 @@ export class KnownSecrets {
     this.built = undefined;
   }
 
+  /** The value of a secret the user offers, where this process has it (the CLI's host variables or secrets file). */
+  valueOf(name: string): string | undefined {
+    return this.boundValue(name);
+  }
+
   /** The variables to inject into a sandbox this process opens. */
   env(): Record<string, string> {
     this.refresh();

@@ -5,6 +5,18 @@
  * and the lifecycle (idle timeout, maximum lifetime, maximum live sessions).
  */
 import { secretsLayer, type KnownSecrets } from '../secrets/knownSecrets';
+import {
+  NO_SECRETS,
+  describeSecret,
+  describeSessionSecrets,
+  secretNamesOf,
+  secretSpecLayers,
+  pickSecrets,
+  redactionPairs,
+  resolveSecrets,
+  type ResolvedSecrets,
+  type SecretWords,
+} from '../secrets/catalog';
 import { runCompute, type RunInput } from './compute';
 import type {
   ExecResult,
@@ -26,6 +38,8 @@ import { DEFAULT_SESSION, checkSessionName, parseSandboxId, sandboxIdFor, sandbo
 import { TOOL_WORDS, type SessionWords } from './sessionWords';
 import {
   SETTING_KNOBS,
+  SETTING_SECRET_WORDS,
+  withBoundDomains,
   allowedAccess,
   checkNetworkTier,
   networkFor,
@@ -35,7 +49,7 @@ import {
   type SessionAsk,
 } from './sessionPolicy';
 import { specFromSettings, type Settings } from '../spec/settings';
-import type { Runtime, SandboxSpec, WorkspaceAccess } from '../spec/spec';
+import type { Runtime, WorkspaceAccess } from '../spec/spec';
 import type { InterpreterLanguage } from '../interpreters/interpreter';
 import type { PersistentInterpreter } from '../interpreters/persistentInterpreter';
 import type { ImageOutput } from '../results/images';
@@ -55,6 +69,13 @@ export interface SandboxServiceContext {
   injectedEnv?(): Record<string, string>;
   /** The secrets this process injects and redacts: it learns those of every session the service uses. */
   secrets?: KnownSecrets;
+  /**
+   * The value of a secret the user offers (settings.secrets), read when a sandbox that asked for it
+   * opens: VS Code's SecretStorage, the CLI's host variables or secrets file. None without it.
+   */
+  secretValue?(name: string): Promise<string | undefined>;
+  /** Where the user offers secrets and sets their values, for the errors; VS Code's words when absent. */
+  secretWords?: SecretWords;
   /** Which program this is; its sessions are the ones the lifecycle manages. */
   client?: SessionClient;
   /**
@@ -196,11 +217,19 @@ export class SandboxService {
   }
 
   async run(
-    input: RunInput & { runtime?: Runtime; timeoutSeconds?: number; networkAllow?: readonly string[] },
+    input: RunInput & {
+      runtime?: Runtime;
+      timeoutSeconds?: number;
+      networkAllow?: readonly string[];
+      /** Secrets the user offers that the one-off sandbox gets, by name (see SessionAsk.secrets). */
+      secrets?: readonly string[];
+    },
     options: CallOptions = {},
   ): Promise<ExecResult & { images: ImageOutput[] }> {
     const settings = this.context.settings();
     const notices: string[] = [];
+    const picked = pickSecrets(input.secrets ?? [], settings.secrets, this.secretWords());
+    const resolved = await this.resolveSecrets(input.secrets);
     const spec = resolveSpec(
       specFromSettings(settings),
       {
@@ -208,12 +237,36 @@ export class SandboxService {
         workspaceAccess: 'none',
         runtime: input.runtime ?? computeRuntime(settings.defaultRuntime),
         timeoutSeconds: input.timeoutSeconds,
-        ...networkFor({ networkAllow: input.networkAllow }, settings, this.knobs(), notices),
+        ...withBoundDomains(
+          networkFor({ networkAllow: input.networkAllow }, settings, this.knobs(), notices),
+          picked,
+          notices,
+        ),
       },
       secretsLayer(this.injectedEnv()),
+      ...secretSpecLayers(resolved),
     );
-    const result = await runCompute(this.context.engine(), spec, input, { images: settings.images, ...options });
+    const result = await runCompute(this.context.engine(), spec, input, {
+      images: settings.images,
+      ...options,
+      boundSecretValues: { ...options.boundSecretValues, ...resolved.boundValues },
+    });
     return { ...result, notices: [...notices, ...result.notices] };
+  }
+
+  /** The values of the secrets a new sandbox asked for (none asked: none read), redacted from now on. */
+  private async resolveSecrets(names: readonly string[] | undefined): Promise<ResolvedSecrets> {
+    if (!names?.length) return NO_SECRETS;
+    const words = this.secretWords();
+    const picked = pickSecrets(names, this.context.settings().secrets, words);
+    const value = this.context.secretValue ?? ((name: string) => Promise.resolve(this.context.secrets?.valueOf(name)));
+    const resolved = await resolveSecrets(picked, value, words);
+    this.context.secrets?.add(redactionPairs(resolved));
+    return resolved;
+  }
+
+  private secretWords(): SecretWords {
+    return this.context.secretWords ?? SETTING_SECRET_WORDS;
   }
 
   /**
@@ -287,19 +340,32 @@ export class SandboxService {
     network: boolean;
     networkAllow: string[];
     packages: boolean;
+    secrets: string[];
   } {
-    const { spec } = this.sessionSpec(request);
+    const { spec, secrets } = this.sessionSpec(request);
     return {
       workspaceAccess: spec.workspaceAccess,
       network: spec.network,
       networkAllow: spec.networkAllow,
       packages: spec.pipPackages.length + spec.npmPackages.length > 0,
+      secrets: secrets.map(describeSecret),
     };
   }
 
-  /** The network sandbox_run's one-off sandbox gets, asking for these names (or none in particular). */
-  computeNetwork(networkAllow?: readonly string[]): { network: boolean; networkAllow: string[] } {
-    return networkFor({ networkAllow }, this.context.settings(), this.knobs(), []);
+  /** The secrets the user offers that an open session has, in words (for confirmations and the panel). */
+  secretsOf(session: SessionInfo): string[] {
+    return describeSessionSecrets(session.spec, this.context.settings().secrets);
+  }
+
+  /** The network sandbox_run's one-off sandbox gets, asking for these names (or none in particular) and these secrets. */
+  computeNetwork(
+    networkAllow?: readonly string[],
+    secretNames: readonly string[] = [],
+  ): { network: boolean; networkAllow: string[]; secrets: string[] } {
+    const settings = this.context.settings();
+    const secrets = pickSecrets(secretNames, settings.secrets, this.secretWords());
+    const net = withBoundDomains(networkFor({ networkAllow }, settings, this.knobs(), []), secrets, []);
+    return { ...net, secrets: secrets.map(describeSecret) };
   }
 
   private knobs(): PolicyKnobs {
@@ -397,6 +463,10 @@ export class SandboxService {
         runtime: closed.runtime,
         workspaceAccess: options.workspaceAccess ?? closed.workspaceAccess,
         network: closed.network,
+        // The same offered secrets, with values read again (they were never kept).
+        secrets: secretNamesOf(closed.spec, this.context.settings().secrets).filter((name) =>
+          this.context.settings().secrets.some((entry) => entry.name === name),
+        ),
         byUser: options.byUser,
       },
       options,
@@ -442,7 +512,9 @@ export class SandboxService {
       this.remember(sandbox);
       return { sandbox, created: false, notices: [] };
     }
-    const { spec, notices } = this.sessionSpec(request);
+    this.sessionSpec(request); // a bad request (an unknown secret, say) fails before any value is read
+    const resolved = await this.resolveSecrets(request.secrets);
+    const { spec, notices } = this.sessionSpec(request, resolved);
     checkNetworkTier(spec, engine.capabilities, engine.kind);
     if (this.context.makesRoom !== false) await this.makeRoom(options.signal);
     const folder = this.context.workspaceFolder();
@@ -457,6 +529,7 @@ export class SandboxService {
       images: settings.images,
       protectedPaths,
       ...options,
+      boundSecretValues: { ...options.boundSecretValues, ...resolved.boundValues },
     });
     this.remember(sandbox);
     return { sandbox, created: true, notices };
@@ -518,8 +591,8 @@ export class SandboxService {
     );
   }
 
-  private sessionSpec(request: OpenRequest): { spec: SandboxSpec; notices: string[] } {
-    return sessionSpec(request, this.policy());
+  private sessionSpec(request: OpenRequest, resolved?: ResolvedSecrets): ReturnType<typeof sessionSpec> {
+    return sessionSpec(request, this.policy(), resolved);
   }
 
   private policy(): PolicyContext {
@@ -529,6 +602,7 @@ export class SandboxService {
       folder: this.context.workspaceFolder(),
       injectedEnv: this.injectedEnv(),
       raisedBy: this.context.raisedBy,
+      secretWords: this.context.secretWords,
     };
   }
 

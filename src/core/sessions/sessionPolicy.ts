@@ -3,6 +3,14 @@
  * access or network than the user allowed, never more, and each thing it did not get is said.
  */
 import { secretsLayer } from '../secrets/knownSecrets';
+import {
+  NO_SECRETS,
+  pickSecrets,
+  secretSpecLayers,
+  type ResolvedSecrets,
+  type SecretEntry,
+  type SecretWords,
+} from '../secrets/catalog';
 import type { EngineCapabilities } from '../engine/engine';
 import { SandboxError } from '../errors';
 import { networkTier } from '../network/allowlist';
@@ -23,6 +31,11 @@ export interface SessionAsk {
   network?: boolean;
   /** Names the sandbox should reach through the allowlist proxy; within what the user allows. */
   networkAllow?: readonly string[];
+  /**
+   * Secrets the user offers (settings.secrets) that the sandbox gets, by name: a bound one adds its
+   * domains to the allowlist, an inside one its value to the environment.
+   */
+  secrets?: readonly string[];
 }
 
 export interface PolicyContext {
@@ -35,7 +48,15 @@ export interface PolicyContext {
   injectedEnv?: Record<string, string>;
   /** Where the user raises each limit, for the notices; VS Code's settings when absent. */
   raisedBy?: PolicyKnobs;
+  /** Where the user offers secrets and sets their values, for the errors. */
+  secretWords?: SecretWords;
 }
+
+/** VS Code's words for secrets. */
+export const SETTING_SECRET_WORDS: SecretWords = {
+  add: 'the user runs "Agent Sandbox: Add Secret" (or adds it to the setting agentSandbox.secrets)',
+  setValue: (name) => `The user sets it with "Agent Sandbox: Add Secret" and the name ${name}.`,
+};
 
 /** Where the user sets the most workspace access and the network: settings, or a command's flags. */
 export interface PolicyKnobs {
@@ -57,7 +78,11 @@ export function allowedAccess(context: PolicyContext): WorkspaceAccess {
 }
 
 /** The spec of a new session under the policy, and what the policy changed about the request, in words. */
-export function sessionSpec(request: SessionAsk, context: PolicyContext): { spec: SandboxSpec; notices: string[] } {
+export function sessionSpec(
+  request: SessionAsk,
+  context: PolicyContext,
+  resolved: ResolvedSecrets = NO_SECRETS,
+): { spec: SandboxSpec; notices: string[]; secrets: SecretEntry[] } {
   const { settings } = context;
   const notices: string[] = [];
   const allowed = request.byUser ? (context.trusted && context.folder ? 'rw' : 'none') : allowedAccess(context);
@@ -68,13 +93,18 @@ export function sessionSpec(request: SessionAsk, context: PolicyContext): { spec
     );
     access = allowed;
   }
-  const { network, networkAllow } = networkFor(
-    {
-      network: request.network ?? request.layer?.network,
-      networkAllow: request.networkAllow ?? request.layer?.networkAllow,
-    },
-    settings,
-    context.raisedBy ?? SETTING_KNOBS,
+  const secrets = pickSecrets(request.secrets ?? [], settings.secrets, context.secretWords ?? SETTING_SECRET_WORDS);
+  const { network, networkAllow } = withBoundDomains(
+    networkFor(
+      {
+        network: request.network ?? request.layer?.network,
+        networkAllow: request.networkAllow ?? request.layer?.networkAllow,
+      },
+      settings,
+      context.raisedBy ?? SETTING_KNOBS,
+      notices,
+    ),
+    secrets,
     notices,
   );
   const spec = resolveSpec(
@@ -89,8 +119,37 @@ export function sessionSpec(request: SessionAsk, context: PolicyContext): { spec
       env: request.layer?.env,
     },
     secretsLayer(context.injectedEnv),
+    ...secretSpecLayers(resolved),
   );
-  return { spec, notices };
+  return { spec, notices, secrets };
+}
+
+/**
+ * The network of a sandbox given bound secrets: their domains join its allowlist (the user bound
+ * them there), and a sandbox that would have the whole network gets the allowlist instead, since
+ * only the allowlist's proxy adds a bound secret's value. Each change is said.
+ */
+export function withBoundDomains(
+  net: { network: boolean; networkAllow: string[] },
+  secrets: readonly SecretEntry[],
+  notices: string[],
+): { network: boolean; networkAllow: string[] } {
+  const bound = secrets.flatMap((entry) => (entry.inside ? [] : [entry]));
+  if (!bound.length) return net;
+  const names = bound.map((entry) => entry.name).join(', ');
+  const added = [...new Set(bound.flatMap((entry) => entry.binding.domains))].filter(
+    (domain) => !coveredBy(domain, net.networkAllow),
+  );
+  const networkAllow = [...net.networkAllow, ...added];
+  if (net.network)
+    notices.push(
+      `The sandbox has the bound secret${bound.length > 1 ? 's' : ''} ${names}, whose values only the allowlist's proxy adds: it reaches ${networkAllow.join(', ')} through the proxy, not the whole network.`,
+    );
+  else if (added.length)
+    notices.push(
+      `The sandbox reaches ${added.join(', ')} for the bound secret${bound.length > 1 ? 's' : ''} ${names}.`,
+    );
+  return { network: false, networkAllow };
 }
 
 /**

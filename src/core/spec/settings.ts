@@ -18,6 +18,7 @@ import {
   type SpecLayer,
 } from './spec';
 import { SIZE_PATTERN, formatSizeSetting } from './units';
+import { secretSettingsSchema } from '../secrets/catalog';
 
 /**
  * A size as settings hold it: text like `512m` (VS Code's settings editor checks it against the same
@@ -105,6 +106,8 @@ export const settingsSchema = z.object({
     })
     .prefault({}),
   envPrefixes: z.array(z.string().min(1)).default(['AGENT_SANDBOX_ENV_', 'STN_CODE_']),
+  /** Secrets a sandbox may ask for by name: bound to domains (the value stays outside) or inside (core/secrets/catalog.ts). */
+  secrets: secretSettingsSchema.prefault([]),
   configWritesAllowedIn: z.array(z.string().min(1)).default([]),
   pool: z
     .object({

@@ -8,7 +8,8 @@ import type { NetworkTier } from '../network/allowlist';
 import type { WorkspaceAccess } from '../spec/spec';
 
 /** Each thing a call can touch outside the sandbox. A call with none stays inside a private sandbox. */
-export type ReachKind = 'folder-read' | 'folder-write' | 'network' | 'allowlist' | 'packages' | 'folder-publish';
+export type ReachKind =
+  'folder-read' | 'folder-write' | 'network' | 'allowlist' | 'packages' | 'folder-publish' | 'secrets';
 
 export const REACH_KINDS: readonly ReachKind[] = [
   'folder-read',
@@ -17,6 +18,7 @@ export const REACH_KINDS: readonly ReachKind[] = [
   'allowlist',
   'packages',
   'folder-publish',
+  'secrets',
 ];
 
 export type Reach = ReadonlySet<ReachKind>;
@@ -49,6 +51,8 @@ export interface TargetView {
   readonly networkAllow: readonly string[];
   /** Packages installed when the session is created (with the network on for that step). */
   readonly packages: boolean;
+  /** The secrets the user offers that the sandbox has, in words (core/secrets/catalog.ts describeSecret). */
+  readonly secrets?: readonly string[];
   /** The most workspace access the user allows: calls that need more are refused, not asked about. */
   readonly folderAllowed: WorkspaceAccess;
   /** The engine when known: confirmations name it correctly (no "container" for the virtual engine). */
@@ -63,6 +67,7 @@ export function sessionReach(target: TargetView): Set<ReachKind> {
   if (target.network) reach.add('network');
   else if (target.networkAllow.length) reach.add('allowlist');
   if (!target.open && target.packages) reach.add('packages');
+  if (target.secrets?.length) reach.add('secrets');
   return reach;
 }
 
@@ -71,12 +76,13 @@ export function sessionReach(target: TargetView): Set<ReachKind> {
  * as mounted (and, read-write, saving into it), and the network (all of it, or its allowlist) with
  * what needs it.
  */
-export function policyReach(access: WorkspaceAccess, network: NetworkTier): Set<ReachKind> {
+export function policyReach(access: WorkspaceAccess, network: NetworkTier, secrets = false): Set<ReachKind> {
   const reach = new Set<ReachKind>();
   if (access !== 'none') reach.add('folder-read');
   if (access === 'rw') reach.add('folder-write').add('folder-publish');
   if (network === 'full') reach.add('network').add('allowlist').add('packages');
   if (network === 'allowlist') reach.add('allowlist');
+  if (secrets) reach.add('secrets');
   return reach;
 }
 
@@ -101,6 +107,7 @@ export const REACH_WORDS: Record<ReachKind, string> = {
   allowlist: 'reach the names on its network allowlist',
   packages: 'install packages from the internet (the network is on for that step)',
   'folder-publish': 'save a file into your workspace folder',
+  secrets: 'use secrets you offer to sandboxes',
 };
 
 /** "read your workspace folder, change files in it and use the network". */

@@ -44,7 +44,7 @@ function build(
       sandboxId: RUN_TARGET,
       open: false,
       workspaceAccess: 'none',
-      ...service.computeNetwork(request.networkAllow),
+      ...service.computeNetwork(request.networkAllow, request.secrets),
       packages: false,
       folderAllowed: service.allowedAccess(),
       engine,
@@ -58,6 +58,7 @@ function build(
       network: session.network,
       networkAllow: session.spec.networkAllow,
       packages: false,
+      secrets: service.secretsOf(session),
       folderAllowed: service.allowedAccess(),
       engine: session.engine ?? engine,
     };
@@ -85,6 +86,7 @@ function build(
           workspaceAccess: request.workspaceAccess,
           network: request.network,
           networkAllow: request.networkAllow,
+          secrets: request.secrets,
         })
       : service.plan({});
   return { sandboxId: id, open: false, ...plan, folderAllowed: service.allowedAccess(), engine };

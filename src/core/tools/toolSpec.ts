@@ -34,7 +34,7 @@ export interface CallDescription {
 
 /** Which sandbox a call targets, before anything is opened. */
 export type TargetRequest =
-  | { readonly kind: 'run'; readonly networkAllow?: readonly string[] }
+  | { readonly kind: 'run'; readonly networkAllow?: readonly string[]; readonly secrets?: readonly string[] }
   | { readonly kind: 'session'; readonly sandboxId?: string }
   | {
       readonly kind: 'open';
@@ -43,6 +43,7 @@ export type TargetRequest =
       readonly workspaceAccess?: 'none' | 'copy' | 'ro' | 'rw';
       readonly network?: boolean;
       readonly networkAllow?: readonly string[];
+      readonly secrets?: readonly string[];
     };
 
 export interface DescribeContext {

@@ -77,12 +77,27 @@ export function reachWords(target: TargetView): Words {
       target.sandboxId,
     );
   return words(
-    'Workspace: {0}. Network: {1}.{2}',
+    'Workspace: {0}. Network: {1}.{2}{3}',
     accessPhrase(target.workspaceAccess),
     networkPhrase(target),
+    secretsPhrase(target),
     target.open ? '' : ' (the sandbox opens with this call)',
   );
 }
+
+/** " Secrets: GITHUB_TOKEN → api.github.com (Authorization header)." for a sandbox with secrets the user offers, else "". */
+export function secretsPhrase(target: { secrets?: readonly string[] }): string {
+  return target.secrets?.length ? ` Secrets: ${target.secrets.join('; ')}.` : '';
+}
+
+/** A tool input: secrets the user offers to sandboxes, by name. */
+export const secretsField = z
+  .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a secret name is a variable name, like GITHUB_TOKEN'))
+  .min(1)
+  .max(20)
+  .describe(
+    'Secrets the user offers to sandboxes, by name (the variable the sandbox gets). A bound secret holds a placeholder: the network proxy adds the value only in requests to its domains, which the sandbox then reaches. Never ask for one to print it.',
+  );
 
 /** "on", "off", or "only pypi.org, files.pythonhosted.org" (its allowlist, through the proxy). */
 export function networkPhrase(target: { network: boolean; networkAllow: readonly string[] }): string {

@@ -4,7 +4,15 @@ import { sandboxIdFor } from '../../sessions/sessions';
 import { formatSession } from '../format';
 import { sessionReach } from '../reach';
 import { defineTool, words } from '../toolSpec';
-import { NEXT_NOTE, SMALL_RESULT, accessPhrase, allowDomainsField, networkPhrase } from './common';
+import {
+  NEXT_NOTE,
+  SMALL_RESULT,
+  accessPhrase,
+  allowDomainsField,
+  networkPhrase,
+  secretsField,
+  secretsPhrase,
+} from './common';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
@@ -29,6 +37,7 @@ export const openInputSchema = z
       ),
     network: z.boolean().optional().describe('Ask for network access. Granted only if the user allows network.'),
     allow_domains: allowDomainsField.optional(),
+    secrets: secretsField.optional(),
     scope: z
       .enum(['workspace', 'agent', 'workflow'])
       .optional()
@@ -86,6 +95,7 @@ export const openTool = defineTool({
     workspaceAccess: input.workspace_access,
     network: input.network,
     networkAllow: input.allow_domains,
+    secrets: input.secrets,
   }),
   reach: (_input, target) => sessionReach(target),
   describe(input, { target, settings }) {
@@ -94,11 +104,12 @@ export const openTool = defineTool({
       title: words('Open sandbox {0}?', target.sandboxId),
       details: [
         words(
-          'Runtime {0}. Workspace: {1}. Network: {2}.{3}',
+          'Runtime {0}. Workspace: {1}. Network: {2}.{4}{3}',
           input.runtime ?? settings.defaultRuntime,
           accessPhrase(target.workspaceAccess),
           networkPhrase(target),
           target.open ? ' (already open)' : '',
+          secretsPhrase(target),
         ),
       ],
     };
@@ -112,6 +123,7 @@ export const openTool = defineTool({
         workspaceAccess: input.workspace_access,
         network: input.network,
         networkAllow: input.allow_domains,
+        secrets: input.secrets,
       },
       { signal: context.signal, onProgress: context.onProgress, admit: context.admit },
     );

@@ -14,6 +14,8 @@ import {
   fileInputField,
   fileMode,
   networkPhrase,
+  secretsField,
+  secretsPhrase,
   shownCode,
   timeoutSecondsField,
 } from './common';
@@ -43,6 +45,7 @@ export const runInputSchema = z
       .describe('Text passed to the program on standard input.'),
     timeout_seconds: timeoutSecondsField.optional(),
     allow_domains: allowDomainsField.optional(),
+    secrets: secretsField.optional(),
   })
   .strict();
 
@@ -68,7 +71,7 @@ export const runTool = defineTool({
   budget: OUTPUT_BUDGET,
   asks: 'when one-off sandboxes have the network or its allowlist (the setting `agentSandbox.network.mode`) and you have not allowed that yet',
   changes: true,
-  target: (input) => ({ kind: 'run', networkAllow: input.allow_domains }),
+  target: (input) => ({ kind: 'run', networkAllow: input.allow_domains, secrets: input.secrets }),
   // A one-off sandbox never sees the workspace; it has the network only when the user turned it on.
   reach: (_input, target) => sessionReach({ ...target, workspaceAccess: 'none', packages: false }),
   describe(input, { target, settings }) {
@@ -83,11 +86,12 @@ export const runTool = defineTool({
             input.timeout_seconds ?? settings.timeoutSeconds,
           )
         : words(
-            'In a fresh container that is discarded afterwards. Workspace: not visible. Network: {0}. Limits: {1} memory, {2} CPU, {3} s.',
+            'In a fresh container that is discarded afterwards. Workspace: not visible. Network: {0}.{4} Limits: {1} memory, {2} CPU, {3} s.',
             networkPhrase(target),
             formatSize(settings.limits.memory),
             settings.limits.cpus,
             input.timeout_seconds ?? settings.timeoutSeconds,
+            secretsPhrase(target),
           ),
     );
     return {
@@ -105,6 +109,7 @@ export const runTool = defineTool({
         stdin: input.stdin,
         timeoutSeconds: input.timeout_seconds,
         networkAllow: input.allow_domains,
+        secrets: input.secrets,
         files: input.files?.map((file) => ({
           path: file.path,
           content: file.content,
