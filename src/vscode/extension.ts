@@ -15,6 +15,7 @@ import { SandboxPanel } from './panel/panelProvider';
 import { ActivityLog } from '../core/sessions/activityLog';
 import { ActivityFile } from '../core/sessions/activityFile';
 import { SandboxSecrets } from './secrets';
+import { registerSecretCommands } from './secretCommands';
 import { registerCommands } from './commands';
 import { EngineState } from './engineState';
 import { virtualConsentPrompt } from './virtualConsent';
@@ -71,7 +72,9 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
   const engine = new EngineState(settings, log, virtualConsentPrompt(context.globalState, log), {
     keep: (sessionId) => keeperFor(settings().engineHost || undefined).keep(sessionId),
   });
-  const secrets = new SandboxSecrets(settings);
+  const secrets = new SandboxSecrets(settings, context.secrets);
+  // Every offered secret's value is redacted from the start, asked for by a sandbox or not.
+  void secrets.loadOffered().catch((error: Error) => log.warn(`Could not read the stored secrets: ${error.message}`));
   const service = new SandboxService({
     engine: () => engine.get(),
     settings,
@@ -79,6 +82,7 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     trusted: () => vscode.workspace.isTrusted,
     client: 'vscode',
     secrets,
+    secretValue: (name) => secrets.value(name),
     log: (level, message) => (level === 'warn' ? log.warn(secrets.redact(message)) : log.info(secrets.redact(message))),
   });
   const statusBar = new SandboxStatusBar(engine, service);
@@ -163,6 +167,7 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
       workspaceFolder: () => (vscode.workspace.isTrusted ? workspaceFolder() : undefined),
     }),
     ...registerCommands({ service, engine, log, runOutput, track, housekeeping, secrets, grant }),
+    ...registerSecretCommands(secrets),
     ...registerPromptLanguage({ service, engine, log, track }),
     ...registerSandboxParticipant({
       service,
@@ -180,8 +185,11 @@ export function activate(context: vscode.ExtensionContext): AgentSandboxApi {
     vscode.commands.registerCommand('agentSandbox.showPanel', () =>
       vscode.commands.executeCommand(`${SandboxPanel.viewId}.focus`),
     ),
+    // A secret added (here or in another window) is redacted from then on.
+    context.secrets.onDidChange(() => void secrets.loadOffered().catch(() => undefined)),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (!event.affectsConfiguration(SECTION)) return;
+      if (event.affectsConfiguration(`${SECTION}.secrets`)) void secrets.loadOffered().catch(() => undefined);
       try {
         settings();
         log.info('Settings changed; new sandboxes use them.');
