@@ -3,7 +3,7 @@
  * The binding (domains and how the value is sent, or inside) goes to user settings
  * (`agentSandbox.secrets`); the value to VS Code's SecretStorage, asked once in a password box and
  * never shown again. Called with an entry and a value as its argument (a keybinding, a script),
- * Add Secret stores them without asking.
+ * Add Secret asks only for the user's confirmation, since any extension or agent can run a command.
  */
 import * as vscode from 'vscode';
 import { secretSettingSchema, describeSecret, type SecretSetting } from '../core/secrets/catalog';
@@ -121,6 +121,19 @@ export function registerSecretCommands(secrets: SandboxSecrets): vscode.Disposab
         const problem = entryProblem(rest);
         if (problem) throw new Error(vscode.l10n.t('The secret cannot be added: {0}', problem));
         if (typeof given !== 'string' || !given) throw new Error(vscode.l10n.t('The secret needs a value.'));
+        // Commands can be run by anyone with arguments (an agent too): the user confirms what they set.
+        const add = vscode.l10n.t('Add Secret');
+        const chosen = await vscode.window.showWarningMessage(
+          vscode.l10n.t('Add the secret {0}?', describeSecret(secretSettingSchema.parse(rest))),
+          {
+            modal: true,
+            detail: existing.some((candidate) => candidate.name === rest.name)
+              ? vscode.l10n.t('It replaces the secret of that name, its value and where it may be sent.')
+              : vscode.l10n.t('Sandboxes that ask for it by name get it, after you confirm each.'),
+          },
+          add,
+        );
+        if (chosen !== add) return undefined;
         entry = rest;
         value = given;
       } else {
@@ -158,6 +171,15 @@ export function registerSecretCommands(secrets: SandboxSecrets): vscode.Disposab
               )
             )?.label;
       if (!chosen) return undefined;
+      if (typeof name === 'string') {
+        const remove = vscode.l10n.t('Remove Secret');
+        const confirmed = await vscode.window.showWarningMessage(
+          vscode.l10n.t('Remove the secret {0}?', chosen),
+          { modal: true, detail: vscode.l10n.t('Its value is deleted from VS Code’s secret storage.') },
+          remove,
+        );
+        if (confirmed !== remove) return undefined;
+      }
       await secrets.delete(chosen);
       await saveEntries(existing.filter((entry) => entry.name !== chosen));
       void vscode.window.showInformationMessage(

@@ -128,6 +128,11 @@ export function describeSessionSecrets(spec: SandboxSpec, entries: readonly Secr
   });
 }
 
+/** The domains of the bound secrets offered: a sandbox that asked for one reaches them (sessionPolicy's withBoundDomains). */
+export function offeredDomains(entries: readonly SecretEntry[]): string[] {
+  return [...new Set(entries.flatMap((entry) => (entry.inside ? [] : entry.binding.domains)))];
+}
+
 /** Where a user adds a secret, for the errors: VS Code's command, or the CLI's flags. */
 export interface SecretWords {
   /** How to offer a secret that is not configured: "run Sandbox: Add Secret". */
