@@ -75,7 +75,7 @@ export class Interceptor {
    */
   notesOf(request: IncomingMessage, host: string): string[] {
     const notes = injectSecrets(
-      { host, intercepted: false, url: request.url ?? '', rawHeaders: request.rawHeaders },
+      { host, intercepted: false, method: request.method, url: request.url ?? '', rawHeaders: request.rawHeaders },
       this.bound.secrets,
     ).notes;
     request.on(
@@ -90,9 +90,12 @@ export class Interceptor {
     if (!connection) return void response.writeHead(500).end();
     const { host, port, address, notes } = connection;
     const injected = injectSecrets(
-      { host, intercepted: true, url: request.url ?? '/', rawHeaders: request.rawHeaders },
+      { host, intercepted: true, method: request.method, url: request.url ?? '/', rawHeaders: request.rawHeaders },
       this.bound.secrets,
     );
+    const headers = headersObject(injected.rawHeaders, HOP_BY_HOP);
+    // A request without Host (HTTP/1.0) is for the name the sandbox connected to: say so, so that no server guesses.
+    headers.host ??= port === 443 ? normalName(host) : `${normalName(host)}:${port}`;
     for (const note of injected.notes) notes.add(note);
     request.on(
       'data',
@@ -105,7 +108,7 @@ export class Interceptor {
         servername: normalName(host),
         method: request.method,
         path: request.url,
-        headers: headersObject(injected.rawHeaders, HOP_BY_HOP),
+        headers,
         setHost: false,
         agent: this.agent,
         checkServerIdentity: (_, cert) => checkServerIdentity(normalName(host), cert),

@@ -1,10 +1,16 @@
 /**
  * What the egress proxy does with the placeholders of bound secrets (core/secrets/bound.ts) in one
- * HTTP request: in a request it intercepted for a domain the secret is bound to, whose Host is that
- * domain, the placeholder in the bound header becomes the value (in basic auth, the password). A
- * placeholder anywhere else (another header, the URL, another domain, a plain HTTP request) is left
- * as it is and noted, so the attempt shows in the decision log ("TOKEN sent toward other.example:
- * not replaced"). Never notes the value.
+ * HTTP request: in a request it intercepted for a domain the secret is bound to, whose one Host is
+ * that domain and whose target is a path, the placeholder in the bound header becomes the value (in
+ * basic auth, the password). A placeholder anywhere else (another header, the URL, another domain,
+ * a plain HTTP request) is left as it is and noted, so the attempt shows in the decision log ("TOKEN
+ * sent toward other.example: not replaced"). Never notes the value.
+ *
+ * What a server behind a shared address (a CDN, a reverse proxy) routes by must name the bound
+ * domain too, or the value would reach another of its sites: so no value for a target in absolute
+ * form (`GET https://other.example/`, which wins over Host: RFC 9112 3.2.2), for two Host headers
+ * (servers differ on which counts) or an empty one. Nor for TRACE, whose answer repeats the request
+ * to the sandbox.
  */
 import type { BoundSecret } from '../secrets/bound';
 import { normalName } from './egressTarget';
@@ -18,6 +24,8 @@ export interface SecretWithValue {
 export interface InjectionRequest {
   /** The name the connection was for: the CONNECT's host, or a plain request's URL host. */
   host: string;
+  /** The request's method (a TRACE is never given a value). */
+  method?: string;
   /** Whether the proxy terminated TLS for this name (only for names a secret is bound to). */
   intercepted: boolean;
   url: string;
@@ -35,12 +43,16 @@ export function injectSecrets(request: InjectionRequest, secrets: readonly Secre
   const rawHeaders = [...request.rawHeaders];
   const notes = new Set<string>();
   const host = normalName(request.host);
-  const hostHeader = headerValue(rawHeaders, 'host');
-  const hostOfRequest = hostHeader ? normalName(hostHeader.replace(/:\d+$/, '').replace(/^\[|\]$/g, '')) : host;
+  const { named, problem } = addressee(request, host);
+  const toward = named || 'an empty Host';
   for (const { secret, value } of secrets) {
-    const bound = request.intercepted && secret.domains.includes(host) && hostOfRequest === host;
+    const bound = request.intercepted && secret.domains.includes(host) && named === host && !problem;
     const { placeholder, name } = secret;
-    if (request.url.includes(placeholder)) notes.add(`${name} in a URL toward ${hostOfRequest}: not replaced`);
+    const refused =
+      named === host && problem
+        ? `${name} toward ${host} ${problem}: not replaced`
+        : `${name} sent toward ${toward}: not replaced`;
+    if (request.url.includes(placeholder)) notes.add(`${name} in a URL toward ${toward}: not replaced`);
     for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
       const header = rawHeaders[index]!.toLowerCase();
       const text = rawHeaders[index + 1]!;
@@ -50,12 +62,12 @@ export function injectSecrets(request: InjectionRequest, secrets: readonly Secre
         else if (bound && secret.how.kind === 'basic' && basic.user === secret.how.user) {
           rawHeaders[index + 1] = `Basic ${Buffer.from(`${basic.user}:${value}`).toString('base64')}`;
           notes.add(`${name} added for ${host}`);
-        } else notes.add(`${name} sent toward ${hostOfRequest}: not replaced`);
+        } else notes.add(refused);
         continue;
       }
       if (!text.includes(placeholder)) continue;
       const how = secret.how.kind === 'header' && header === secret.how.header.toLowerCase() ? secret.how : undefined;
-      if (!bound || !how) notes.add(`${name} sent toward ${hostOfRequest}: not replaced`);
+      if (!bound || !how) notes.add(refused);
       else if (value === undefined) notes.add(`${name} for ${host}: not replaced, the proxy has no value`);
       // The header as its template says, with the placeholder where the value goes: nothing else is filled in.
       else if (text !== how.template.split('{value}').join(placeholder))
@@ -85,10 +97,50 @@ export function headersObject(
   return headers;
 }
 
-function headerValue(rawHeaders: readonly string[], name: string): string | undefined {
+/**
+ * The name a request is for as a server would route it: its target's host in absolute form, else its
+ * Host's name, else (no Host: the proxy then sends one) the connection's. `problem` says why it may
+ * not get a value even when that name is the bound one.
+ */
+function addressee(request: InjectionRequest, host: string): { named: string; problem?: string } {
+  const hosts = headerValues(request.rawHeaders, 'host');
+  const absolute = !request.url.startsWith('/') && request.url !== '*';
+  let named = hosts.length ? nameOf(hosts[0]!) : host;
+  if (absolute) {
+    try {
+      named = nameOf(new URL(request.url).host);
+    } catch {
+      named = 'an unreadable target';
+    }
+  }
+  const method = request.method?.toUpperCase() ?? '';
+  const problem =
+    method === 'TRACE' || method === 'TRACK'
+      ? `in a ${method} request`
+      : hosts.length > 1
+        ? `with ${hosts.length} Host headers`
+        : absolute && request.intercepted
+          ? 'in a request in absolute form'
+          : undefined;
+  // Truncated: a Host is the sandbox's to write, and the log keeps the note.
+  return { named: named.slice(0, 253), problem };
+}
+
+/** A Host's name: lower case, without its port, brackets or final dot. */
+function nameOf(hostHeader: string): string {
+  return normalName(
+    hostHeader
+      .trim()
+      .replace(/:\d*$/, '')
+      .replace(/^\[|\]$/g, ''),
+  );
+}
+
+function headerValues(rawHeaders: readonly string[], name: string): string[] {
+  const values: string[] = [];
   for (let index = 0; index + 1 < rawHeaders.length; index += 2)
-    if (rawHeaders[index]!.toLowerCase() === name) return rawHeaders[index + 1];
-  return undefined;
+    if (rawHeaders[index]!.toLowerCase() === name) values.push(rawHeaders[index + 1]!);
+  return values;
 }
 
 function basicParts(text: string): { user: string; password: string } | undefined {
