@@ -52,10 +52,24 @@ export function renderActivity(activity: ActivityView[], post: (message: Webview
             network ? formatTime(entry.at) : `${formatDuration(entry.durationMs)} · ${formatTime(entry.at)}`,
           ),
         ),
-        h('code', { class: 'summary', title: entry.summary }, entry.summary || '-'),
+        ...summaryLines(entry),
       ),
     );
   }
   section.append(list);
   return section;
+}
+
+/**
+ * The entry's summary; a network decision's secret notes (after "; ") each on a line of its own, so
+ * that they are not cut off: a placeholder that was not replaced is drawn as a warning.
+ */
+function summaryLines(entry: ActivityView): HTMLElement[] {
+  const [first, ...notes] = entry.tool === 'network' ? entry.summary.split('; ') : [entry.summary];
+  return [
+    h('code', { class: 'summary', title: entry.summary }, first || '-'),
+    ...notes.map((note) =>
+      h('code', { class: `summary note ${/not replaced/.test(note) ? 'note-warning' : ''}`, title: note }, note),
+    ),
+  ];
 }

@@ -123,6 +123,7 @@ function renderCard(
       ),
     ),
   );
+  if (session.secrets?.length) card.append(renderSecrets(session.sandboxId, session.secrets));
   if (session.lastCommand) {
     const { summary, exitCode } = session.lastCommand;
     card.append(
@@ -216,6 +217,62 @@ function renderCopyChanges(
         )
       : null,
   );
+}
+
+/**
+ * The secrets a session holds, by name: a bound one with where it goes and how often the proxy added
+ * it (and, as a warning, how often its placeholder went out unreplaced); an inside one warned about,
+ * its value being in the sandbox. The host sends names and bindings only, never a value.
+ */
+function renderSecrets(id: string, secrets: NonNullable<SessionView['secrets']>): HTMLElement {
+  const list = h('ul', { class: 'secrets-list', role: 'list' });
+  for (const secret of secrets) {
+    const used = secret.inside ? '' : secret.used ? `used ${times(secret.used)}` : 'not used yet';
+    const refused = secret.refused ? `${secret.refused} not replaced` : '';
+    const label = [`${secret.name} ${secret.binding}`, used, refused ? `${refused} (sent where it is not bound)` : '']
+      .filter(Boolean)
+      .join(', ');
+    list.append(
+      h(
+        'li',
+        {
+          class: `secret ${secret.inside || secret.refused ? 'secret-warning' : ''}`,
+          'data-secret': secret.name,
+          'aria-label': label,
+        },
+        h('code', { class: 'secret-name' }, secret.name),
+        secret.inside
+          ? h(
+              'span',
+              { class: 'secret-inside', title: 'Its value is in the sandbox: the code there can read it' },
+              `⚠ ${secret.binding}`,
+            )
+          : h('span', { class: 'muted secret-binding' }, secret.binding),
+        used ? h('span', { class: 'muted secret-used' }, used) : null,
+        refused
+          ? h(
+              'span',
+              {
+                class: 'secret-refused',
+                title:
+                  'The sandbox sent its placeholder where the secret is not bound (another host or header, a URL, a body): see Activity',
+              },
+              `⚠ ${refused}`,
+            )
+          : null,
+      ),
+    );
+  }
+  return h(
+    'div',
+    { class: 'secrets small', role: 'group', 'aria-label': `Secrets of ${id} (${secrets.length})` },
+    h('span', { class: 'muted' }, 'secrets: '),
+    list,
+  );
+}
+
+function times(count: number): string {
+  return count === 1 ? 'once' : `${count} times`;
 }
 
 /** The last result's images as thumbnails; each opens in VS Code's image preview. */

@@ -41,6 +41,25 @@ export const sessionViewSchema = z.object({
   networkAllow: z.array(z.string()).optional(),
   memoryLimitBytes: z.number(),
   cpus: z.number(),
+  /**
+   * The secrets it holds, by name (never a value or a placeholder): a bound one with its binding in
+   * words and how often the egress proxy added it or left its placeholder as sent; an inside one
+   * (its value is in the sandbox) marked so.
+   */
+  secrets: z
+    .array(
+      z.object({
+        name: z.string(),
+        /** `→ api.github.com, Authorization header`, or `value inside the sandbox`. */
+        binding: z.string(),
+        inside: z.boolean(),
+        /** Connections the value was added to, among the decisions the panel has read. */
+        used: z.number(),
+        /** Connections that sent its placeholder where it was not replaced (another host, header, the URL, a body). */
+        refused: z.number(),
+      }),
+    )
+    .optional(),
   lastCommand: z.object({ summary: z.string(), exitCode: z.number().nullable(), at: z.string() }).optional(),
   /** A copy session's changes awaiting review: how many files, of which conflicts and ones needing confirmation. */
   copyChanges: z

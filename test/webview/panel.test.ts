@@ -419,4 +419,94 @@ describe('the Sandbox panel in Chromium', function () {
       .click();
     assert.deepEqual(await lastPosted(panel), { type: 'exportLog' });
   });
+
+  it("lists a session's secrets by name: where a bound one goes and its use, an inside one as a warning", async () => {
+    const panel = await openPanel(browser, server.url);
+    const { page } = panel;
+    const withSecrets: SessionView = {
+      ...sessions[0]!,
+      networkAllow: ['api.github.com', 'pypi.org'],
+      secrets: [
+        { name: 'GITHUB_TOKEN', binding: '→ api.github.com, Authorization header', inside: false, used: 3, refused: 1 },
+        {
+          name: 'REGISTRY_PASSWORD',
+          binding: '→ registry.example.com, basic auth as ci',
+          inside: false,
+          used: 0,
+          refused: 0,
+        },
+        { name: 'DB_PASSWORD', binding: 'value inside the sandbox', inside: true, used: 0, refused: 0 },
+      ],
+    };
+    await panel.send(state(connected, [withSecrets, ...sessions.slice(1)]));
+    const running = card(page, 'Session default, running');
+    const secrets = running.getByRole('group', { name: 'Secrets of default (3)' });
+    const item = (name: string | RegExp) => secrets.getByRole('listitem', { name });
+    assert.deepEqual(
+      (await secrets.getByRole('listitem').allInnerTexts()).map((text) => text.replace(/\s+/g, ' ').trim()),
+      [
+        'GITHUB_TOKEN → api.github.com, Authorization header used 3 times ⚠ 1 not replaced',
+        'REGISTRY_PASSWORD → registry.example.com, basic auth as ci not used yet',
+        'DB_PASSWORD ⚠ value inside the sandbox',
+      ],
+    );
+    assert.equal(
+      await item(/^GITHUB_TOKEN /).getAttribute('aria-label'),
+      'GITHUB_TOKEN → api.github.com, Authorization header, used 3 times, 1 not replaced (sent where it is not bound)',
+    );
+    assert.equal(await item('DB_PASSWORD value inside the sandbox').count(), 1, 'its label says so');
+
+    // The warnings (an inside value, a placeholder sent where it was not bound) stand out; a bound secret used as bound does not.
+    const border = (name: string) =>
+      secrets.locator(`[data-secret="${name}"]`).evaluate((element) => getComputedStyle(element).borderLeftColor);
+    const warning = await page.evaluate(() => {
+      const probe = document.createElement('span');
+      probe.style.color = 'var(--vscode-editorWarning-foreground, var(--vscode-charts-orange))';
+      document.body.append(probe);
+      const colour = getComputedStyle(probe).color;
+      probe.remove();
+      return colour;
+    });
+    assert.equal(await border('DB_PASSWORD'), warning, 'an inside secret is drawn as a warning');
+    assert.equal(await border('GITHUB_TOKEN'), warning, 'a refused attempt is a warning');
+    assert.notEqual(await border('REGISTRY_PASSWORD'), warning);
+    assert.equal(
+      await card(page, 'Session build, idle')
+        .getByRole('group', { name: /Secrets/ })
+        .count(),
+      0,
+      'a session without secrets lists none',
+    );
+    const text = await page.locator('body').innerText();
+    assert.doesNotMatch(text, /agent-sandbox-placeholder-/, 'no placeholder');
+
+    // What the proxy did shows in Activity, each note on its own line; a later count replaces the card's.
+    await panel.send({
+      type: 'activity',
+      entry: {
+        tool: 'network',
+        summary:
+          'api.github.com:443 allowed (api.github.com), 812 B out, 2048 B in; GITHUB_TOKEN added; GITHUB_TOKEN in a URL toward api.github.com: not replaced',
+        exitCode: null,
+        ok: true,
+        durationMs: 0,
+        at: new Date().toISOString(),
+        sandboxId: 'default',
+      },
+    });
+    const decision = region(page, 'Activity').getByRole('listitem').first();
+    assert.deepEqual(await decision.locator('code').allInnerTexts(), [
+      'api.github.com:443 allowed (api.github.com), 812 B out, 2048 B in',
+      'GITHUB_TOKEN added',
+      'GITHUB_TOKEN in a URL toward api.github.com: not replaced',
+    ]);
+    assert.match((await decision.locator('code').nth(2).getAttribute('class')) ?? '', /note-warning/);
+    assert.doesNotMatch((await decision.locator('code').nth(1).getAttribute('class')) ?? '', /note-warning/);
+    const counted = withSecrets.secrets!.map((secret) =>
+      secret.name === 'GITHUB_TOKEN' ? { ...secret, used: 4 } : secret,
+    );
+    await panel.send({ type: 'sessions', sessions: [{ ...withSecrets, secrets: counted }] });
+    assert.match(await item(/^GITHUB_TOKEN /).innerText(), /used 4 times/);
+    await page.screenshot({ path: resolve(SHOTS, 'panel-secrets.png') });
+  });
 });

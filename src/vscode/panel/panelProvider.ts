@@ -20,7 +20,9 @@ import type { AccessGrant } from '../accessGrant';
 import { confirmLooserAccess, confirmNetwork } from '../policyDialogs';
 import { SECTION } from '../settings';
 import { panelHtml } from './panelHtml';
-import { PanelDecisions, exportAuditLog } from './panelNetwork';
+import { PanelDecisions } from './panelDecisions';
+import { exportAuditLog } from './panelNetwork';
+import { secretsView } from './panelSecrets';
 import type { PanelImages } from './panelImages';
 import { activityView, copyChangesView, defaultsView, engineView, sessionView } from './panelViews';
 import type { CopyReviewModel } from '../copyReview/copyReviewModel';
@@ -60,6 +62,7 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
   private readonly decisions = new PanelDecisions(
     (entry) => this.post({ type: 'activity', entry }),
     (text) => this.services.redact(text),
+    () => this.scheduleSessions(), // the cards' secret counts
   );
   /** The sessions last sent, as JSON: a poll that finds the same sends nothing. */
   private lastSessions: string | undefined;
@@ -346,6 +349,8 @@ export class SandboxPanel implements vscode.WebviewViewProvider, vscode.Disposab
       ...sessionView(session, service, activity, engine.get()),
       ...this.imagesView(session.id),
       ...copyChangesView(this.services.copyReview.session(session.id)),
+      // Names and bindings only: the spec's values and placeholders stay here.
+      ...secretsView(session.spec, this.decisions.secretUse(session.id)),
     }));
     this.followStats(views.filter((view) => view.state !== 'dead').map((view) => view.id));
     return views;
