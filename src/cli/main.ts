@@ -84,8 +84,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       const command = args.command === 'validate' ? validateCommand : renderCommand;
       return await command({ args, output, signal: controller.signal, readStdin, secrets });
     }
-    if (args.values.secret?.length && args.command !== 'open' && args.command !== 'run')
-      throw usageError(`--secret binds a secret to a sandbox that open or run makes, not to ${args.command}.`);
+    // open and run give their sandbox the secrets; tool and mcp offer them to the model, which asks by name.
+    if (args.values.secret?.length && !['open', 'run', 'tool', 'mcp'].includes(args.command))
+      throw usageError(
+        `--secret binds a secret to a sandbox that open or run makes (or that tool and mcp offer), not to ${args.command}.`,
+      );
     const context = { args, output, signal: controller.signal, readStdin, secrets };
     if (args.command === 'tool' && args.values.list) return toolList(context);
     engine = await createEngine(args, (message) => process.stderr.write(`agent-sandbox: ${message}\n`));
@@ -97,7 +100,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     return await HANDLERS[args.command](engine, context);
   } catch (error) {
     output.error(error);
-    if (error instanceof UsageError) return 2;
+    // A secret the flags name with no value (host variable, --secrets-file) is the command line's to fix.
+    if (error instanceof UsageError || SandboxError.is(error, 'secret-unavailable')) return 2;
     if (SandboxError.is(error, 'aborted')) return 130;
     return 125;
   } finally {

@@ -9,87 +9,23 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GET, startRecordingServers, testCertificates, type RecordingServers } from './boundServers';
 import { CLI, runCliText } from './cliRunner';
 import { TEST_IMAGES, requireEngine } from './harness';
 
 const VALUE = `bound-canary-${randomBytes(12).toString('hex')}`;
 
-/** A CA and one leaf for both names, made with openssl in `dir`. */
-function testCertificates(dir: string): { ca: string; key: string; cert: string } {
-  const at = (name: string) => join(dir, name);
-  const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  ssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=bound secrets test CA',
-    '-addext',
-    'basicConstraints=critical,CA:TRUE',
-    '-addext',
-    'keyUsage=critical,keyCertSign,cRLSign',
-  );
-  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=api.bound.test');
-  writeFileSync(
-    at('leaf.ext'),
-    'subjectAltName=DNS:api.bound.test,DNS:other.test\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
-  );
-  ssl(
-    'x509',
-    '-req',
-    '-in',
-    'leaf.csr',
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    'leaf.pem',
-    '-days',
-    '2',
-    '-extfile',
-    'leaf.ext',
-  );
-  return { ca: at('ca.pem'), key: readFileSync(at('leaf.key'), 'utf8'), cert: readFileSync(at('leaf.pem'), 'utf8') };
-}
-
-/** Run in the sandbox: GET a URL with urllib (through the proxy variables), `Authorization: Bearer $TOKEN`. */
-const GET = String.raw`
-import json, os, ssl, sys, urllib.error, urllib.request
-url, verify = sys.argv[1], sys.argv[2] == 'verify'
-context = ssl.create_default_context() if verify else ssl._create_unverified_context()
-request = urllib.request.Request(url, headers={'Authorization': 'Bearer ' + os.environ['TOKEN']})
-try:
-    answer = urllib.request.urlopen(request, timeout=20, context=context)
-    print(json.dumps({'status': answer.status, 'body': answer.read().decode()}))
-except urllib.error.HTTPError as error:
-    print(json.dumps({'status': error.code, 'body': error.read().decode()}))
-except OSError as error:
-    print(json.dumps({'error': str(error)}))
-`;
-
 describe('bound secrets through the CLI (real engine)', function () {
   const work = mkdtempSync(join(tmpdir(), 'agent-sandbox-bound-'));
   const folder = join(work, 'folder');
   const state = join(work, 'state');
-  const seen: { server: string; headers: IncomingHttpHeaders }[] = [];
-  const servers: Server[] = [];
-  const ports: Record<'bound' | 'other' | 'plain', number> = { bound: 0, other: 0, plain: 0 };
+  let servers: RecordingServers | undefined;
+  /** The requests the servers saw, and their ports (once `before` started them). */
+  const seen = () => servers!.seen;
+  const ports = () => servers!.ports;
   let env: NodeJS.ProcessEnv;
   const cli = (args: string[], more: NodeJS.ProcessEnv = {}) =>
     runCliText([args[0]!, '--folder', folder, ...args.slice(1)], { env: { ...env, ...more }, stdin: '' });
@@ -112,23 +48,7 @@ describe('bound secrets through the CLI (real engine)', function () {
     process.stdout.write(`      canary value of TOKEN (random): ${VALUE}\n`);
     execFileSync('mkdir', ['-p', folder, state]);
     const certs = testCertificates(work);
-    const record =
-      (server: string) => (request: { headers: IncomingHttpHeaders }, response: { end(text: string): void }) => {
-        seen.push({ server, headers: request.headers });
-        response.end(`hello from ${server}`);
-      };
-    const bound = createHttpsServer({ key: certs.key, cert: certs.cert }, record('bound'));
-    const other = createHttpsServer({ key: certs.key, cert: certs.cert }, record('other'));
-    const plain = createHttpServer(record('plain'));
-    for (const [name, server] of [
-      ['bound', bound],
-      ['other', other],
-      ['plain', plain],
-    ] as const) {
-      await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-      ports[name] = (server.address() as AddressInfo).port;
-      servers.push(server);
-    }
+    servers = await startRecordingServers(certs);
     env = {
       AGENT_SANDBOX_IMAGE_PYTHON: TEST_IMAGES.python,
       AGENT_SANDBOX_IMAGE_NODE: TEST_IMAGES.node,
@@ -141,7 +61,7 @@ describe('bound secrets through the CLI (real engine)', function () {
 
   after(async () => {
     if (env) await cli(['close', '--all']);
-    for (const server of servers) server.close();
+    servers?.close();
     rmSync(work, { recursive: true, force: true });
   });
 
@@ -150,8 +70,9 @@ describe('bound secrets through the CLI (real engine)', function () {
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /NAME=DOMAIN\[,DOMAIN\.\.\.\]:HOW/);
     const unset = await cli(['open', '--session', 'bad', '--secret', 'NOT_SET_ANYWHERE=api.bound.test:basic:me']);
-    assert.equal(unset.code, 2);
-    assert.match(unset.stderr, /host environment variable NOT_SET_ANYWHERE is unset/);
+    assert.equal(unset.code, 2, unset.stderr);
+    assert.match(unset.stderr, /The secret NOT_SET_ANYWHERE has no value, so no sandbox was opened with it/);
+    assert.match(unset.stderr, /Set the host variable NOT_SET_ANYWHERE, or put a line NOT_SET_ANYWHERE=VALUE/);
   });
 
   it('open says what the binding does; the sandbox holds a placeholder, shown as [secret:TOKEN]', async () => {
@@ -183,9 +104,9 @@ describe('bound secrets through the CLI (real engine)', function () {
   });
 
   it('an HTTPS request to the bound domain (python urllib, verifying) arrives with the real value', async () => {
-    const answer = await get(`https://api.bound.test:${ports.bound}/`);
+    const answer = await get(`https://api.bound.test:${ports().bound}/`);
     assert.deepEqual(answer, { status: 200, body: 'hello from bound' });
-    const last = seen.at(-1)!;
+    const last = seen().at(-1)!;
     assert.equal(last.server, 'bound');
     assert.equal(last.headers.authorization, `Bearer ${VALUE}`);
     assert.match(decisions().join(''), /"secrets":\["TOKEN added for api\.bound\.test"\]/);
@@ -194,16 +115,19 @@ describe('bound secrets through the CLI (real engine)', function () {
   it('the same request to another name arrives with the placeholder; by plain HTTP the attempt is logged', async () => {
     const placeholder = (await exec('printf %s "$TOKEN"', '--show-secrets')).trim();
     // other.test is not intercepted: its TLS goes through to the server (whose CA the sandbox does not know).
-    assert.deepEqual(await get(`https://other.test:${ports.other}/`, false), { status: 200, body: 'hello from other' });
-    assert.equal(seen.at(-1)!.headers.authorization, `Bearer ${placeholder}`);
-    assert.deepEqual(await get(`http://other.test:${ports.plain}/`), { status: 200, body: 'hello from plain' });
-    assert.equal(seen.at(-1)!.headers.authorization, `Bearer ${placeholder}`);
+    assert.deepEqual(await get(`https://other.test:${ports().other}/`, false), {
+      status: 200,
+      body: 'hello from other',
+    });
+    assert.equal(seen().at(-1)!.headers.authorization, `Bearer ${placeholder}`);
+    assert.deepEqual(await get(`http://other.test:${ports().plain}/`), { status: 200, body: 'hello from plain' });
+    assert.equal(seen().at(-1)!.headers.authorization, `Bearer ${placeholder}`);
     assert.match(decisions().join(''), /"secrets":\["TOKEN sent toward other\.test: not replaced"\]/);
     assert.ok(!decisions().join('').includes(VALUE));
   });
 
   it('run --secret does the same in a one-off sandbox, and prints the placeholder as [secret:TOKEN]', async () => {
-    const code = `import os, urllib.request as u\nprint(os.environ['TOKEN'])\nprint(u.urlopen(u.Request('https://api.bound.test:${ports.bound}/', headers={'Authorization': 'Bearer ' + os.environ['TOKEN']}), timeout=20).read().decode())`;
+    const code = `import os, urllib.request as u\nprint(os.environ['TOKEN'])\nprint(u.urlopen(u.Request('https://api.bound.test:${ports().bound}/', headers={'Authorization': 'Bearer ' + os.environ['TOKEN']}), timeout=20).read().decode())`;
     const run = await cli([
       'run',
       '--runtime',
@@ -217,13 +141,13 @@ describe('bound secrets through the CLI (real engine)', function () {
     ]);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stdout, '[secret:TOKEN]\nhello from bound\n');
-    assert.equal(seen.at(-1)!.headers.authorization, `Bearer ${VALUE}`);
+    assert.equal(seen().at(-1)!.headers.authorization, `Bearer ${VALUE}`);
   });
 
   it('Node.js trusts the session CA through NODE_EXTRA_CA_CERTS (a CONNECT of its own: Node 18`s fetch ignores the proxy)', async () => {
     const code = [
       "const http = require('http'), tls = require('tls');",
-      `const host = 'api.bound.test', port = ${ports.bound};`,
+      `const host = 'api.bound.test', port = ${ports().bound};`,
       'const proxy = new URL(process.env.HTTPS_PROXY);',
       "http.request({ host: proxy.hostname, port: proxy.port, method: 'CONNECT', path: `${host}:${port}` }).on('connect', (answer, socket) => {",
       '  const secure = tls.connect({ socket, servername: host }, () =>',
@@ -246,7 +170,7 @@ describe('bound secrets through the CLI (real engine)', function () {
     ]);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stdout, 'hello from bound\n');
-    assert.equal(seen.at(-1)!.headers.authorization, `Bearer ${VALUE}`);
+    assert.equal(seen().at(-1)!.headers.authorization, `Bearer ${VALUE}`);
   });
 
   it('the value is nowhere in the sandbox: not in any readable environment, /tmp, /workspace, $HOME or env', async () => {
