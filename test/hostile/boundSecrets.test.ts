@@ -518,6 +518,25 @@ describe('bound secrets attacked from inside the sandbox (cli)', function () {
     );
   });
 
+  it('very large heads: a 20 KB header, and a second Host after 2,100 headers', async () => {
+    const from = mark();
+    const answers = await attack({
+      kind: 'parallel',
+      jobs: [
+        tls([get('/large', BOUND, true, 'X-Pad: {PAD:20000}\r\n')]),
+        tls([get('/many', BOUND, false, 'a: b\r\n'.repeat(2100)) + `Host: evil.test\r\nConnection: close\r\n\r\n`]),
+      ],
+    });
+    const large = seen.slice(from.seen).some((request) => request.url === '/large');
+    check(
+      'a 20 KB header to the bound domain; Host: evil.test after 2,100 headers (past what the proxy reads)',
+      'the large head refused (431); the value only with the one Host the proxy read and sent on',
+      from,
+      `answers ${answers.map((answer) => answer.answer.split('\r\n')[0]?.slice(9, 12) ?? answer.error).join(' ')}; ${valued(from).length} given the value`,
+      large ? ['the 20 KB head reached the server'] : [],
+    );
+  });
+
   it('HTTP/2: ALPN h2, an h2c upgrade, the prior-knowledge preface', async () => {
     const from = mark();
     const answers = await attack({
