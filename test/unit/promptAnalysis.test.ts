@@ -184,7 +184,7 @@ describe('.prompt analysis: the sandbox block', () => {
         {
           at: 'warning unknown-key 5:2-5:8',
           message:
-            'Unknown key "colour" in the sandbox block: it is ignored. Known keys: mode, session, runtime, image, timeout_seconds, max_stdout_bytes, workspace, allow_network, allow_domains, pip_packages, npm_packages, limits.',
+            'Unknown key "colour" in the sandbox block: it is ignored. Known keys: mode, session, runtime, image, timeout_seconds, max_stdout_bytes, workspace, allow_network, allow_domains, secrets, pip_packages, npm_packages, limits.',
         },
         { at: 'warning unknown-key 7:4-7:10', message: 'Unknown key "memroy" in sandbox.limits; did you mean memory?' },
       ],

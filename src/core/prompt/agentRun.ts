@@ -5,7 +5,10 @@
  */
 import { z } from 'zod';
 import { errorMessage } from '../errors';
+import type { OpenRequest } from '../sessions/sandboxService';
 import { TOOLS } from '../tools/toolList';
+import { agentScopeKey } from './analyzePrompt';
+import type { RenderedPrompt } from './render';
 
 /** The sandbox tools, by name. */
 export const SANDBOX_TOOL_NAMES: readonly string[] = TOOLS.map((tool) => tool.name);
@@ -27,6 +30,19 @@ export function agentTools(requested: readonly string[]): { tools: string[]; unk
     else if (!tools.includes(full)) tools.push(full);
   }
   return { tools, unknown };
+}
+
+/**
+ * What opening the agent's own session asks for: its scope (named after the agent), its `sandbox:`
+ * block as a layer, and the secrets the block names (the policy picks them from those the user offers,
+ * and the confirmations of the session's calls name them).
+ */
+export function agentSessionAsk(prompt: Pick<RenderedPrompt, 'name' | 'sandbox' | 'secrets'>): OpenRequest {
+  return {
+    scope: { kind: 'agent', key: agentScopeKey(prompt.name) },
+    layer: prompt.sandbox,
+    ...(prompt.secrets?.length ? { secrets: prompt.secrets } : {}),
+  };
 }
 
 /** The input of a tool call with the agent's session filled in where the call names none. */

@@ -8,6 +8,7 @@ import { findFrontmatter, type FrontmatterBlock } from './frontmatter';
 import { HARNESS_KEYS, dotpromptFrontmatterSchema } from './frontmatterSchema';
 import { ProblemList, type PromptProblem } from './problems';
 import { checkSandbox, type SandboxStyle } from './sandboxCheck';
+import type { PromptEnvironment } from './secretNames';
 import type { PromptDialect } from './schemaDocs';
 import { LineIndex } from './textPositions';
 import { explainYamlErrors, noSpaceAfterColon, unresolvedAliasMessage } from './yamlErrors';
@@ -38,7 +39,8 @@ export interface PromptAnalysis {
 const TOP_LEVEL_SCHEMA = dotpromptFrontmatterSchema.omit({ sandbox: true });
 const HARNESS_ONLY_KEYS = ['timeout', 'network', 'environment', 'resources'];
 
-export function analyzePrompt(text: string): PromptAnalysis {
+/** Analyses a file; `environment` adds what only the editor knows (the secrets the user offers). */
+export function analyzePrompt(text: string, environment: PromptEnvironment = {}): PromptAnalysis {
   const lines = new LineIndex(text);
   const problems = new ProblemList(lines);
   const frontmatter = findFrontmatter(text);
@@ -131,7 +133,7 @@ export function analyzePrompt(text: string): PromptAnalysis {
     const style = sandboxStyle(pair, harnessFile);
     const range = keyRange(pair) ?? [0, 0];
     sandbox = { pair, style, keyStart: base + range[0], keyEnd: base + range[1], value: data.sandbox };
-    checkSandbox(pair, style, { problems, base, lines });
+    checkSandbox(pair, style, { problems, base, lines, environment });
   }
   const dialect: PromptDialect = harnessFile || sandbox?.style === 'harness' ? 'harness' : 'dotprompt';
   return result({ doc, data, dialect, sandbox });

@@ -15,6 +15,8 @@ export type ProblemCode =
   | 'mode-conflict'
   | 'package-runtime'
   | 'overridden-value'
+  | 'unknown-secret'
+  | 'duplicate-secret'
   | 'frontmatter-type';
 
 export interface PromptFix {

@@ -11,7 +11,7 @@ import { checkInput } from './renderInput';
 import type { PartialReader } from './renderPartials';
 import { isolatedDotprompt, templateProblem } from './renderTemplate';
 import { locate, valueRange, type PathSegment } from './yamlTree';
-import { specFromFrontmatter } from '../spec/frontmatterSpec';
+import { secretsFromFrontmatter, specFromFrontmatter } from '../spec/frontmatterSpec';
 import type { SpecLayer } from '../spec/spec';
 import { errorMessage } from '../errors';
 
@@ -33,6 +33,8 @@ export interface RenderedPrompt {
   tools: string[];
   /** The `sandbox:` block as a spec layer; absent without one (or for Station's harness dialect). */
   sandbox?: SpecLayer;
+  /** The secrets the `sandbox:` block names, which the agent's sandbox asks for (openSession's secrets); absent when none. */
+  secrets?: string[];
   maxSteps: number;
   /** The output the file asks for; its schema is JSON Schema (Picoschema expanded by Dotprompt). */
   output?: { format?: string; schema?: Record<string, unknown> };
@@ -84,6 +86,7 @@ export async function renderPrompt(request: RenderRequest): Promise<RenderOutcom
   const facts = frontmatterFacts(data, at, problems);
   const notes: string[] = [];
   let sandbox: SpecLayer | undefined;
+  let secrets: string[] = [];
   if (analysis.sandbox?.style === 'harness')
     notes.push(
       "The sandbox block is written for Station's agent harness (mode host, docker or e2b): Agent Sandbox does not read it, so the agent gets the default sandbox.",
@@ -91,6 +94,7 @@ export async function renderPrompt(request: RenderRequest): Promise<RenderOutcom
   else if (analysis.sandbox)
     try {
       sandbox = specFromFrontmatter(analysis.sandbox.value);
+      secrets = secretsFromFrontmatter(analysis.sandbox.value);
     } catch (error) {
       problems.push(at(['sandbox'], errorMessage(error)));
     }
@@ -146,6 +150,7 @@ export async function renderPrompt(request: RenderRequest): Promise<RenderOutcom
       name: agentName(analysis, request.file),
       ...facts,
       ...(sandbox ? { sandbox } : {}),
+      ...(secrets.length ? { secrets } : {}),
       ...(output ? { output } : {}),
       input,
       messages: messages.map(renderedMessage),

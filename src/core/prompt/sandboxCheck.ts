@@ -4,6 +4,7 @@ import { frontmatterLimitsSchema, frontmatterSandboxObjectSchema, harnessSandbox
 import { RUNTIMES } from '../spec/spec';
 import { nearMiss } from './nearMiss';
 import { checkSandboxRules, type RuleContext } from './sandboxRules';
+import { checkSecretNames } from './secretNames';
 import { keyRange, pairsOf, valueRange } from './yamlTree';
 import { describeValue, reportZodIssues } from './zodProblems';
 
@@ -68,6 +69,7 @@ export function checkSandbox(pair: Pair<Node, Node | null>, style: SandboxStyle,
   const limits = pairsOf(node).find((entry) => entry.key === 'limits')?.pair.value;
   if (isMap(limits)) reportUnknownKeys(limits, LIMIT_KEYS, LIMIT_ALIASES, 'sandbox.limits', context);
   checkSandboxRules(node, value, context);
+  checkSecretNames(node, context);
 }
 
 function checkShorthand(pair: Pair<Node, Node | null>, context: RuleContext): void {

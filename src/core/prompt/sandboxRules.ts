@@ -1,12 +1,15 @@
 /** Rules between the fields of a sandbox block that no single field's schema can say. */
 import { isMap, isScalar, type Node, type YAMLMap } from 'yaml';
 import type { PromptFix } from './problems';
+import type { PromptEnvironment } from './secretNames';
 import type { LineIndex } from './textPositions';
 import { findPair, keyRange, valueRange } from './yamlTree';
 import type { CheckContext } from './zodProblems';
 
 export interface RuleContext extends CheckContext {
   lines: LineIndex;
+  /** What the editor knows beyond the text (the secrets the user offers). */
+  environment?: PromptEnvironment;
 }
 
 type Block = Record<string, unknown>;

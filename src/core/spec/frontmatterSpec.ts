@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { allowEntrySchema } from '../network/allowlist';
+import { secretSettingSchema } from '../secrets/catalog';
 import { invalidSpecError } from './resolveSpec';
 import {
   MODES,
@@ -125,6 +126,13 @@ export const frontmatterSandboxObjectSchema = z
       .describe(
         "Names the sandbox may reach on the network, and nothing else, like [pypi.org, files.pythonhosted.org]: *.example.com for subdomains, localhost:3000 for a port of your machine. Granted within the user's allowlist (agentSandbox.network.allow).",
       ),
+    secrets: z
+      .array(secretSettingSchema.in.shape.name)
+      .max(50)
+      .optional()
+      .describe(
+        "Secrets the user offers to sandboxes that this one gets, by name, like [GITHUB_TOKEN]: a bound secret's value stays outside (the sandbox holds a placeholder, and reaches the secret's domains), an inside secret's value enters the sandbox. Only names the user offers (agentSandbox.secrets, or the CLI's --secret); the confirmation names them.",
+      ),
     pip_packages: pipPackageListSchema
       .optional()
       .describe(
@@ -202,6 +210,14 @@ export const VALUE_DOCS: Record<string, Record<string, string>> = {
     agent: 'One session per agent.',
   },
 };
+
+/** The secrets a frontmatter `sandbox` value asks for, by name, once each (none for the shorthand or a block without any). */
+export function secretsFromFrontmatter(value: unknown): string[] {
+  if (typeof value !== 'object' || value === null) return [];
+  const parsed = frontmatterSandboxObjectSchema.safeParse(value);
+  if (!parsed.success) throw invalidSpecError(parsed.error, 'sandbox block');
+  return [...new Set(parsed.data.secrets ?? [])];
+}
 
 /** Turns a frontmatter `sandbox` value into a spec layer; throws an invalid-input error listing every problem. */
 export function specFromFrontmatter(value: unknown): SpecLayer {

@@ -10,11 +10,11 @@ import * as vscode from 'vscode';
 import {
   FREE_FORM_BRIEFING,
   SANDBOX_TOOL_NAMES,
+  agentSessionAsk,
   agentTools,
   checkOutput,
   sandboxBriefing,
 } from '../../core/prompt/agentRun';
-import { agentScopeKey } from '../../core/prompt/analyzePrompt';
 import type { RenderedMessage } from '../../core/prompt/render';
 import { partialsBeside } from '../../core/prompt/renderPartials';
 import { errorMessage } from '../../core/errors';
@@ -191,9 +191,7 @@ async function runAgentFile(
   const { tools, unknown } = agentTools(prompt.tools);
   if (unknown.length) notes.push(vscode.l10n.t('Not sandbox tools, so not offered: {0}.', unknown.join(', ')));
   stream.progress(vscode.l10n.t('Opening the sandbox of {0}', prompt.name));
-  const opened = await services.track(
-    services.service.openSession({ scope: { kind: 'agent', key: agentScopeKey(prompt.name) }, layer: prompt.sandbox }),
-  );
+  const opened = await services.track(services.service.openSession(agentSessionAsk(prompt)));
   services.engine.reportSuccess();
   const sandboxId = sandboxIdOf(opened.sandbox.info);
   const info = opened.sandbox.info;

@@ -1,7 +1,7 @@
 /** "Open Sandbox Session for <agent>": a code lens on the sandbox block, and the command it runs. */
 import * as vscode from 'vscode';
 import { errorMessage } from '../../core/errors';
-import { specFromFrontmatter } from '../../core/spec/frontmatterSpec';
+import { secretsFromFrontmatter, specFromFrontmatter } from '../../core/spec/frontmatterSpec';
 import { agentName, agentScopeKey, analyzePrompt } from '../../core/prompt/analyzePrompt';
 import type { SandboxService } from '../../core/sessions/sandboxService';
 import { DOTPROMPT } from './promptDiagnostics';
@@ -81,6 +81,7 @@ async function openAgentSession(services: AgentSessionServices, arg: unknown) {
     );
   }
   const layer = specFromFrontmatter(analysis.sandbox.value);
+  const secrets = secretsFromFrontmatter(analysis.sandbox.value);
   const scope = { kind: 'agent' as const, key: agentScopeKey(name) };
   const opened = await vscode.window.withProgress(
     {
@@ -89,7 +90,10 @@ async function openAgentSession(services: AgentSessionServices, arg: unknown) {
     },
     (progress) =>
       services.track(
-        services.service.openSession({ scope, layer }, { onProgress: (p) => progress.report({ message: p.message }) }),
+        services.service.openSession(
+          { scope, layer, secrets },
+          { onProgress: (p) => progress.report({ message: p.message }) },
+        ),
       ),
   );
   services.engine.reportSuccess();

@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import { analyzePrompt } from '../../core/prompt/analyzePrompt';
 import type { PromptProblem } from '../../core/prompt/problems';
+import { SECRETS_SETTING, promptEnvironment } from './promptEnvironment';
 
 export const DOTPROMPT = 'dotprompt';
 export const DIAGNOSTIC_SOURCE = 'dotprompt';
@@ -39,6 +40,11 @@ export class PromptDiagnostics implements vscode.Disposable {
         this.cancel(document.uri);
         if (document.languageId === DOTPROMPT) this.collection.delete(document.uri);
       }),
+      // The secrets a sandbox block may name are the user's: check open files again when they change.
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (!event.affectsConfiguration(SECRETS_SETTING)) return;
+        for (const document of vscode.workspace.textDocuments) this.update(document);
+      }),
     ];
     for (const document of vscode.workspace.textDocuments) this.update(document);
   }
@@ -47,7 +53,10 @@ export class PromptDiagnostics implements vscode.Disposable {
   update(document: vscode.TextDocument): void {
     if (document.languageId !== DOTPROMPT) return;
     this.cancel(document.uri);
-    this.collection.set(document.uri, analyzePrompt(document.getText()).problems.map(toDiagnostic));
+    this.collection.set(
+      document.uri,
+      analyzePrompt(document.getText(), promptEnvironment()).problems.map(toDiagnostic),
+    );
   }
 
   /** Analyses a document once typing pauses. */
@@ -65,11 +74,12 @@ export class PromptDiagnostics implements vscode.Disposable {
     const files = await vscode.workspace.findFiles('**/*.prompt', '**/node_modules/**', undefined, token);
     const summary: ValidationSummary = { files: 0, errors: 0, warnings: 0 };
     const decoder = new TextDecoder();
+    const environment = promptEnvironment();
     for (const uri of files) {
       if (token?.isCancellationRequested) break;
       const open = vscode.workspace.textDocuments.find((document) => document.uri.toString() === uri.toString());
       const text = open ? open.getText() : decoder.decode(await vscode.workspace.fs.readFile(uri));
-      const problems = analyzePrompt(text).problems;
+      const problems = analyzePrompt(text, environment).problems;
       this.collection.set(uri, problems.map(toDiagnostic));
       summary.files++;
       summary.errors += problems.filter((problem) => problem.severity === 'error').length;

@@ -4,6 +4,7 @@ import { analyzePrompt } from '../../core/prompt/analyzePrompt';
 import { completePrompt } from '../../core/prompt/completions';
 import { hoverPrompt } from '../../core/prompt/hover';
 import { DIAGNOSTIC_SOURCE, DOTPROMPT } from './promptDiagnostics';
+import { promptEnvironment } from './promptEnvironment';
 
 const SELECTOR: vscode.DocumentSelector = { language: DOTPROMPT };
 
@@ -13,13 +14,13 @@ function range(document: vscode.TextDocument, start: number, end: number): vscod
 
 const completions: vscode.CompletionItemProvider = {
   provideCompletionItems(document, position, _token, context) {
-    // Typing a space opens the list only after "key: ", where a value is due.
+    // Typing a space opens the list only where a value is due: after "key: ", a list's "- ", or ", " in [a, b].
     if (
       context.triggerKind === vscode.CompletionTriggerKind.TriggerCharacter &&
-      !/:\s$/.test(document.lineAt(position.line).text.slice(0, position.character))
+      !/(:|,|^\s*-)\s$/.test(document.lineAt(position.line).text.slice(0, position.character))
     )
       return undefined;
-    const result = completePrompt(document.getText(), document.offsetAt(position));
+    const result = completePrompt(document.getText(), document.offsetAt(position), promptEnvironment());
     if (!result) return undefined;
     const replace = range(document, result.start, result.end);
     return result.items.map((item, index) => {
@@ -40,7 +41,7 @@ const completions: vscode.CompletionItemProvider = {
 
 const hovers: vscode.HoverProvider = {
   provideHover(document, position) {
-    const hover = hoverPrompt(document.getText(), document.offsetAt(position));
+    const hover = hoverPrompt(document.getText(), document.offsetAt(position), promptEnvironment());
     return (
       hover && new vscode.Hover(new vscode.MarkdownString(hover.contents), range(document, hover.start, hover.end))
     );
@@ -50,7 +51,7 @@ const hovers: vscode.HoverProvider = {
 const quickFixes: vscode.CodeActionProvider = {
   provideCodeActions(document, requested, context) {
     const actions: vscode.CodeAction[] = [];
-    for (const problem of analyzePrompt(document.getText()).problems) {
+    for (const problem of analyzePrompt(document.getText(), promptEnvironment()).problems) {
       const where = range(document, problem.start, problem.end);
       if (problem.fixes.length === 0 || !where.intersection(requested)) continue;
       const diagnostic = context.diagnostics.find(

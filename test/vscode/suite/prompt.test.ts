@@ -117,6 +117,63 @@ suite('Prompt files', () => {
     assert.match(text, /Ask for network access \(off by default\)/);
   });
 
+  test('sandbox.secrets: the names offered in agentSandbox.secrets are completed, explained and checked', async () => {
+    const config = vscode.workspace.getConfiguration('agentSandbox');
+    const before = config.inspect('secrets')?.globalValue;
+    await config.update(
+      'secrets',
+      [
+        { name: 'GITHUB_TOKEN', domains: ['api.github.com'] },
+        { name: 'DB_PASSWORD', inside: true },
+      ],
+      vscode.ConfigurationTarget.Global,
+    );
+    try {
+      const document = await openPrompt(
+        'agents/secrets.prompt',
+        '---\nsandbox:\n  secrets:\n    - GITHUB_TOKEN\n    - NPM_TOKEN\n    - \n---\nbody\n',
+      );
+      const list = await vscode.commands.executeCommand<vscode.CompletionList>(
+        'vscode.executeCompletionItemProvider',
+        document.uri,
+        new vscode.Position(5, 6),
+      );
+      const names = list.items.map((item) => (typeof item.label === 'string' ? item.label : item.label.label));
+      assert.ok(names.includes('DB_PASSWORD'), `DB_PASSWORD in ${names.join(', ')}`);
+      assert.ok(!names.includes('GITHUB_TOKEN'), 'a name already listed is not offered again');
+      const hovers = await vscode.commands.executeCommand<vscode.Hover[]>(
+        'vscode.executeHoverProvider',
+        document.uri,
+        new vscode.Position(3, 9),
+      );
+      const text = hovers
+        .flatMap((hover) => hover.contents.map((content) => (content as vscode.MarkdownString).value))
+        .join('\n');
+      assert.match(text, /GITHUB_TOKEN → api\.github\.com \(Authorization header\)/);
+      const warning = (list: vscode.Diagnostic[]) => list.some((d) => d.message.includes('NPM_TOKEN'));
+      // (The empty item being typed is an error of its own.)
+      const found = await diagnostics(document.uri, warning);
+      assert.deepEqual(
+        found.filter((line) => line.includes('NPM_TOKEN')),
+        [
+          '4:6-4:15 Warning No secret named "NPM_TOKEN" is offered to sandboxes, so the agent\'s sandbox would not open with it. The secrets offered are GITHUB_TOKEN, DB_PASSWORD; to offer another, run "Sandbox: Add Secret" (it adds to agentSandbox.secrets, in your user settings).',
+        ],
+      );
+      // Offering it clears the warning in the open file.
+      await config.update(
+        'secrets',
+        [
+          { name: 'GITHUB_TOKEN', domains: ['api.github.com'] },
+          { name: 'NPM_TOKEN', domains: ['registry.npmjs.org'] },
+        ],
+        vscode.ConfigurationTarget.Global,
+      );
+      await diagnostics(document.uri, (list) => !warning(list));
+    } finally {
+      await config.update('secrets', before, vscode.ConfigurationTarget.Global);
+    }
+  });
+
   test('a quick fix turns a near miss into a clean file', async () => {
     const document = await openPrompt('agents/fix.prompt', '---\nsandbox:\n  runtime: pyhton\n---\nbody\n');
     await diagnostics(document.uri, (list) => list.length === 1);
