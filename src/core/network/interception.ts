@@ -88,7 +88,7 @@ export class Interceptor {
   private forward(request: IncomingMessage, response: ServerResponse): void {
     const connection = this.connections.get(request.socket);
     if (!connection) return void response.writeHead(500).end();
-    const { host, port, address, notes } = connection;
+    const { host, port, notes } = connection;
     const injected = injectSecrets(
       { host, intercepted: true, method: request.method, url: request.url ?? '/', rawHeaders: request.rawHeaders },
       this.bound.secrets,
@@ -101,7 +101,34 @@ export class Interceptor {
       'data',
       bodyWatcher(this.bound.secrets, host, (note) => notes.add(note)),
     );
-    const upstream = httpsRequest(
+    let upstream: ReturnType<typeof httpsRequest>;
+    try {
+      upstream = this.upstream(request, response, connection, headers);
+    } catch (error) {
+      // Node refuses what it cannot send (its message names the header, never its value): this request fails, not the proxy.
+      notes.add(`${host}: ${(error as Error).message}`);
+      response
+        .writeHead(502, { 'content-type': 'text/plain' })
+        .end(`Agent Sandbox proxy: ${(error as Error).message}\n`);
+      return;
+    }
+    upstream.once('error', (error) => {
+      notes.add(`${host}: ${error.message}`);
+      if (!response.headersSent)
+        response.writeHead(502, { 'content-type': 'text/plain' }).end(`Agent Sandbox proxy: ${error.message}\n`);
+      else response.destroy();
+    });
+    request.pipe(upstream);
+  }
+
+  /** The request to the real server, at the address the allowlist checked, verifying its certificate for the name. */
+  private upstream(
+    request: IncomingMessage,
+    response: ServerResponse,
+    { host, port, address }: Connection,
+    headers: Record<string, string | string[]>,
+  ): ReturnType<typeof httpsRequest> {
+    return httpsRequest(
       {
         host: address,
         port,
@@ -123,12 +150,5 @@ export class Interceptor {
         answer.pipe(response);
       },
     );
-    upstream.once('error', (error) => {
-      notes.add(`${host}: ${error.message}`);
-      if (!response.headersSent)
-        response.writeHead(502, { 'content-type': 'text/plain' }).end(`Agent Sandbox proxy: ${error.message}\n`);
-      else response.destroy();
-    });
-    request.pipe(upstream);
   }
 }

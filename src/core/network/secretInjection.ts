@@ -39,6 +39,11 @@ export interface Injection {
   notes: string[];
 }
 
+/** What an HTTP header's value may hold (as Node sends it): a value with a line break would end the header. */
+const HEADER_TEXT = /^[\t\x20-\x7e\x80-\xff]*$/;
+const unsendable = (name: string, host: string) =>
+  `${name} for ${host}: not replaced, its value holds a line break or another character a header cannot carry`;
+
 export function injectSecrets(request: InjectionRequest, secrets: readonly SecretWithValue[]): Injection {
   const rawHeaders = [...request.rawHeaders];
   const notes = new Set<string>();
@@ -72,6 +77,7 @@ export function injectSecrets(request: InjectionRequest, secrets: readonly Secre
       // The header as its template says, with the placeholder where the value goes: nothing else is filled in.
       else if (text !== how.template.split('{value}').join(placeholder))
         notes.add(`${name} toward ${host} not in the form ${how.header}: ${how.template}: not replaced`);
+      else if (!HEADER_TEXT.test(how.template.split('{value}').join(value))) notes.add(unsendable(name, host));
       else {
         rawHeaders[index + 1] = how.template.split('{value}').join(value);
         notes.add(`${name} added for ${host}`);
