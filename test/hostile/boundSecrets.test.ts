@@ -173,7 +173,10 @@ describe('bound secrets attacked from inside the sandbox (cli)', function () {
       return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
     });
   /** Where the next case starts: what the servers and the log held before it. */
-  const mark = () => ({ seen: seen.length, raw: raw.map(({ bytes }) => bytes.length), log: decisionLines().length });
+  const mark = () => {
+    unlogged.length = 0;
+    return { seen: seen.length, raw: raw.map(({ bytes }) => bytes.length), log: decisionLines().length };
+  };
   type Mark = ReturnType<typeof mark>;
   /** The notes of the decisions logged since `from`, once every note wanted is there (the log is written when a connection closes). */
   const notesSince = async (from: Mark, ...wanted: RegExp[]) => {
@@ -185,8 +188,15 @@ describe('bound secrets attacked from inside the sandbox (cli)', function () {
       if (wanted.every((pattern) => notes.some((note) => pattern.test(note)))) break;
       await new Promise((done) => setTimeout(done, 100));
     }
+    unlogged.push(
+      ...wanted
+        .filter((pattern) => !notes.some((note) => pattern.test(note)))
+        .map((pattern) => `not logged: ${pattern}`),
+    );
     return notes;
   };
+  /** What the cases awaited in the log and did not find: each case's check reports it. */
+  const unlogged: string[] = [];
   /** Every way the value reached somewhere it must not, since `from`. */
   const leaks = (from: Mark): string[] => {
     const found: string[] = [];
@@ -241,7 +251,7 @@ describe('bound secrets attacked from inside the sandbox (cli)', function () {
     `GET ${path} HTTP/1.1\r\nHost: ${host}\r\n${AUTH}${more}${close ? 'Connection: close\r\n' : ''}\r\n`;
   /** Records a case in the report, then asserts it. */
   const check = (attack: string, expected: string, from: Mark, observed: string, more: string[] = []) => {
-    const found = [...leaks(from), ...more];
+    const found = [...leaks(from), ...more, ...unlogged.splice(0)];
     observe(AREA, attack, expected, found.length ? `${found.join('; ')} (${observed})` : observed, found.length === 0);
     assert.deepEqual(found, [], `seed ${SEED}`);
   };
