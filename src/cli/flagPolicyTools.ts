@@ -16,6 +16,7 @@ import type { Settings } from '../core/spec/settings';
 import { ReachRefusal, admitWithin } from '../core/tools/admit';
 import { RESULT_CHARS, type TextBudget } from '../core/tools/fitBudget';
 import { allowedNamesOf } from '../core/network/allowlist';
+import { offeredDomains } from '../core/secrets/catalog';
 import { ActivityFile } from '../core/sessions/activityFile';
 import { summarizeInput } from '../core/sessions/activityLog';
 import { policyReach, reachSentence, union, type ReachKind } from '../core/tools/reach';
@@ -100,6 +101,9 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
   const store = cliFileStore();
   const protectedPaths = protectedPathsFor(folder, settings.configWritesAllowedIn);
   const flags = flagsText(settings);
+  // The domains of the bound secrets offered: a session that asked for one reaches them (withBoundDomains).
+  const boundDomains = offeredDomains(settings.secrets);
+  const flagNames = allowedNamesOf(settings.network);
   const activity = new ActivityFile(folder, options.client ?? 'cli', undefined, redact);
   return {
     service,
@@ -127,12 +131,13 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
             {
               allowed: union(
                 policyReach(settings.workspaceAccess, settings.network.mode, settings.secrets.length > 0),
+                new Set<ReachKind>(boundDomains.length ? ['allowlist'] : []),
                 new Set(call.granted ?? []),
               ),
               protectedPaths,
               keptBy: `${command} has no --allow-config-writes`,
               liftWith: `${withFlag} --allow-config-writes`,
-              allowedNames: allowedNamesOf(settings.network),
+              allowedNames: flagNames === 'any' ? 'any' : [...flagNames, ...boundDomains],
             },
             service,
             (sandboxId, wider) =>

@@ -1,5 +1,5 @@
 /**
- * "Agent Sandbox: Add Secret" and "Remove Secret": the user offers a secret to sandboxes by name.
+ * "Sandbox: Add Secret" and "Remove Secret": the user offers a secret to sandboxes by name.
  * The binding (domains and how the value is sent, or inside) goes to user settings
  * (`agentSandbox.secrets`); the value to VS Code's SecretStorage, asked once in a password box and
  * never shown again. Called with an entry and a value as its argument (a keybinding, a script),

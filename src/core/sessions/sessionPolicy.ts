@@ -54,8 +54,8 @@ export interface PolicyContext {
 
 /** VS Code's words for secrets. */
 export const SETTING_SECRET_WORDS: SecretWords = {
-  add: 'the user runs "Agent Sandbox: Add Secret" (or adds it to the setting agentSandbox.secrets)',
-  setValue: (name) => `The user sets it with "Agent Sandbox: Add Secret" and the name ${name}.`,
+  add: 'the user runs "Sandbox: Add Secret" (or adds it to the setting agentSandbox.secrets)',
+  setValue: (name) => `The user sets it with "Sandbox: Add Secret" and the name ${name}.`,
 };
 
 /** Where the user sets the most workspace access and the network: settings, or a command's flags. */
