@@ -139,15 +139,18 @@ export function underSubreaper(argv: readonly string[]): string[] {
  * Kills the process tree of the exec with this marker: the processes carrying the marker (the
  * tree's root and whatever kept its environment) and every descendant of them, found by parent ids
  * in /proc. First every process of the sandbox's user is stopped at once (kill -STOP -1, one atomic
- * signal, which no fork escapes), so the process table holds still while it is read: a process that
- * forks and exits in a loop changes pid faster than a table can be read. Then the tree is killed and
+ * signal, which no fork escapes), so the process table holds still while the marked processes are
+ * looked for and the table is read: a process that forks and exits in a loop changes pid faster
+ * than a table can be read. Then the tree is killed and
  * the rest (other calls, background processes of earlier calls) continue. Prints the names of what
  * it killed.
  */
 const KILL_TREE_SCRIPT = [
-  `roots=$(for f in $(grep -lzxF "${EXEC_MARKER_VAR}=$1" /proc/[0-9]*/environ 2>/dev/null); do p=\${f#/proc/}; echo "\${p%/environ}"; done)`,
-  '[ -n "$roots" ] || exit 0',
+  // Stopped before the marked processes are looked for: a process found before the stop could fork
+  // and exit before it, leaving a marked child (reparented to the init, so no descendant) unlisted.
   'kill -STOP -1 2>/dev/null',
+  `roots=$(for f in $(grep -lzxF "${EXEC_MARKER_VAR}=$1" /proc/[0-9]*/environ 2>/dev/null); do p=\${f#/proc/}; echo "\${p%/environ}"; done)`,
+  'if [ -z "$roots" ]; then kill -CONT -1 2>/dev/null; exit 0; fi',
   // pid:ppid of every process but zombies; the name field may hold spaces and parentheses, so split after the last ")".
   'table=$(for s in /proc/[0-9]*/stat; do IFS= read -r l < "$s" 2>/dev/null || continue; p=${s#/proc/}; r=${l##*) }; set -- $r; [ "$1" = Z ] || echo "${p%/stat}:$2"; done)',
   'tree=" $(echo $roots) "; grew=1',
