@@ -196,6 +196,14 @@ export async function resolveSecrets(
       resolved.inside[entry.name] = secret;
       continue;
     }
+    // A header carries no line break or control character (and nothing past U+00FF): such a value
+    // could never be sent, and is refused here rather than failing each request.
+    if (/[\u0000-\u0008\u000a-\u001f\u007f]|[^\u0000-\u00ff]/.test(secret))
+      throw new SandboxError(
+        'secret-unavailable',
+        `The value of ${entry.name} holds a line break or another character a request header cannot carry, so no sandbox was opened with it.`,
+        `${words.setValue(entry.name)} Give the value alone, without a trailing newline.`,
+      );
     resolved.boundValues[entry.name] = secret;
     resolved.bound.push({ ...entry.binding, placeholder: newPlaceholder() });
   }
