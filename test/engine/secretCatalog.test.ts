@@ -437,8 +437,8 @@ describe('secrets offered by name: --secrets-file, --inside-secret, tool and mcp
       assert.match(refused, / exit=56\n$/);
       assert.equal(seen().length, before, 'a refused name reached a server');
 
-      // `agent-sandbox log` has each connection's decision; the egress proxy's decision log (in the state
-      // folder) also what it did with the bound secret. (The export leaves that out: see the report of e473799's tests.)
+      // `agent-sandbox log` has each connection's decision with what the proxy did with the bound secret,
+      // as the egress proxy's decision log (in the state folder) has it.
       const log = await cli(['log']);
       assert.equal(log.code, 0, log.stderr);
       const network = log.stdout
@@ -455,6 +455,18 @@ describe('secrets offered by name: --secrets-file, --inside-secret, tool and mcp
         JSON.stringify(network),
       );
       assert.ok(about('refused.test')[0]!.reason, 'the refusal says why');
+      assert.ok(
+        about('api.bound.test').some(
+          (record) => JSON.stringify(record.secrets) === '["TOKEN added for api.bound.test"]',
+        ),
+        JSON.stringify(about('api.bound.test')),
+      );
+      assert.ok(
+        about('other.test').some((record) =>
+          /TOKEN [^"]*toward other\.test[^"]*: not replaced/.test(JSON.stringify(record.secrets)),
+        ),
+        JSON.stringify(about('other.test')),
+      );
       const decisions = readdirSync(join(state, 'egress'))
         .map((id) => join(state, 'egress', id, 'decisions.jsonl'))
         .filter((file) => existsSync(file))

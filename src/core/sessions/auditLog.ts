@@ -1,7 +1,7 @@
 /**
  * The audit log of a workspace folder, as JSON Lines: every tool call kept in the folder's activity
  * file (from VS Code, `agent-sandbox tool` and `agent-sandbox mcp`) and every network decision of
- * the folder's allowlist sandboxes that are still there, oldest first. `agent-sandbox log` prints it;
+ * the folder's allowlist sandboxes that are still there (with what became of bound secrets in each), oldest first. `agent-sandbox log` prints it;
  * the panel exports it.
  */
 import type { SandboxEngine } from '../engine/engine';
@@ -22,6 +22,8 @@ export type AuditRecord =
       reason?: string;
       bytesSent: number;
       bytesReceived: number;
+      /** What became of the bound secrets' placeholders in it ("TOKEN added for api.example.com"), never a value. */
+      secrets?: string[];
     };
 
 /** `redact`: the exporting process's secrets' redactor, over every text of every record (the file was redacted by whoever wrote it). */
@@ -35,7 +37,14 @@ export async function auditLog(
   return records.map(
     (record) =>
       Object.fromEntries(
-        Object.entries(record).map(([key, value]) => [key, typeof value === 'string' ? redact(value) : value]),
+        Object.entries(record).map(([key, value]) => [
+          key,
+          typeof value === 'string'
+            ? redact(value)
+            : Array.isArray(value)
+              ? value.map((item: unknown) => (typeof item === 'string' ? redact(item) : item))
+              : value,
+        ]),
       ) as AuditRecord,
   );
 }
@@ -59,6 +68,7 @@ async function collect(folder: string, engine: SandboxEngine, signal?: AbortSign
           ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
           bytesSent: decision.bytesSent,
           bytesReceived: decision.bytesReceived,
+          ...(decision.secrets?.length ? { secrets: [...decision.secrets] } : {}),
         });
     }
   }
