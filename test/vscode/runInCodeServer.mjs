@@ -259,6 +259,8 @@ async function lookAt(page, request) {
   else if (request.target === 'statusbar') area = page.locator('.part.statusbar');
   else if (request.target === 'problems') area = page.locator('.markers-panel');
   else if (request.target === 'scm') area = page.locator('.part.sidebar');
+  // The visible terminal's rows, as xterm's DOM renderer draws them (the suite turns GPU rendering off).
+  else if (request.target === 'terminal') area = page.locator('.terminal-wrapper.active .xterm-rows').first();
   else throw new Error(`nothing called ${request.target} to look at`);
   if (request.click) await area.getByRole(request.click.role, { name: request.click.name, exact: true }).click();
   if (request.choose) {

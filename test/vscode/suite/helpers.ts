@@ -92,7 +92,7 @@ export interface LookAction {
  * Asks the runner what the user sees in an area of the window (the Sandbox panel, the command
  * palette, the status bar, the Problems view), after doing what `action` says there as a person would.
  */
-export type LookTarget = 'panel' | 'palette' | 'statusbar' | 'problems' | 'scm';
+export type LookTarget = 'panel' | 'palette' | 'statusbar' | 'problems' | 'scm' | 'terminal';
 
 export async function look(target: LookTarget, action: LookAction = {}): Promise<Seen> {
   const name = `look-${randomUUID()}`;

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { clickDialogButton, invoke, invokeAllowing, lookUntil } from './helpers';
+import { clickDialogButton, invoke, invokeAllowing, look, lookUntil } from './helpers';
 
 const BOUND = `vsc-bound-${randomBytes(12).toString('hex')}`;
 const INSIDE = `vsc-inside-${randomBytes(12).toString('hex')}`;
@@ -97,6 +97,10 @@ suite('Secrets offered by name', () => {
     );
     await config().update('network.allow', ['other.test'], vscode.ConfigurationTarget.Global);
     await config().update('network.mode', 'allowlist', vscode.ConfigurationTarget.Global);
+    // xterm's DOM renderer, so that the runner can read what the terminal shows.
+    await vscode.workspace
+      .getConfiguration('terminal.integrated')
+      .update('gpuAcceleration', 'off', vscode.ConfigurationTarget.Global);
   });
 
   suiteTeardown(async () => {
@@ -109,6 +113,9 @@ suite('Secrets offered by name', () => {
     for (const key of ['network.mode', 'network.allow', 'network.hosts', 'secrets'])
       await config().update(key, undefined, vscode.ConfigurationTarget.Global);
     delete process.env.AGENT_SANDBOX_EGRESS_EXTRA_CA;
+    await vscode.workspace
+      .getConfiguration('terminal.integrated')
+      .update('gpuAcceleration', undefined, vscode.ConfigurationTarget.Global);
     await new Promise((done) => server.close(done));
   });
 
@@ -187,6 +194,25 @@ suite('Secrets offered by name', () => {
 
     await vscode.commands.executeCommand('agentSandbox.showPanel');
     const panel = await lookUntil('panel', /with-secrets/, 'the session in the panel');
+    assert.match(panel.text, /TOKEN/);
+    assert.match(panel.text, /DB_PASSWORD/);
     for (const value of [BOUND, INSIDE, placeholder]) assert.ok(!panel.text.includes(value), 'no value in the panel');
+
+    // The interactive terminal shows the values as [secret:NAME] too (agentSandbox.terminal.showSecrets is off).
+    const opening = new Promise<vscode.Terminal>((resolve) => {
+      const listener = vscode.window.onDidOpenTerminal((terminal) => (listener.dispose(), resolve(terminal)));
+    });
+    await vscode.commands.executeCommand('agentSandbox.openTerminal', 'with-secrets');
+    const terminal = await opening;
+    terminal.show();
+    terminal.sendText('echo "pw=$DB_PASSWORD tok=$TOKEN"');
+    let shown = '';
+    for (let attempt = 0; attempt < 80 && !/pw=\[secret:DB_PASSWORD\] tok=\[secret:TOKEN\]/.test(shown); attempt++) {
+      shown = (await look('terminal').catch(() => ({ text: '' }))).text;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    assert.match(shown, /pw=\[secret:DB_PASSWORD\] tok=\[secret:TOKEN\]/, shown);
+    for (const value of [BOUND, INSIDE, placeholder]) assert.ok(!shown.includes(value), 'no value in the terminal');
+    terminal.dispose();
   });
 });
