@@ -160,7 +160,9 @@ export class Output {
   engine(info: EngineInfo): void {
     if (this.json) return this.print(info);
     this.stdout.write(
-      `${info.product} ${info.version} (API ${info.apiVersion ?? '?'}, ${info.os ?? '?'}) at ${info.endpoint}\n`,
+      `${info.product} ${info.version} (API ${info.apiVersion ?? '?'}, ${info.os ?? '?'}) at ${info.endpoint}${
+        info.endpointSource ? ` (from ${info.endpointSource})` : ''
+      }\n`,
     );
   }
 

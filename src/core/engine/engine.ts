@@ -18,6 +18,8 @@ export interface EngineInfo {
   apiVersion?: string;
   /** Where the engine was reached, e.g. unix:///var/run/docker.sock. */
   endpoint: string;
+  /** Where that address came from: a setting, DOCKER_HOST, a Docker context, the default socket. */
+  endpointSource?: string;
   os?: string;
 }
 

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxError } from '../../core/errors';
+import { resolveDockerContext, type ContextEndpoint } from './dockerContext';
 
 export interface Endpoint {
   /** As a person would write it: unix:///var/run/docker.sock, tcp://host:2376 (TLS). */
@@ -15,30 +16,49 @@ export interface Endpoint {
   /** Where the host came from, for error messages. */
   source: string;
   options: Docker.DockerOptions;
+  /** The engine runs on this machine and sees its disk (a socket, or TCP to this machine's loopback name): folders can be mounted. */
+  local: boolean;
 }
+
+/** Loopback addresses as written in an engine address; another name or address counts as another machine. */
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 export function defaultSockets(): string[] {
   return ['/var/run/docker.sock', join(homedir(), '.docker', 'run', 'docker.sock')];
 }
 
+/**
+ * The engine's address, in the docker CLI's order: an explicit host (setting or flag), DOCKER_HOST,
+ * the Docker context (DOCKER_CONTEXT, else the config's current one; see dockerContext.ts), the
+ * default sockets.
+ */
 export function resolveEndpoint(explicitHost: string | undefined, env: NodeJS.ProcessEnv = process.env): Endpoint {
-  const host = explicitHost?.trim() || env.DOCKER_HOST?.trim();
-  const source = explicitHost?.trim()
+  let host = explicitHost?.trim() || env.DOCKER_HOST?.trim();
+  let source = explicitHost?.trim()
     ? 'the setting agentSandbox.engineHost'
     : env.DOCKER_HOST
       ? 'DOCKER_HOST'
       : 'the default socket';
+  let tls: ContextEndpoint['tls'];
+  if (!host) {
+    const context = resolveDockerContext(env);
+    if (context) {
+      host = context.host;
+      source = `the Docker context "${context.name}" (from ${context.from})`;
+      tls = context.tls;
+    }
+  }
   if (!host) {
     const socketPath = defaultSockets().find((path) => existsSync(path)) ?? defaultSockets()[0]!;
-    return { description: `unix://${socketPath}`, source, options: { socketPath } };
+    return { description: `unix://${socketPath}`, source, options: { socketPath }, local: true };
   }
   if (host.startsWith('unix://')) {
     const socketPath = host.slice('unix://'.length) || defaultSockets()[0]!;
-    return { description: `unix://${socketPath}`, source, options: { socketPath } };
+    return { description: `unix://${socketPath}`, source, options: { socketPath }, local: true };
   }
   if (host.startsWith('npipe://')) {
     const socketPath = host.slice('npipe://'.length) || '//./pipe/docker_engine';
-    return { description: `npipe://${socketPath}`, source, options: { socketPath } };
+    return { description: `npipe://${socketPath}`, source, options: { socketPath }, local: true };
   }
   let url: URL;
   try {
@@ -61,6 +81,7 @@ export function resolveEndpoint(explicitHost: string | undefined, env: NodeJS.Pr
         username: url.username || undefined,
         sshOptions: { agent: env.SSH_AUTH_SOCK },
       } as Docker.DockerOptions,
+      local: false,
     };
   }
   if (url.protocol !== 'tcp:' && url.protocol !== 'http:' && url.protocol !== 'https:') {
@@ -70,10 +91,28 @@ export function resolveEndpoint(explicitHost: string | undefined, env: NodeJS.Pr
       'Use unix://, tcp://, or ssh://.',
     );
   }
+  if (tls) {
+    // A context's endpoint with its TLS files: TLS, checked against the context's CA.
+    const port = url.port || (tls.ca || tls.cert ? '2376' : '2375');
+    const secure = Boolean(tls.ca || tls.cert) || url.protocol === 'https:' || port === '2376';
+    return {
+      description: `tcp://${url.hostname}:${port}${secure ? ' (TLS)' : ''}`,
+      source,
+      options: {
+        protocol: secure ? 'https' : 'http',
+        host: url.hostname,
+        port,
+        ...(tls.ca ? { ca: tls.ca } : {}),
+        ...(tls.cert ? { cert: tls.cert } : {}),
+        ...(tls.key ? { key: tls.key } : {}),
+      },
+      local: LOOPBACK.has(url.hostname),
+    };
+  }
   const port = url.port || (env.DOCKER_TLS_VERIFY === '1' ? '2376' : '2375');
-  const tls = url.protocol === 'https:' || env.DOCKER_TLS_VERIFY === '1' || port === '2376';
-  const options: Docker.DockerOptions = { protocol: tls ? 'https' : 'http', host: url.hostname, port };
-  if (tls && env.DOCKER_CERT_PATH) {
+  const secure = url.protocol === 'https:' || env.DOCKER_TLS_VERIFY === '1' || port === '2376';
+  const options: Docker.DockerOptions = { protocol: secure ? 'https' : 'http', host: url.hostname, port };
+  if (secure && env.DOCKER_CERT_PATH) {
     const certPath = env.DOCKER_CERT_PATH;
     try {
       options.ca = readFileSync(join(certPath, 'ca.pem'));
@@ -87,7 +126,12 @@ export function resolveEndpoint(explicitHost: string | undefined, env: NodeJS.Pr
       );
     }
   }
-  return { description: `tcp://${url.hostname}:${port}${tls ? ' (TLS)' : ''}`, source, options };
+  return {
+    description: `tcp://${url.hostname}:${port}${secure ? ' (TLS)' : ''}`,
+    source,
+    options,
+    local: LOOPBACK.has(url.hostname),
+  };
 }
 
 const NETWORK_CODES = new Set([

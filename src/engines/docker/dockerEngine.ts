@@ -159,6 +159,7 @@ export class DockerEngine implements SandboxEngine {
       version: version.Version,
       apiVersion: version.ApiVersion,
       endpoint: this.endpoint.description,
+      endpointSource: this.endpoint.source,
       os: `${version.Os}/${version.Arch}`,
     };
   }
@@ -176,6 +177,12 @@ export class DockerEngine implements SandboxEngine {
       );
     }
     const bindsWorkspace = spec.workspaceAccess === 'ro' || spec.workspaceAccess === 'rw';
+    if (bindsWorkspace && !this.endpoint.local)
+      throw new SandboxError(
+        'unsupported',
+        `Workspace access "${spec.workspaceAccess}" mounts your folder, but the Docker Engine at ${this.endpoint.description} (from ${this.endpoint.source}) runs on another machine, which cannot see it.`,
+        'Use workspace access "copy" (the folder is copied into the sandbox, and you review its changes before they are applied), or an engine on this machine.',
+      );
     if (
       bindsWorkspace &&
       spec.workspaceAccess === 'ro' &&
