@@ -17,13 +17,19 @@ suite('Screenshots', () => {
       'Sandbox: Close All Sessions',
       'Sandbox: Open Terminal in Sandbox',
       'Sandbox: Set Workspace Access',
-      'Sandbox: Show Panel',
+      'Sandbox: Add Secret',
       'Sandbox: Clean Up Orphaned Sandboxes',
     ])
       assert.ok(seen.text.includes(command), `${command} is listed:\n${seen.text}`);
     // Commands that need an editor or a .prompt file stay out of the palette without one.
     assert.doesNotMatch(seen.text, /Open Sandbox Session for Agent|Run Selection in Sandbox/);
     await screenshot('command-palette');
+    // The list shows about 15 rows at a time: the rest are found by typing on.
+    await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await vscode.commands.executeCommand('workbench.action.quickOpen', '>Sandbox: Show');
+    const more = await lookUntil('palette', /Sandbox: Show Panel/, 'Show Panel in the palette');
+    assert.match(more.text, /Sandbox: Show Log/);
     await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
   });
 
