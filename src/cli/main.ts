@@ -51,6 +51,9 @@ async function readStdin(): Promise<string> {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
+  // Deprecation notices of the libraries are not the user's to act on, and would mix into stderr
+  // (docker-modem's URL handling for ssh:// engines prints one on every command).
+  process.noDeprecation = true;
   const wantsJson = argv.includes('--json');
   let output = new Output(wantsJson);
   const controller = new AbortController();
@@ -119,12 +122,25 @@ function stdoutClosed(error: NodeJS.ErrnoException): void {
 }
 process.stdout.on('error', stdoutClosed);
 
+/**
+ * Once the command is done, the process ends when what it printed is written, even if a library
+ * still holds a connection (an ssh:// engine's, whose request was cancelled while it connected,
+ * stays open otherwise). The check is unref'd: a process with nothing left ends by itself first.
+ */
+function endWhenWritten(): void {
+  setInterval(() => {
+    if (!process.stdout.writableLength && !process.stderr.writableLength) process.exit();
+  }, 250).unref();
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
+    endWhenWritten();
   },
   (error: unknown) => {
     process.stderr.write(`agent-sandbox: ${(error as Error).stack ?? String(error)}\n`);
     process.exitCode = 125;
+    endWhenWritten();
   },
 );

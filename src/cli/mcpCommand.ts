@@ -83,6 +83,8 @@ class Connection {
     const first = await this.tools.service.closeDefaultScope();
     await Promise.allSettled([...this.pending]);
     const late = await this.tools.service.closeDefaultScope();
+    // Work after a result (a cut output saved in a named session, which stays) ends before the process.
+    await this.tools.service.settled();
     // Interpreters in named sessions (which stay) end with the connection that started them.
     await this.tools.service.closeInterpreters();
     return [...first, ...late].map(sandboxIdOf);

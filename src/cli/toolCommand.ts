@@ -117,6 +117,8 @@ export async function toolCommand(engine: SandboxEngine, context: CommandContext
     );
     return 1;
   } finally {
+    // Work after the result (a cut output saved in the session) ends before the process does.
+    await tools.service.settled();
     // An interpreter lives as long as this process: it ends with the command (the session stays).
     await tools.service.closeInterpreters();
   }

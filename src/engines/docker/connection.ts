@@ -9,6 +9,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxError } from '../../core/errors';
 import { resolveDockerContext, type ContextEndpoint } from './dockerContext';
+import { engineHostVerifier } from './knownHosts';
 
 export interface Endpoint {
   /** As a person would write it: unix:///var/run/docker.sock, tcp://host:2376 (TLS). */
@@ -16,6 +17,8 @@ export interface Endpoint {
   /** Where the host came from, for error messages. */
   source: string;
   options: Docker.DockerOptions;
+  /** For ssh://: why the host's key was refused, once a connection tried. */
+  hostKeyProblem?: () => string | undefined;
   /** The engine runs on this machine and sees its disk (a socket, or TCP to this machine's loopback name): folders can be mounted. */
   local: boolean;
 }
@@ -71,17 +74,21 @@ export function resolveEndpoint(explicitHost: string | undefined, env: NodeJS.Pr
     );
   }
   if (url.protocol === 'ssh:') {
+    const port = Number(url.port || 22);
+    const hostKey = engineHostVerifier(url.hostname, port, env);
     return {
       description: `ssh://${url.username ? `${url.username}@` : ''}${url.hostname}${url.port ? `:${url.port}` : ''}`,
       source,
       options: {
         protocol: 'ssh',
         host: url.hostname,
-        port: url.port || 22,
+        port,
         username: url.username || undefined,
-        sshOptions: { agent: env.SSH_AUTH_SOCK },
+        // The host key is checked against known_hosts, as ssh does (ssh2 would take any).
+        sshOptions: { agent: env.SSH_AUTH_SOCK, hostVerifier: hostKey.verify },
       } as Docker.DockerOptions,
       local: false,
+      hostKeyProblem: hostKey.problem,
     };
   }
   if (url.protocol !== 'tcp:' && url.protocol !== 'http:' && url.protocol !== 'https:') {
@@ -150,14 +157,26 @@ const NETWORK_CODES = new Set([
 
 /** True when the error means the engine could not be reached at all (as opposed to an API error). */
 export function isConnectionError(error: unknown): boolean {
-  const code = (error as { code?: string } | undefined)?.code;
+  const { code, level } = (error ?? {}) as { code?: string; level?: string };
+  // ssh2's failures (ssh://) carry a level instead: the socket, the handshake (a refused host key), authentication.
+  if (typeof level === 'string' && SSH_LEVELS.has(level)) return true;
   return typeof code === 'string' && NETWORK_CODES.has(code);
 }
+
+const SSH_LEVELS = new Set(['client-socket', 'client-timeout', 'handshake', 'protocol', 'client-authentication']);
 
 /** Turns a connection failure into an error naming the endpoint and the fix. */
 export function connectionError(error: unknown, endpoint: Endpoint): SandboxError {
   const code = (error as { code?: string }).code;
   const where = `${endpoint.description} (from ${endpoint.source})`;
+  const hostKey = endpoint.hostKeyProblem?.();
+  if (hostKey)
+    return new SandboxError(
+      'engine-unavailable',
+      `Refused to use the Docker Engine at ${where}: ${hostKey}.`,
+      'Check the host, then record its key as ssh does: connect once with `ssh USER@HOST` (or `ssh-keyscan`, checking the fingerprint), and try again.',
+      { cause: error },
+    );
   const chooseOther = 'or point the setting agentSandbox.engineHost or the variable DOCKER_HOST at a running engine';
   switch (code) {
     case 'ENOENT':
