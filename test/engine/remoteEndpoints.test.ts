@@ -159,6 +159,44 @@ describe('remote engines: TCP with TLS, and Docker contexts (real engine)', func
     assert.equal(run.stdout, 'over TLS\n');
   });
 
+  it('through a relay that closes both ways when the client ends its side, a run says its output may be cut', async () => {
+    // Not how dockerd's TLS listener behaves (it is half-open), but a proxy in between may: the run's
+    // request ends the client's side, and the output is lost. The result says so instead of passing for complete.
+    const strict = createServer(
+      {
+        key: readFileSync(join(certs, 'server-key.pem')),
+        cert: readFileSync(join(certs, 'server.pem')),
+        ca: readFileSync(join(certs, 'ca.pem')),
+        requestCert: true,
+        rejectUnauthorized: true,
+      },
+      (client) => {
+        const engine = connect(resolveEndpoint(undefined).options.socketPath!);
+        sockets.push(client, engine);
+        client.pipe(engine).pipe(client);
+        client.on('error', () => engine.destroy());
+        engine.on('error', () => client.destroy());
+      },
+    );
+    await new Promise<void>((done) => strict.listen(0, '127.0.0.1', done));
+    try {
+      const strictPort = (strict.address() as { port: number }).port;
+      const run = await cli(['run', '--json', '--runtime', 'bash', '--code', 'echo lost'], {
+        ...tlsEnv('127.0.0.1'),
+        DOCKER_HOST: `tcp://127.0.0.1:${strictPort}`,
+      });
+      const result = JSON.parse(run.stdout) as { stdout: string; notices: string[] };
+      assert.equal(result.stdout, '');
+      assert.ok(
+        result.notices.some((notice) => /output ended before the sandbox’s end marker/.test(notice)),
+        run.stdout,
+      );
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((done) => strict.close(done));
+    }
+  });
+
   it('a client without a certificate is refused, and the error names the endpoint and its source', async () => {
     const run = await cli(['run', '--runtime', 'bash', '--code', 'echo no'], {
       DOCKER_HOST: `tcp://127.0.0.1:${port}`,

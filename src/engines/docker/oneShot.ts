@@ -78,6 +78,8 @@ export interface OneShotOutcome {
   stderr: CappedOutput;
   /** The runner could not unpack the request (tar failed); stderr says why. */
   stagingFailed: boolean;
+  /** The output stream ended before the runner's end marker: what the program printed last may be missing. */
+  cutShort?: boolean;
 }
 
 /** How long the stream may stay open after a kill before it is cut. */
@@ -205,6 +207,7 @@ export class WaitingContainer {
       stdout: stdout.output,
       stderr: stderr.output,
       stagingFailed: stdout.kind === 's' || stderr.kind === 's',
+      ...(first === 'ended' && !stdout.done && !stderr.done ? { cutShort: true } : {}),
     };
   }
 

@@ -74,7 +74,12 @@ export class OneShotSandbox implements Sandbox {
       !outcome.timedOut &&
       !outcome.cancelled &&
       (await this.engine.oomSince(this.info.id, outcome.startedAt).catch(() => false));
-    return buildExecResult({ ...outcome, oomKilled, timeoutSeconds }, this.info.spec);
+    const notices = outcome.cutShort
+      ? [
+          'The program’s output ended before the sandbox’s end marker (the runner was ended, or the connection to the engine closed its side): what it printed last may be missing.',
+        ]
+      : [];
+    return buildExecResult({ ...outcome, oomKilled, timeoutSeconds, notices }, this.info.spec);
   }
 
   async writeFiles(files: readonly FileInput[], signal?: AbortSignal) {
