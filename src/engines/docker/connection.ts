@@ -191,7 +191,7 @@ export function connectionError(error: unknown, endpoint: Endpoint): SandboxErro
       return new SandboxError(
         'engine-permission',
         `Permission denied on the Docker socket ${where}.`,
-        'Add your user to the docker group (`sudo usermod -aG docker $USER`, then log out and in again), or use rootless Docker or Podman and set DOCKER_HOST to its socket.',
+        'Add your user to the docker group (`sudo usermod -aG docker $USER`, then log out and in again), or use rootless Docker and set DOCKER_HOST to its socket.',
         { cause: error },
       );
     case 'ECONNREFUSED':
