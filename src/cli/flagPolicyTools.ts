@@ -137,7 +137,8 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
               protectedPaths,
               keptBy: `${command} has no --allow-config-writes`,
               liftWith: `${withFlag} --allow-config-writes`,
-              allowedNames: flagNames === 'any' ? 'any' : [...flagNames, ...boundDomains],
+              allowedNames: flagNames,
+              offeredSecrets: { entries: settings.secrets, hostNames: Object.keys(secrets.env()) },
             },
             service,
             (sandboxId, wider) =>

@@ -24,6 +24,10 @@ import { parseSettings } from '../../src/core/spec/settings';
 import { specFromFrontmatter } from '../../src/core/spec/frontmatterSpec';
 import type { SandboxSpec } from '../../src/core/spec/spec';
 import { readSecretsFile } from '../../src/cli/secretFlags';
+import { admitWithin } from '../../src/core/tools/admit';
+import { ReachGrants, approvalFor } from '../../src/core/tools/approvals';
+import { RUN_TARGET } from '../../src/core/tools/reach';
+import { toolSpec } from '../../src/core/tools/toolList';
 
 const TOKEN_VALUE = 'ghp_redteamCanaryValue0123456789abcdef';
 const DB_VALUE = 'db-redteam-canary-7f3a91';
@@ -252,13 +256,21 @@ describe('secrets offered by name: red team', () => {
       assert.equal(engine.opens[2]!.spec.env.DB_PASSWORD, undefined);
     });
 
-    it('a host variable marked secret by another opener is not read as an offered inside secret unless offered', async () => {
+    it('a variable another opener marked secret counts as the session`s secret here too, offered or not; one this process injects itself does not', async () => {
       const { engine, service } = world({ secrets: [] });
       const opened = await service.openSession({ session: 'x' });
       opened.sandbox.info.spec.secretEnv = ['DB_PASSWORD'];
       opened.sandbox.info.spec.env.DB_PASSWORD = 'host';
-      assert.deepEqual(service.secretsOf(opened.sandbox.info), []);
+      assert.deepEqual(service.secretsOf(opened.sandbox.info), ['DB_PASSWORD (its value enters the sandbox)']);
       assert.equal(engine.opens.length, 1);
+      const injecting = new SandboxService({
+        engine: () => engine,
+        settings: () => parseSettings({}),
+        workspaceFolder: () => '/ws',
+        trusted: () => true,
+        injectedEnv: () => ({ DB_PASSWORD: 'host' }),
+      });
+      assert.deepEqual(injecting.secretsOf(opened.sandbox.info), []);
     });
   });
 
@@ -319,5 +331,89 @@ describe('secrets offered by name: red team', () => {
         rmSync(folder, { recursive: true, force: true });
       }
     });
+  });
+});
+
+describe('secrets offered by name: red team, the gaps it found (each failed before its fix)', () => {
+  const refuse = (sandboxId: string) => new SandboxError('permission-denied', `refused ${sandboxId}`);
+  const exec = toolSpec('sandbox_exec');
+  const input = { sandbox_id: 'build', command: 'env' };
+
+  it('a grant for all one-off sandboxes never covers secrets: each one-off sandbox with secrets is asked about', () => {
+    const grants = new ReachGrants();
+    grants.grant(RUN_TARGET, new Set(['allowlist', 'secrets'] as const));
+    const target = { sandboxId: RUN_TARGET, open: false } as Parameters<ReachGrants['granted']>[0];
+    const granted = grants.granted(target);
+    assert.ok(granted.has('allowlist'));
+    assert.ok(!granted.has('secrets'));
+    assert.deepEqual(approvalFor({ changes: true }, new Set(['secrets'] as const), granted, 'reach'), {
+      kind: 'ask',
+      widening: ['secrets'],
+    });
+  });
+
+  it('a flag-policy caller refuses a session holding a bound secret it does not offer the same way', async () => {
+    const { service } = world({ secrets: [{ name: 'WRITE', domains: ['api.bound.test'] }] }, { WRITE: TOKEN_VALUE });
+    const opened = await service.openSession({ session: 'build', secrets: ['WRITE'] });
+    const policy = (entries: object[]) => ({
+      allowed: new Set(['allowlist', 'secrets'] as const),
+      protectedPaths: [],
+      keptBy: 'k',
+      liftWith: 'l',
+      allowedNames: ['pypi.org'],
+      offeredSecrets: { entries: parseSettings({ secrets: entries }).secrets, hostNames: [] },
+    });
+    const admit = (entries: object[]) =>
+      admitWithin(exec, input, policy(entries), service, refuse)(opened.sandbox.info);
+    assert.throws(
+      () => admit([{ name: 'READ', domains: ['api.bound.test'] }]),
+      /holds the secret WRITE → api\.bound\.test/,
+    );
+    assert.throws(() => admit([{ name: 'WRITE', domains: ['api.bound.test'], header: 'x-api-key: {value}' }]), /WRITE/);
+    assert.doesNotThrow(() => admit([{ name: 'WRITE', domains: ['api.bound.test'] }]));
+  });
+
+  it('an inside secret of a session counts whoever offers it: its reach is secrets, and a caller without it is refused', async () => {
+    const { service } = world();
+    const opened = await service.openSession({ session: 'build', secrets: ['DB_PASSWORD'] });
+    // Another process offering nothing sees the secret all the same.
+    const { service: other } = world({ secrets: [] });
+    assert.deepEqual(other.secretsOf(opened.sandbox.info), ['DB_PASSWORD (its value enters the sandbox)']);
+    const admit = admitWithin(
+      exec,
+      input,
+      {
+        allowed: new Set(['allowlist', 'secrets'] as const),
+        protectedPaths: [],
+        keptBy: 'k',
+        liftWith: 'l',
+        allowedNames: [],
+        offeredSecrets: { entries: [], hostNames: [] },
+      },
+      other,
+      refuse,
+    );
+    assert.throws(() => admit(opened.sandbox.info), /holds the secret DB_PASSWORD \(its value enters the sandbox\)/);
+  });
+
+  it('an offered secret`s domains are allowed only to a session that holds that secret', async () => {
+    const { service } = world({ network: { mode: 'full' } });
+    const plain = await service.openSession({ session: 'plain', networkAllow: ['api.bound.test'] });
+    assert.deepEqual(plain.sandbox.info.spec.networkAllow, ['api.bound.test']);
+    const policy = {
+      allowed: new Set(['allowlist', 'secrets'] as const),
+      protectedPaths: [],
+      keptBy: 'k',
+      liftWith: 'l',
+      allowedNames: ['pypi.org'],
+      offeredSecrets: { entries: parseSettings({ secrets: SECRETS }).secrets, hostNames: [] },
+    };
+    assert.throws(
+      () => admitWithin(exec, { ...input, sandbox_id: 'plain' }, policy, service, refuse)(plain.sandbox.info),
+      /can reach api\.bound\.test on the network, beyond the allowlist here/,
+    );
+    const { service: bound } = world();
+    const holding = await bound.openSession({ session: 'build', secrets: ['TOKEN'] });
+    assert.doesNotThrow(() => admitWithin(exec, input, policy, bound, refuse)(holding.sandbox.info));
   });
 });

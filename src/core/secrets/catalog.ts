@@ -118,14 +118,41 @@ export function secretNamesOf(spec: SandboxSpec, entries: readonly SecretEntry[]
   return [...bound, ...inside.map((entry) => entry.name)];
 }
 
-/** A session's secrets in words, as describeSecret gives them: from its spec (bindings as it was opened with them). */
-export function describeSessionSecrets(spec: SandboxSpec, entries: readonly SecretEntry[]): string[] {
-  const bound = spec.boundSecrets ?? [];
-  const names = secretNamesOf(spec, entries);
-  return names.map((name) => {
-    const binding = bound.find((secret) => secret.name === name);
-    return binding ? describeBinding(binding) : insideWords(name);
-  });
+/**
+ * The names of a session's inside secrets, whoever opened it: marked secret in its spec, not bound,
+ * and not one of the host variables this process injects into every sandbox (`hostNames`).
+ */
+export function insideSecretNames(spec: SandboxSpec, hostNames: readonly string[]): string[] {
+  const bound = new Set((spec.boundSecrets ?? []).map((secret) => secret.name));
+  return (spec.secretEnv ?? []).filter((name) => !bound.has(name) && !hostNames.includes(name));
+}
+
+/** A session's secrets in words, as describeSecret gives them, from its spec (as it was opened, by any client). */
+export function describeSessionSecrets(spec: SandboxSpec, hostNames: readonly string[]): string[] {
+  return [...(spec.boundSecrets ?? []).map(describeBinding), ...insideSecretNames(spec, hostNames).map(insideWords)];
+}
+
+/**
+ * Why a caller whose policy is its flags (the CLI's tool and mcp) may not use a session: a secret it
+ * holds that these flags do not offer, the same way (a bound one to the same domains and header).
+ */
+export function unofferedSecret(
+  spec: SandboxSpec,
+  offered: readonly SecretEntry[],
+  hostNames: readonly string[],
+): string | undefined {
+  for (const secret of spec.boundSecrets ?? []) {
+    const entry = offered.find((candidate) => candidate.name === secret.name);
+    const same =
+      entry &&
+      !entry.inside &&
+      JSON.stringify([...entry.binding.domains].sort()) === JSON.stringify([...secret.domains].sort()) &&
+      JSON.stringify(entry.binding.how) === JSON.stringify(secret.how);
+    if (!same) return describeBinding(secret);
+  }
+  for (const name of insideSecretNames(spec, hostNames))
+    if (!offered.some((entry) => entry.inside && entry.name === name)) return insideWords(name);
+  return undefined;
 }
 
 /** The domains of the bound secrets offered: a sandbox that asked for one reaches them (sessionPolicy's withBoundDomains). */

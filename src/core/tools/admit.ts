@@ -10,6 +10,7 @@ import { SandboxError } from '../errors';
 import type { SandboxService } from '../sessions/sandboxService';
 import { sandboxIdOf } from '../sessions/sessions';
 import { coveredBy } from '../sessions/sessionPolicy';
+import { unofferedSecret, type SecretEntry } from '../secrets/catalog';
 import { widening, type Reach, type ReachKind } from './reach';
 import { sessionView } from './targetView';
 import type { AnyToolSpec } from './toolList';
@@ -27,6 +28,12 @@ export interface AdmitPolicy {
    * 'any' when the whole network is allowed. A session opened elsewhere with more names is refused.
    */
   readonly allowedNames: readonly string[] | 'any';
+  /**
+   * The secrets this caller offers, where its flags are the whole policy (the CLI's tool and mcp,
+   * which ask no one): a session holding any other secret is refused. VS Code asks its user instead,
+   * naming the session's secrets. `hostNames`: the host variables this process injects into every sandbox.
+   */
+  readonly offeredSecrets?: { readonly entries: readonly SecretEntry[]; readonly hostNames: readonly string[] };
 }
 
 /** A call refused because its sandbox reaches further than the caller allows: which sandbox, and what more. */
@@ -53,6 +60,7 @@ export function admitWithin(
     const reach = spec.reach(input, sessionView(session, service));
     const wider = widening(reach, policy.allowed);
     if (wider.length) throw refuse(sandboxIdOf(session), wider);
+    if (policy.offeredSecrets) refuseUnofferedSecrets(session, policy.offeredSecrets);
     if (reach.has('allowlist')) refuseWiderAllowlist(session, policy);
     if (reach.has('folder-write')) refuseUnprotected(session, policy);
   };
@@ -61,13 +69,25 @@ export function admitWithin(
 /** An allowlist session that reaches names beyond what this caller allows (opened by another client with more). */
 function refuseWiderAllowlist(session: SessionInfo, policy: AdmitPolicy): void {
   if (policy.allowedNames === 'any') return;
-  const allowed = policy.allowedNames;
+  // A bound secret's domains, which the session reaches for it, were allowed with the secret: its own, not any offered one's.
+  const allowed = [...policy.allowedNames, ...(session.spec.boundSecrets ?? []).flatMap((secret) => secret.domains)];
   const beyond = session.spec.networkAllow.filter((name) => !coveredBy(name, allowed));
   if (!beyond.length) return;
   throw new SandboxError(
     'permission-denied',
     `Sandbox "${sandboxIdOf(session)}" can reach ${beyond.join(', ')} on the network, beyond the allowlist here (${allowed.join(', ') || 'empty'}); another client opened it with more.`,
     'Use a sandbox within this allowlist (sandbox_open with another session name), or ask the user to add the names.',
+  );
+}
+
+/** A session holding a secret this caller does not offer (opened by another client with its own). */
+function refuseUnofferedSecrets(session: SessionInfo, offered: NonNullable<AdmitPolicy['offeredSecrets']>): void {
+  const secret = unofferedSecret(session.spec, offered.entries, offered.hostNames);
+  if (!secret) return;
+  throw new SandboxError(
+    'permission-denied',
+    `Sandbox "${sandboxIdOf(session)}" holds the secret ${secret}, which is not offered here; another client opened it with its own secrets.`,
+    'Use a sandbox of your own (sandbox_open with another session name), or ask the user to offer that secret here the same way (--secret NAME=DOMAIN:HOW, --inside-secret NAME).',
   );
 }
 

@@ -8,7 +8,7 @@
  * - a call that stays inside a private sandbox runs without asking, unless the user wants every
  *   call that runs code or changes files confirmed (setting agentSandbox.confirmation "always").
  */
-import { NO_REACH, union, widening, type Reach, type ReachKind, type TargetView } from './reach';
+import { NO_REACH, RUN_TARGET, union, widening, type Reach, type ReachKind, type TargetView } from './reach';
 
 export type ConfirmationRule = 'reach' | 'always';
 
@@ -53,6 +53,10 @@ export class ReachGrants {
   }
 
   grant(sandboxId: string, reach: Reach, containerId?: string): void {
+    // One-off sandboxes have no container to tie a grant to, and each may ask for other secrets: a
+    // grant for them never covers secrets, so every one-off sandbox with secrets is asked about, naming them.
+    if (sandboxId === RUN_TARGET && reach.has('secrets'))
+      reach = new Set([...reach].filter((kind) => kind !== 'secrets'));
     const had = this.grants.get(sandboxId);
     this.grants.set(sandboxId, {
       reach: union(had?.reach ?? NO_REACH, reach),

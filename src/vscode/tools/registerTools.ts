@@ -18,7 +18,6 @@ import { formatError } from '../../core/tools/format';
 import { resultParts } from '../../core/tools/resultParts';
 import type { ImageOutput } from '../../core/results/images';
 import { allowedNamesOf } from '../../core/network/allowlist';
-import { offeredDomains } from '../../core/secrets/catalog';
 import type { PanelImages } from '../panel/panelImages';
 import { callTool, failureText, parseToolInput } from '../../core/tools/runTool';
 import { resolveTarget, viewTarget } from '../../core/tools/targetView';
@@ -174,7 +173,7 @@ class SandboxTool implements vscode.LanguageModelTool<unknown> {
               ),
               keptBy: 'the setting agentSandbox.configWritesAllowedIn does not list this folder',
               liftWith: 'the user setting agentSandbox.configWritesAllowedIn',
-              allowedNames: withOffered(allowedNamesOf(this.services.settings().network), this.services.settings()),
+              allowedNames: allowedNamesOf(this.services.settings().network),
             },
             this.services.service,
             changedSince,
@@ -321,7 +320,3 @@ function firstLine(value: string): string {
   return value.split('\n', 1)[0] ?? '';
 }
 
-/** The names a sandbox may reach here: the allowlist's, and the domains of the bound secrets the user offers. */
-function withOffered(names: readonly string[] | 'any', settings: Settings): readonly string[] | 'any' {
-  return names === 'any' ? names : [...names, ...offeredDomains(settings.secrets)];
-}
