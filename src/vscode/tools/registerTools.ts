@@ -319,4 +319,3 @@ function textResult(value: string, images: readonly ImageOutput[] = []): vscode.
 function firstLine(value: string): string {
   return value.split('\n', 1)[0] ?? '';
 }
-
