@@ -138,7 +138,7 @@ export function flagPolicyTools(options: FlagPolicyOptions): FlagPolicyTools {
               keptBy: `${command} has no --allow-config-writes`,
               liftWith: `${withFlag} --allow-config-writes`,
               allowedNames: flagNames,
-              offeredSecrets: { entries: settings.secrets, hostNames: Object.keys(secrets.env()) },
+              offeredSecrets: settings.secrets,
             },
             service,
             (sandboxId, wider) =>

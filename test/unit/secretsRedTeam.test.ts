@@ -256,21 +256,15 @@ describe('secrets offered by name: red team', () => {
       assert.equal(engine.opens[2]!.spec.env.DB_PASSWORD, undefined);
     });
 
-    it('a variable another opener marked secret counts as the session`s secret here too, offered or not; one this process injects itself does not', async () => {
+    it('an inside secret another opener gave counts as the session`s secret here too, offered or not; a host variable every sandbox gets does not', async () => {
       const { engine, service } = world({ secrets: [] });
       const opened = await service.openSession({ session: 'x' });
-      opened.sandbox.info.spec.secretEnv = ['DB_PASSWORD'];
-      opened.sandbox.info.spec.env.DB_PASSWORD = 'host';
+      opened.sandbox.info.spec.secretEnv = ['DB_PASSWORD', 'HOST_TOKEN'];
+      opened.sandbox.info.spec.env.DB_PASSWORD = 'given';
+      opened.sandbox.info.spec.env.HOST_TOKEN = 'host';
+      opened.sandbox.info.spec.insideSecrets = ['DB_PASSWORD'];
       assert.deepEqual(service.secretsOf(opened.sandbox.info), ['DB_PASSWORD (its value enters the sandbox)']);
       assert.equal(engine.opens.length, 1);
-      const injecting = new SandboxService({
-        engine: () => engine,
-        settings: () => parseSettings({}),
-        workspaceFolder: () => '/ws',
-        trusted: () => true,
-        injectedEnv: () => ({ DB_PASSWORD: 'host' }),
-      });
-      assert.deepEqual(injecting.secretsOf(opened.sandbox.info), []);
     });
   });
 
@@ -361,7 +355,7 @@ describe('secrets offered by name: red team, the gaps it found (each failed befo
       keptBy: 'k',
       liftWith: 'l',
       allowedNames: ['pypi.org'],
-      offeredSecrets: { entries: parseSettings({ secrets: entries }).secrets, hostNames: [] },
+      offeredSecrets: parseSettings({ secrets: entries }).secrets,
     });
     const admit = (entries: object[]) =>
       admitWithin(exec, input, policy(entries), service, refuse)(opened.sandbox.info);
@@ -388,7 +382,7 @@ describe('secrets offered by name: red team, the gaps it found (each failed befo
         keptBy: 'k',
         liftWith: 'l',
         allowedNames: [],
-        offeredSecrets: { entries: [], hostNames: [] },
+        offeredSecrets: [],
       },
       other,
       refuse,
@@ -406,7 +400,7 @@ describe('secrets offered by name: red team, the gaps it found (each failed befo
       keptBy: 'k',
       liftWith: 'l',
       allowedNames: ['pypi.org'],
-      offeredSecrets: { entries: parseSettings({ secrets: SECRETS }).secrets, hostNames: [] },
+      offeredSecrets: parseSettings({ secrets: SECRETS }).secrets,
     };
     assert.throws(
       () => admitWithin(exec, { ...input, sandbox_id: 'plain' }, policy, service, refuse)(plain.sandbox.info),

@@ -113,34 +113,29 @@ const insideWords = (name: string) => `${name} (its value enters the sandbox)`;
 /** The names of the offered secrets a session has: its bound ones, and the inside ones its spec marks. */
 export function secretNamesOf(spec: SandboxSpec, entries: readonly SecretEntry[]): string[] {
   const bound = (spec.boundSecrets ?? []).map((secret) => secret.name);
-  const marked = new Set(spec.secretEnv ?? []);
-  const inside = entries.filter((entry) => entry.inside && marked.has(entry.name) && !bound.includes(entry.name));
-  return [...bound, ...inside.map((entry) => entry.name)];
+  const inside = insideSecretNames(spec).filter((name) => entries.some((entry) => entry.inside && entry.name === name));
+  return [...bound, ...inside];
 }
 
 /**
- * The names of a session's inside secrets, whoever opened it: marked secret in its spec, not bound,
- * and not one of the host variables this process injects into every sandbox (`hostNames`).
+ * The names of a session's inside secrets, whoever opened it: the secrets offered by name whose values
+ * it was given (its spec records them; the host's prefixed variables, which every sandbox gets, are not among them).
  */
-export function insideSecretNames(spec: SandboxSpec, hostNames: readonly string[]): string[] {
+export function insideSecretNames(spec: SandboxSpec): string[] {
   const bound = new Set((spec.boundSecrets ?? []).map((secret) => secret.name));
-  return (spec.secretEnv ?? []).filter((name) => !bound.has(name) && !hostNames.includes(name));
+  return (spec.insideSecrets ?? []).filter((name) => !bound.has(name));
 }
 
 /** A session's secrets in words, as describeSecret gives them, from its spec (as it was opened, by any client). */
-export function describeSessionSecrets(spec: SandboxSpec, hostNames: readonly string[]): string[] {
-  return [...(spec.boundSecrets ?? []).map(describeBinding), ...insideSecretNames(spec, hostNames).map(insideWords)];
+export function describeSessionSecrets(spec: SandboxSpec): string[] {
+  return [...(spec.boundSecrets ?? []).map(describeBinding), ...insideSecretNames(spec).map(insideWords)];
 }
 
 /**
  * Why a caller whose policy is its flags (the CLI's tool and mcp) may not use a session: a secret it
  * holds that these flags do not offer, the same way (a bound one to the same domains and header).
  */
-export function unofferedSecret(
-  spec: SandboxSpec,
-  offered: readonly SecretEntry[],
-  hostNames: readonly string[],
-): string | undefined {
+export function unofferedSecret(spec: SandboxSpec, offered: readonly SecretEntry[]): string | undefined {
   for (const secret of spec.boundSecrets ?? []) {
     const entry = offered.find((candidate) => candidate.name === secret.name);
     const same =
@@ -150,7 +145,7 @@ export function unofferedSecret(
       JSON.stringify(entry.binding.how) === JSON.stringify(secret.how);
     if (!same) return describeBinding(secret);
   }
-  for (const name of insideSecretNames(spec, hostNames))
+  for (const name of insideSecretNames(spec))
     if (!offered.some((entry) => entry.inside && entry.name === name)) return insideWords(name);
   return undefined;
 }
@@ -242,7 +237,8 @@ export function secretSpecLayers(resolved: ResolvedSecrets): SpecLayer[] {
   if (!resolved.bound.length && !Object.keys(resolved.inside).length) return [];
   // The bound domains are on the allowlist already (sessionPolicy's withBoundDomains).
   const { networkAllow: _domains, ...bound } = boundSecretsLayer(resolved.bound);
-  return [secretsLayer(resolved.inside), bound];
+  const inside = Object.keys(resolved.inside);
+  return [{ ...secretsLayer(resolved.inside), ...(inside.length ? { insideSecrets: inside } : {}) }, bound];
 }
 
 /** The names and values to redact for these secrets: each value, and each bound secret's placeholder, under its name. */

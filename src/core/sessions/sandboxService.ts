@@ -354,7 +354,7 @@ export class SandboxService {
 
   /** The secrets the user offers that an open session has, in words (for confirmations and the panel). */
   secretsOf(session: SessionInfo): string[] {
-    return describeSessionSecrets(session.spec, Object.keys(this.injectedEnv() ?? {}));
+    return describeSessionSecrets(session.spec);
   }
 
   /** The network sandbox_run's one-off sandbox gets, asking for these names (or none in particular) and these secrets. */

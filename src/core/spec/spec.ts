@@ -218,6 +218,8 @@ export const sandboxSpecSchema = z
     secretEnv: z.array(z.string().max(256)).max(1000).optional(),
     /** Secrets whose values never enter the sandbox: `env` holds their placeholders (core/secrets/bound.ts). */
     boundSecrets: z.array(boundSecretSchema).max(50).optional(),
+    /** Secrets offered by name whose values are in `env` (inside secrets, core/secrets/catalog.ts); not the host's prefixed variables. */
+    insideSecrets: z.array(z.string().max(256)).max(50).optional(),
   })
   .superRefine((spec, ctx) => {
     if (spec.runtime === 'linux' && spec.mode !== 'code') {

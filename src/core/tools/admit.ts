@@ -31,9 +31,9 @@ export interface AdmitPolicy {
   /**
    * The secrets this caller offers, where its flags are the whole policy (the CLI's tool and mcp,
    * which ask no one): a session holding any other secret is refused. VS Code asks its user instead,
-   * naming the session's secrets. `hostNames`: the host variables this process injects into every sandbox.
+   * naming the session's secrets.
    */
-  readonly offeredSecrets?: { readonly entries: readonly SecretEntry[]; readonly hostNames: readonly string[] };
+  readonly offeredSecrets?: readonly SecretEntry[];
 }
 
 /** A call refused because its sandbox reaches further than the caller allows: which sandbox, and what more. */
@@ -82,7 +82,7 @@ function refuseWiderAllowlist(session: SessionInfo, policy: AdmitPolicy): void {
 
 /** A session holding a secret this caller does not offer (opened by another client with its own). */
 function refuseUnofferedSecrets(session: SessionInfo, offered: NonNullable<AdmitPolicy['offeredSecrets']>): void {
-  const secret = unofferedSecret(session.spec, offered.entries, offered.hostNames);
+  const secret = unofferedSecret(session.spec, offered);
   if (!secret) return;
   throw new SandboxError(
     'permission-denied',
