@@ -10,6 +10,7 @@
 import { closeSync, fstatSync, openSync, readFileSync, constants } from 'node:fs';
 import { BoundSecretError, parseBinding } from '../core/secrets/bound';
 import type { SecretSetting, SecretWords } from '../core/secrets/catalog';
+import { ENV_NAME } from '../core/secrets/secrets';
 import type { Sandbox } from '../core/engine/engine';
 import { usageError, type ParsedArgs } from './args';
 
@@ -43,7 +44,7 @@ export function offeredSecrets(values: ParsedArgs['values']): SecretSetting[] {
     }
   }
   for (const name of inside) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+    if (!ENV_NAME.test(name))
       throw usageError(`--inside-secret takes a variable name like DB_PASSWORD, not "${name}".`);
     entries.push({ name, inside: true });
   }
@@ -90,7 +91,7 @@ export function readSecretsFile(path: string): Record<string, string> {
       if (!line.trim() || line.trimStart().startsWith('#')) return;
       const eq = line.indexOf('=');
       const name = eq > 0 ? line.slice(0, eq).trim() : '';
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      if (!ENV_NAME.test(name))
         throw usageError(`--secrets-file ${path}, line ${index + 1}: write NAME=VALUE (the line is not shown here).`);
       values[name] = line.slice(eq + 1);
     });

@@ -8,9 +8,9 @@
 import * as vscode from 'vscode';
 import { secretSettingSchema, describeSecret, type SecretSetting } from '../core/secrets/catalog';
 import type { SandboxSecrets } from './secrets';
+import { ENV_NAME } from '../core/secrets/secrets';
 
 const SECTION = 'agentSandbox';
-const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 interface AddSecretArgs extends SecretSetting {
   value: string;
@@ -40,7 +40,7 @@ async function askEntry(existing: readonly SecretSetting[]): Promise<SecretSetti
     prompt: vscode.l10n.t('The variable a sandbox gets, like GITHUB_TOKEN. Agents ask for the secret by this name.'),
     ignoreFocusOut: true,
     validateInput: (text) =>
-      NAME.test(text) ? undefined : vscode.l10n.t('Letters, digits and "_", not starting with a digit.'),
+      ENV_NAME.test(text) ? undefined : vscode.l10n.t('Letters, digits and "_", not starting with a digit.'),
   });
   if (!name) return undefined;
   const bound = vscode.l10n.t('Bound to domains (recommended)');

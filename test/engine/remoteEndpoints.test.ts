@@ -79,6 +79,28 @@ function certificates(dir: string): void {
 }
 
 describe('remote engines: TCP with TLS, and Docker contexts (real engine)', function () {
+  /** A TLS endpoint (client certificates required, as dockerd --tlsverify) joining each connection to the engine's socket. */
+  const relay = (socketPath: string, allowHalfOpen: boolean): Server => {
+    const relayed = createServer(
+      {
+        key: readFileSync(join(certs, 'server-key.pem')),
+        cert: readFileSync(join(certs, 'server.pem')),
+        ca: readFileSync(join(certs, 'ca.pem')),
+        requestCert: true,
+        rejectUnauthorized: true,
+        allowHalfOpen,
+      },
+      (client) => {
+        const engine = connect(socketPath);
+        sockets.push(client, engine);
+        client.pipe(engine).pipe(client);
+        client.on('error', () => engine.destroy());
+        engine.on('error', () => client.destroy());
+      },
+    );
+    relayed.on('tlsClientError', () => undefined);
+    return relayed;
+  };
   this.timeout(180_000);
   const work = mkdtempSync(join(tmpdir(), 'agent-sandbox-remote-'));
   const certs = join(work, 'certs');
@@ -102,25 +124,8 @@ describe('remote engines: TCP with TLS, and Docker contexts (real engine)', func
     certificates(certs);
     const socketPath = resolveEndpoint(undefined).options.socketPath;
     assert.ok(socketPath, 'the test engine is reached through a socket');
-    server = createServer(
-      {
-        key: readFileSync(join(certs, 'server-key.pem')),
-        cert: readFileSync(join(certs, 'server.pem')),
-        ca: readFileSync(join(certs, 'ca.pem')),
-        requestCert: true,
-        rejectUnauthorized: true,
-        // Half-closed as dockerd's TLS listener is: a client that ends its side (stdin done) still reads.
-        allowHalfOpen: true,
-      },
-      (client) => {
-        const engine = connect(socketPath);
-        sockets.push(client, engine);
-        client.pipe(engine).pipe(client);
-        client.on('error', () => engine.destroy());
-        engine.on('error', () => client.destroy());
-      },
-    );
-    server.on('tlsClientError', () => undefined);
+    // Half-open as dockerd's TLS listener is: a client that ends its side (stdin done) still reads.
+    server = relay(socketPath, true);
     // One port for both loopback addresses.
     await new Promise<void>((done) => server.listen(0, '0.0.0.0', done));
     port = (server.address() as { port: number }).port;
@@ -162,22 +167,7 @@ describe('remote engines: TCP with TLS, and Docker contexts (real engine)', func
   it('through a relay that closes both ways when the client ends its side, a run says its output may be cut', async () => {
     // Not how dockerd's TLS listener behaves (it is half-open), but a proxy in between may: the run's
     // request ends the client's side, and the output is lost. The result says so instead of passing for complete.
-    const strict = createServer(
-      {
-        key: readFileSync(join(certs, 'server-key.pem')),
-        cert: readFileSync(join(certs, 'server.pem')),
-        ca: readFileSync(join(certs, 'ca.pem')),
-        requestCert: true,
-        rejectUnauthorized: true,
-      },
-      (client) => {
-        const engine = connect(resolveEndpoint(undefined).options.socketPath!);
-        sockets.push(client, engine);
-        client.pipe(engine).pipe(client);
-        client.on('error', () => engine.destroy());
-        engine.on('error', () => client.destroy());
-      },
-    );
+    const strict = relay(resolveEndpoint(undefined).options.socketPath!, false);
     await new Promise<void>((done) => strict.listen(0, '127.0.0.1', done));
     try {
       const strictPort = (strict.address() as { port: number }).port;

@@ -7,8 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { ENV_NAME } from './secrets';
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
 const DOMAIN = new RegExp(`^(?:${LABEL}\\.)*${LABEL}$`);
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { SandboxError } from '../errors';
 import type { SandboxSpec, SpecLayer } from '../spec/spec';
 import { secretsLayer } from './knownSecrets';
+import { ENV_NAME } from './secrets';
 import {
   boundBindingSchema,
   boundSecretsLayer,
@@ -21,7 +22,6 @@ import {
   type BoundSecret,
 } from './bound';
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const DEFAULT_HEADER = 'Authorization: Bearer {value}';
 
 /** One entry of `agentSandbox.secrets`, as settings.json holds it. */

@@ -5,8 +5,8 @@
 
 export const SECRET_ENV_PREFIXES = ['AGENT_SANDBOX_ENV_', 'STN_CODE_'] as const;
 
-/** The same rule as the spec's env names: what a POSIX shell accepts as a variable name. */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** What a POSIX shell accepts as a variable name: the rule for env names and secret names alike. */
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * AGENT_SANDBOX_ENV_API_KEY=x becomes API_KEY=x. Names that end up empty or invalid are skipped, and

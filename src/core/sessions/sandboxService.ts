@@ -15,6 +15,7 @@ import {
   redactionPairs,
   resolveSecrets,
   type ResolvedSecrets,
+  type SecretEntry,
   type SecretWords,
 } from '../secrets/catalog';
 import { runCompute, type RunInput } from './compute';
@@ -229,7 +230,7 @@ export class SandboxService {
     const settings = this.context.settings();
     const notices: string[] = [];
     const picked = pickSecrets(input.secrets ?? [], settings.secrets, this.secretWords());
-    const resolved = await this.resolveSecrets(input.secrets);
+    const resolved = await this.resolveSecrets(picked);
     const spec = resolveSpec(
       specFromSettings(settings),
       {
@@ -255,10 +256,9 @@ export class SandboxService {
   }
 
   /** The values of the secrets a new sandbox asked for (none asked: none read), redacted from now on. */
-  private async resolveSecrets(names: readonly string[] | undefined): Promise<ResolvedSecrets> {
-    if (!names?.length) return NO_SECRETS;
+  private async resolveSecrets(picked: readonly SecretEntry[]): Promise<ResolvedSecrets> {
+    if (!picked.length) return NO_SECRETS;
     const words = this.secretWords();
-    const picked = pickSecrets(names, this.context.settings().secrets, words);
     const value = this.context.secretValue ?? ((name: string) => Promise.resolve(this.context.secrets?.valueOf(name)));
     const resolved = await resolveSecrets(picked, value, words);
     this.context.secrets?.add(redactionPairs(resolved));
@@ -512,8 +512,9 @@ export class SandboxService {
       this.remember(sandbox);
       return { sandbox, created: false, notices: [] };
     }
-    this.sessionSpec(request); // a bad request (an unknown secret, say) fails before any value is read
-    const resolved = await this.resolveSecrets(request.secrets);
+    // An unknown secret fails here, before any value is read.
+    const picked = pickSecrets(request.secrets ?? [], this.context.settings().secrets, this.secretWords());
+    const resolved = await this.resolveSecrets(picked);
     const { spec, notices } = this.sessionSpec(request, resolved);
     checkNetworkTier(spec, engine.capabilities, engine.kind);
     if (this.context.makesRoom !== false) await this.makeRoom(options.signal);

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { GiB, MiB, formatSize, parseSize } from './units';
 import { allowlistTextSchema, networkHostsSchema } from '../network/allowlist';
 import { boundSecretSchema } from '../secrets/bound';
+import { ENV_NAME } from '../secrets/secrets';
 
 export const RUNTIMES = ['python', 'node', 'bash', 'linux'] as const;
 export type Runtime = (typeof RUNTIMES)[number];
@@ -150,7 +151,6 @@ export const limitsSchema = z.object({
 });
 export type Limits = z.output<typeof limitsSchema>;
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const envSchema = z.record(z.string(), z.string().max(32 * 1024)).superRefine((env, ctx) => {
   for (const name of Object.keys(env)) {
     if (!ENV_NAME.test(name))

@@ -98,47 +98,41 @@ export function resolveEndpoint(explicitHost: string | undefined, env: NodeJS.Pr
       'Use unix://, tcp://, or ssh://.',
     );
   }
-  if (tls) {
-    // A context's endpoint with its TLS files: TLS, checked against the context's CA.
-    const port = url.port || (tls.ca || tls.cert ? '2376' : '2375');
-    const secure = Boolean(tls.ca || tls.cert) || url.protocol === 'https:' || port === '2376';
-    return {
-      description: `tcp://${url.hostname}:${port}${secure ? ' (TLS)' : ''}`,
-      source,
-      options: {
-        protocol: secure ? 'https' : 'http',
-        host: url.hostname,
-        port,
-        ...(tls.ca ? { ca: tls.ca } : {}),
-        ...(tls.cert ? { cert: tls.cert } : {}),
-        ...(tls.key ? { key: tls.key } : {}),
-      },
-      local: LOOPBACK.has(url.hostname),
-    };
-  }
-  const port = url.port || (env.DOCKER_TLS_VERIFY === '1' ? '2376' : '2375');
-  const secure = url.protocol === 'https:' || env.DOCKER_TLS_VERIFY === '1' || port === '2376';
-  const options: Docker.DockerOptions = { protocol: secure ? 'https' : 'http', host: url.hostname, port };
-  if (secure && env.DOCKER_CERT_PATH) {
-    const certPath = env.DOCKER_CERT_PATH;
-    try {
-      options.ca = readFileSync(join(certPath, 'ca.pem'));
-      options.cert = readFileSync(join(certPath, 'cert.pem'));
-      options.key = readFileSync(join(certPath, 'key.pem'));
-    } catch (error) {
-      throw new SandboxError(
-        'engine-unavailable',
-        `Cannot read the TLS certificates in ${certPath} (DOCKER_CERT_PATH): ${(error as Error).message}.`,
-        'DOCKER_CERT_PATH must hold ca.pem, cert.pem and key.pem.',
-      );
-    }
-  }
+  // TLS as the context says (its files), else as DOCKER_TLS_VERIFY and DOCKER_CERT_PATH say.
+  const verify = tls ? Boolean(tls.ca || tls.cert) : env.DOCKER_TLS_VERIFY === '1';
+  const port = url.port || (verify ? '2376' : '2375');
+  const secure = verify || url.protocol === 'https:' || port === '2376';
+  const files = tls ?? (secure && env.DOCKER_CERT_PATH ? certPathFiles(env.DOCKER_CERT_PATH) : undefined);
   return {
     description: `tcp://${url.hostname}:${port}${secure ? ' (TLS)' : ''}`,
     source,
-    options,
+    options: {
+      protocol: secure ? 'https' : 'http',
+      host: url.hostname,
+      port,
+      ...(files?.ca ? { ca: files.ca } : {}),
+      ...(files?.cert ? { cert: files.cert } : {}),
+      ...(files?.key ? { key: files.key } : {}),
+    },
     local: LOOPBACK.has(url.hostname),
   };
+}
+
+/** ca.pem, cert.pem and key.pem of DOCKER_CERT_PATH. */
+function certPathFiles(certPath: string): NonNullable<ContextEndpoint['tls']> {
+  try {
+    return {
+      ca: readFileSync(join(certPath, 'ca.pem')),
+      cert: readFileSync(join(certPath, 'cert.pem')),
+      key: readFileSync(join(certPath, 'key.pem')),
+    };
+  } catch (error) {
+    throw new SandboxError(
+      'engine-unavailable',
+      `Cannot read the TLS certificates in ${certPath} (DOCKER_CERT_PATH): ${(error as Error).message}.`,
+      'DOCKER_CERT_PATH must hold ca.pem, cert.pem and key.pem.',
+    );
+  }
 }
 
 const NETWORK_CODES = new Set([

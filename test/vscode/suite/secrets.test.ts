@@ -5,7 +5,6 @@
 // placeholder, and neither the values nor the placeholder appear in any result, the panel or the
 // exported audit log. The canary values are random and printed.
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { IncomingHttpHeaders, Server } from 'node:http';
@@ -14,61 +13,11 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { testCertificates } from '../../engine/boundServers';
 import { clickDialogButton, invoke, invokeAllowing, look, lookUntil } from './helpers';
 
 const BOUND = `vsc-bound-${randomBytes(12).toString('hex')}`;
 const INSIDE = `vsc-inside-${randomBytes(12).toString('hex')}`;
-
-/** A CA and a leaf for api.bound.test and other.test, made with openssl. */
-function certificates(dir: string): { ca: string; key: string; cert: string } {
-  const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  ssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=secrets test CA',
-    '-addext',
-    'basicConstraints=critical,CA:TRUE',
-    '-addext',
-    'keyUsage=critical,keyCertSign,cRLSign',
-  );
-  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=api.bound.test');
-  fs.writeFileSync(
-    path.join(dir, 'leaf.ext'),
-    'subjectAltName=DNS:api.bound.test,DNS:other.test\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
-  );
-  ssl(
-    'x509',
-    '-req',
-    '-in',
-    'leaf.csr',
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    'leaf.pem',
-    '-days',
-    '2',
-    '-extfile',
-    'leaf.ext',
-  );
-  return {
-    ca: path.join(dir, 'ca.pem'),
-    key: fs.readFileSync(path.join(dir, 'leaf.key'), 'utf8'),
-    cert: fs.readFileSync(path.join(dir, 'leaf.pem'), 'utf8'),
-  };
-}
 
 suite('Secrets offered by name', () => {
   const config = () => vscode.workspace.getConfiguration('agentSandbox');
@@ -81,7 +30,7 @@ suite('Secrets offered by name', () => {
     this.timeout(60_000);
     await vscode.extensions.getExtension('agent-sandbox.agent-sandbox')!.activate();
     process.stdout.write(`      canary values: bound ${BOUND}, inside ${INSIDE}\n`);
-    const certs = certificates(work);
+    const certs = testCertificates(work);
     // The proxy this window starts trusts the test's CA for the upstream, as the engine tests do.
     process.env.AGENT_SANDBOX_EGRESS_EXTRA_CA = certs.ca;
     server = createServer({ key: certs.key, cert: certs.cert }, (request, response) => {

@@ -6,6 +6,7 @@ import { RUN_TARGET, type TargetView } from '../reach';
 import { displayName } from '../../results/displayName';
 import { DEFAULT_SESSION } from '../../sessions/sessions';
 import { allowEntrySchema } from '../../network/allowlist';
+import { ENV_NAME } from '../../secrets/secrets';
 
 export const sandboxIdField = z
   .string()
@@ -92,7 +93,7 @@ export function secretsPhrase(target: { secrets?: readonly string[] }): string {
 
 /** A tool input: secrets the user offers to sandboxes, by name. */
 export const secretsField = z
-  .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a secret name is a variable name, like GITHUB_TOKEN'))
+  .array(z.string().regex(ENV_NAME, 'a secret name is a variable name, like GITHUB_TOKEN'))
   .min(1)
   .max(20)
   .describe(
