@@ -23,11 +23,14 @@ interface Api {
  * its last lines, so the view is looked at again until they are there (or the tries run out).
  */
 async function chatShown(name: string, until: RegExp): Promise<string> {
+  // The chat renders a response word by word, and slower when the page is busy: a slow machine
+  // can show half an answer for many seconds, so this polls for up to a minute and a half.
   let html = '';
-  for (let tries = 0; tries < 40; tries++) {
+  const giveUpAt = Date.now() + 90_000;
+  for (;;) {
     await snapshot(name);
     html = fs.readFileSync(path.join(loopDir(), `${name}.html`), 'utf8');
-    if (until.test(text(html)) || until.test(html)) break;
+    if (until.test(text(html)) || until.test(html) || Date.now() > giveUpAt) break;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   const png = path.join(loopDir(), `${name}.png`);
