@@ -3,6 +3,7 @@
 import * as esbuild from 'esbuild';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { copyVirtualEngineAssets, virtualEngineBuild } from './scripts/buildVirtualEngine.mjs';
 
 const production = process.argv.includes('--production');
@@ -72,8 +73,39 @@ const node = {
   external: ['vscode'],
 };
 
+/**
+ * The extension is two bundles: dist/extension.js, activation alone (stand-ins, nothing but `vscode`),
+ * and dist/compositionRoot.js, everything else, loaded on first use. In the second, `vscode` is
+ * src/vscode/hostApi.ts, whose registrations fill the first one's stand-ins.
+ */
+const hostApi = {
+  name: 'host-api',
+  setup(build) {
+    const file = fileURLToPath(new URL('./src/vscode/hostApi.ts', import.meta.url));
+    build.onResolve({ filter: /^vscode$/ }, (args) =>
+      args.importer === file ? { path: 'vscode', external: true } : { path: file, namespace: 'host-api' },
+    );
+    build.onLoad({ filter: /.*/, namespace: 'host-api' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)}).hostVscode;`,
+      loader: 'js',
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
+
 const builds = [
-  { ...node, entryPoints: { extension: 'src/vscode/extension.ts' }, outdir: 'dist' },
+  {
+    ...node,
+    entryPoints: { extension: 'src/vscode/extension.ts' },
+    outdir: 'dist',
+    external: ['vscode', './compositionRoot.js'],
+  },
+  {
+    ...node,
+    plugins: [lean, hostApi],
+    entryPoints: { compositionRoot: 'src/vscode/compositionRoot.ts' },
+    outdir: 'dist',
+  },
   { ...node, entryPoints: { cli: 'src/cli/main.ts' }, outdir: 'dist', banner: { js: '#!/usr/bin/env node' } },
   // The allowlist's proxy process, one per allowlist sandbox: the proxy alone, not the whole CLI.
   { ...node, entryPoints: { egressProxy: 'src/cli/egressProxyMain.ts' }, outdir: 'dist' },

@@ -39,6 +39,10 @@ export function markdown(report: BenchReport): string {
     out.push(
       `| extension activation (require + activate, Node with a stand-in vscode) | dist/extension.js | ${ms(activation.total.p50)} | ${ms(activation.total.p90)} | 0 |`,
     );
+    if (activation.firstUse)
+      out.push(
+        `| first use after activation (the services load: dist/compositionRoot.js) | API read | ${ms(activation.firstUse.p50)} | ${ms(activation.firstUse.p90)} | 0 |`,
+      );
   }
   out.push(
     '',
