@@ -106,7 +106,9 @@ const builds = [
     entryPoints: { compositionRoot: 'src/vscode/compositionRoot.ts' },
     outdir: 'dist',
   },
-  { ...node, entryPoints: { cli: 'src/cli/main.ts' }, outdir: 'dist', banner: { js: '#!/usr/bin/env node' } },
+  // The CLI: dist/cli.js is a small launcher that loads dist/cli-main.js with V8's code cache (src/cli/launcher.ts).
+  { ...node, entryPoints: { 'cli-main': 'src/cli/main.ts' }, outdir: 'dist' },
+  { ...node, entryPoints: { cli: 'src/cli/launcher.ts' }, outdir: 'dist', banner: { js: '#!/usr/bin/env node' } },
   // The allowlist's proxy process, one per allowlist sandbox: the proxy alone, not the whole CLI.
   { ...node, entryPoints: { egressProxy: 'src/cli/egressProxyMain.ts' }, outdir: 'dist' },
   // Optional native helpers of ssh2; the pure-JS paths are used without them.

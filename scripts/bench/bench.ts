@@ -15,6 +15,7 @@ import { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { TEST_IMAGES } from '../../test/engine/harness';
 import { measureActivation } from './activation';
 import { benchGroups } from './groups';
+import { cliGroup } from './cli';
 import { measureGroup, type GroupResult } from './measure';
 import { profileCalls } from './profile';
 import { markdown, renderPng, svgChart, type BenchReport } from './report';
@@ -83,6 +84,13 @@ async function main(): Promise<void> {
     };
     const all = benchGroups(setup);
     all.push(await outputShapesGroup(tool, iterations, warmup));
+    const cli =
+      !only || only.includes('cli')
+        ? cliGroup(TEST_IMAGES.python, iterations, warmup, (id) =>
+            engine.docker.getContainer(id).remove({ force: true }),
+          )
+        : undefined;
+    if (cli) all.push(cli);
     const virtual = await virtualGroup(iterations, warmup);
     if (typeof virtual === 'string') notes.push(virtual);
     else all.push(virtual.group);
@@ -108,6 +116,7 @@ async function main(): Promise<void> {
       await mcp?.dispose();
       await egress?.dispose();
       await copy?.dispose();
+      await cli?.dispose();
     }
     const profiles = only && !only.includes('run') ? [] : await profileCalls(setup);
     const activation = process.argv.includes('--no-activation')

@@ -1,7 +1,8 @@
 /** The command line's grammar: commands, their flags, and the spec layer the flags contribute. */
 import { parseArgs } from 'node:util';
 import { SandboxError } from '../core/errors';
-import { RUNTIMES, WORKSPACE_ACCESS, type Runtime, type SpecLayer } from '../core/spec/spec';
+import type { SpecLayer } from '../core/spec/spec';
+import { RUNTIMES, WORKSPACE_ACCESS, type Runtime } from '../core/spec/specNames';
 import { parseSize } from '../core/spec/units';
 
 export const USAGE = `Usage: agent-sandbox <command> [options]

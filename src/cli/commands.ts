@@ -20,6 +20,8 @@ import { DEFAULT_SESSION, parseSandboxId, sandboxIdOf } from '../core/sessions/s
 import { evalAsExec } from '../core/tools/evalResult';
 import { saveImages } from './savedImages';
 import { DockerEngine } from '../engines/docker/dockerEngine';
+import { sharedPoolFromEnv } from '../engines/docker/computeRuns';
+import { fillerLauncher } from '../engines/docker/sharedPool';
 import { VirtualEngine } from '../engines/virtual/virtualEngine';
 import { runtimeFlag, specFromFlags, usageError, type ParsedArgs } from './args';
 import { cliSandboxService, cliSettings } from './cliService';
@@ -62,19 +64,38 @@ export async function createEngine(
   if (choice === 'virtual') return new VirtualEngine();
   const runtime = runtimeFlag(args.values.runtime) ?? 'python';
   const host = args.values['engine-host'];
+  // A command that makes one run and ends claims a warm container another process left, and leaves
+  // one for the next (a detached filler); a long-lived one (mcp) keeps its own pool instead.
+  const shared = ['run', 'tool'].includes(args.command) ? sharedPoolFromEnv(env) : { size: 0, waitSeconds: 0 };
+  const cliPath = process.argv[1];
   const docker = new DockerEngine({
     host,
     env,
     images: args.values.image ? { [runtime]: args.values.image } : undefined,
     // A read-write session is watched between commands too, by a detached keeper run from this same script.
-    ...(process.argv[1]
+    ...(cliPath
       ? {
           folderKeeper: folderKeeperLauncher({
             nodePath: process.execPath,
-            cliPath: process.argv[1],
+            cliPath,
             args: host ? ['--engine-host', host] : [],
             env,
           }),
+        }
+      : {}),
+    ...(cliPath && shared.size > 0
+      ? {
+          poolSize: 0,
+          sharedPool: {
+            ...shared,
+            stateDir: defaultStateDir(env),
+            launchFiller: fillerLauncher({
+              nodePath: process.execPath,
+              cliPath,
+              args: host ? ['--engine-host', host] : [],
+              env,
+            }),
+          },
         }
       : {}),
   });

@@ -1,48 +1,37 @@
-/** The agent-sandbox command line. */
-import { keepFolder } from './keepFolderCommand';
-import { egressProxyCommand } from './egressProxyCommand';
+/**
+ * The agent-sandbox command line. Each command's code is imported when that command runs (esbuild
+ * keeps a dynamically imported module's top level for its first use), so `--help` or `validate`
+ * does not evaluate the engine, and `run` not the MCP server or the .prompt tools.
+ */
 import { SandboxError } from '../core/errors';
 import { USAGE, UsageError, parseCommandLine, usageError, type Command } from './args';
-import {
-  closeCommand,
-  createEngine,
-  diffCommand,
-  applyCommand,
-  workspaceFolder,
-  engineCommand,
-  execCommand,
-  gcCommand,
-  lsCommand,
-  openCommand,
-  runCommand,
-  filesCommand,
-  type CommandContext,
-} from './commands';
 import { Output } from './output';
-import { cliSecrets } from './cliService';
-import { readSecretsFile } from './secretFlags';
-import { validateCommand } from './validateCommand';
-import { renderCommand } from './renderCommand';
-import { toolCommand, toolList } from './toolCommand';
-import { mcpCommand } from './mcpCommand';
-import { logCommand } from './logCommand';
+import type { CommandContext } from './commands';
 import type { SandboxEngine } from '../core/engine/engine';
 
-const HANDLERS: Record<
-  Exclude<Command, 'help' | 'files' | 'validate' | 'render' | 'tool' | 'mcp'>,
-  (engine: SandboxEngine, context: CommandContext) => Promise<number>
-> = {
-  run: runCommand,
-  open: openCommand,
-  exec: execCommand,
-  ls: lsCommand,
-  close: closeCommand,
-  diff: diffCommand,
-  apply: applyCommand,
-  engine: engineCommand,
-  gc: gcCommand,
-  log: logCommand,
-};
+type EngineCommand = Exclude<Command, 'help' | 'files' | 'validate' | 'render' | 'tool' | 'mcp'>;
+
+async function handler(
+  command: EngineCommand,
+): Promise<(engine: SandboxEngine, context: CommandContext) => Promise<number>> {
+  if (command === 'log') return (await import('./logCommand')).logCommand;
+  const commands = await import('./commands');
+  const handlers: Record<
+    Exclude<EngineCommand, 'log'>,
+    (engine: SandboxEngine, context: CommandContext) => Promise<number>
+  > = {
+    run: commands.runCommand,
+    open: commands.openCommand,
+    exec: commands.execCommand,
+    ls: commands.lsCommand,
+    close: commands.closeCommand,
+    diff: commands.diffCommand,
+    apply: commands.applyCommand,
+    engine: commands.engineCommand,
+    gc: commands.gcCommand,
+  };
+  return handlers[command];
+}
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -63,28 +52,39 @@ export async function main(argv: readonly string[]): Promise<number> {
   let engine: SandboxEngine | undefined;
   try {
     // The folder keeper of a read-write session, started detached by the CLI and the extension.
-    if (argv[0] === 'keep-folder') return await keepFolder(argv.slice(1), controller.signal);
+    if (argv[0] === 'keep-folder')
+      return await (await import('./keepFolderCommand')).keepFolder(argv.slice(1), controller.signal);
     // The host side of an allowlist sandbox's network, started detached by the engine that opens it.
-    if (argv[0] === 'egress-proxy') return await egressProxyCommand(argv.slice(1), controller.signal);
+    if (argv[0] === 'egress-proxy')
+      return await (await import('./egressProxyCommand')).egressProxyCommand(argv.slice(1), controller.signal);
+    // The filler of the shared warm containers, started detached by a run that claimed one.
+    if (argv[0] === 'warm-fill')
+      return await (await import('./warmFillCommand')).warmFill(argv.slice(1), controller.signal);
     const args = parseCommandLine(argv);
     output = new Output(Boolean(args.values.json));
-    // One redactor for everything this command prints: the host's secrets and those of every session it uses.
-    const secretsFile = args.values['secrets-file'];
-    const secrets = cliSecrets(process.env, secretsFile === undefined ? {} : readSecretsFile(secretsFile));
-    if (!args.values['show-secrets']) output.redactWith(secrets.redact);
     if (args.command === 'help' || args.values.help) {
       output.usage(USAGE);
       return 0;
     }
+    // One redactor for everything this command prints: the host's secrets and those of every session it uses.
+    const secretsFile = args.values['secrets-file'];
+    const [{ cliSecrets }, { readSecretsFile }] = await Promise.all([import('./cliService'), import('./secretFlags')]);
+    const secrets = cliSecrets(process.env, secretsFile === undefined ? {} : readSecretsFile(secretsFile));
+    if (!args.values['show-secrets']) output.redactWith(secrets.redact);
     // The file store is local: its commands work without an engine.
     if (args.command === 'files')
-      return await filesCommand({ args, output, signal: controller.signal, readStdin, secrets });
+      return await (
+        await import('./commands')
+      ).filesCommand({ args, output, signal: controller.signal, readStdin, secrets });
     // Checking and rendering .prompt files is pure analysis: no engine either, and nothing to clean up,
     // so Ctrl-C and SIGTERM end it at once (their default) rather than waiting for a read to notice an abort.
     if (args.command === 'validate' || args.command === 'render') {
       process.removeListener('SIGINT', interrupt);
       process.removeListener('SIGTERM', interrupt);
-      const command = args.command === 'validate' ? validateCommand : renderCommand;
+      const command =
+        args.command === 'validate'
+          ? (await import('./validateCommand')).validateCommand
+          : (await import('./renderCommand')).renderCommand;
       return await command({ args, output, signal: controller.signal, readStdin, secrets });
     }
     // open and run give their sandbox the secrets; tool and mcp offer them to the model, which asks by name.
@@ -93,14 +93,18 @@ export async function main(argv: readonly string[]): Promise<number> {
         `--secret binds a secret to a sandbox that open or run makes (or that tool and mcp offer), not to ${args.command}.`,
       );
     const context = { args, output, signal: controller.signal, readStdin, secrets };
-    if (args.command === 'tool' && args.values.list) return toolList(context);
+    if (args.command === 'tool' && args.values.list) return (await import('./toolCommand')).toolList(context);
+    const { createEngine, workspaceFolder } = await import('./commands');
     engine = await createEngine(args, (message) => process.stderr.write(`agent-sandbox: ${message}\n`));
-    if (args.command === 'tool') return await toolCommand(engine, context, workspaceFolder(args));
+    if (args.command === 'tool')
+      return await (await import('./toolCommand')).toolCommand(engine, context, workspaceFolder(args));
     if (args.command === 'mcp') {
       process.stdout.off('error', stdoutClosed);
-      return await mcpCommand(engine, context, workspaceFolder(args));
+      return await (await import('./mcpCommand')).mcpCommand(engine, context, workspaceFolder(args));
     }
-    return await HANDLERS[args.command](engine, context);
+    return await (
+      await handler(args.command)
+    )(engine, context);
   } catch (error) {
     output.error(error);
     // A secret the flags name with no value (host variable, --secrets-file) is the command line's to fix.

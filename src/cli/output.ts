@@ -10,8 +10,9 @@ import type { PromptProblem } from '../core/prompt/problems';
 import { formatSize } from '../core/spec/units';
 import type { CopyChange } from '../core/files/copyChanges';
 import type { ApplyOutcome } from '../core/files/copyApply';
-import { changeCounts, someChanges } from '../core/files/copyPending';
-import { heldText, type HeldSession } from '../core/sessions/copyHold';
+import { changeCounts, someChanges } from '../core/files/copySummary';
+import type { HeldSession } from '../core/sessions/copyHold';
+import { heldText } from '../core/sessions/copyHeldText';
 
 /** A kept session in --json: its id, folder, the counts and the changes, or why they could not be listed. */
 function heldJson({ session, changes, problem }: HeldSession) {

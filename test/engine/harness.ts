@@ -3,13 +3,14 @@
  * suite leaves no container of ours behind. When AGENT_SANDBOX_REQUIRE_ENGINE=1 (CI and `npm test`)
  * a missing engine fails the suite instead of skipping it.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { processAlive } from '../../src/core/sessions/orphans';
 import Docker from 'dockerode';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { VirtualEngine } from '../../src/engines/virtual/virtualEngine';
 import type { SandboxEngine } from '../../src/core/engine/engine';
 import { LABEL } from '../../src/engines/docker/labels';
+import { claimantOf } from '../../src/engines/docker/sharedPool';
 import type { Runtime } from '../../src/core/spec/spec';
 
 export const engineRequired = process.env.AGENT_SANDBOX_REQUIRE_ENGINE === '1';
@@ -74,13 +75,51 @@ export async function containersOfOurs(): Promise<Docker.ContainerInfo[]> {
   );
 }
 
+/** Whether a detached `agent-sandbox warm-fill` runs on this machine (it may still make containers). */
+export function fillerRunning(): boolean {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes('warm-fill')) return true;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return false;
+}
+
+/**
+ * Removes the shared warm containers of this run that still wait to be claimed (sharedPool.ts),
+ * once no filler is making more; a claimed one (its name ends in -by-<pid>) stays for the check.
+ */
+export async function removeWaitingWarm(): Promise<number> {
+  for (let attempt = 0; attempt < 600 && fillerRunning(); attempt++)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  const docker = new Docker(testEngine().endpoint.options);
+  const warm = await docker.listContainers({ all: true, filters: { label: [LABEL.warm] } });
+  const waiting = warm.filter(
+    (container) =>
+      (container.Labels[LABEL.created] ?? '') >= RUN_STARTED && !container.Names.some((name) => /-by-\d+$/.test(name)),
+  );
+  await Promise.all(
+    waiting.map((container) =>
+      docker
+        .getContainer(container.Id)
+        .remove({ force: true })
+        .catch(() => undefined),
+    ),
+  );
+  return waiting.length;
+}
+
 /**
  * A warm or running compute sandbox of a process that is alive and is neither this run nor started by
  * it: another program on the same engine (a developer's VS Code, a second test run), not a leftover
  * of ours. A container whose owner is gone is counted: cleaning those up is the product's job.
  */
 function ownedByAnotherRun(container: Docker.ContainerInfo): boolean {
-  const pid = Number(container.Labels[LABEL.ownerPid]);
+  // A claimed shared warm container carries its claimant's pid in its name (sharedPool.ts).
+  const pid = Number(container.Labels[LABEL.ownerPid] ?? claimantOf(container.Names));
   if (!Number.isInteger(pid) || pid <= 0 || !processAlive(pid)) return false;
   for (let ancestor: number | undefined = pid, hops = 0; ancestor && ancestor > 1 && hops < 64; hops++) {
     if (ancestor === process.pid) return false;

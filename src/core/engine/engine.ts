@@ -96,7 +96,13 @@ export interface SessionInfo {
    */
   protectedPaths?: readonly string[];
   /** The process that made the sandbox, for compute mode and sessions owned by a process (it is an orphan once that process is gone), and whether it was made ahead for a warm pool. */
-  owner?: { pid: number; host: string; pooled: boolean };
+  owner?: {
+    pid: number;
+    host: string;
+    pooled: boolean;
+    /** A shared warm container no process claimed yet: when its wait ends (it ends itself then). */
+    waitsUntil?: string;
+  };
 }
 
 export interface ExecRequest {

@@ -7,9 +7,12 @@
 import type { Sandbox, SandboxEngine, SessionInfo } from '../engine/engine';
 import { SandboxError, errorMessage } from '../errors';
 import type { CopyChange } from '../files/copyChanges';
-import { changeCounts, pendingCopyChanges, someChanges } from '../files/copyPending';
+import { pendingCopyChanges } from '../files/copyPending';
+import { changeCounts, someChanges } from '../files/copySummary';
+import { heldText } from './copyHeldText';
 import { defaultStateDir } from './leases';
 import { sandboxIdOf } from './sessions';
+export { heldText };
 
 /** A copy session's unapplied changes (one listing of its /workspace); none for other sessions. */
 export type UnappliedChanges = (sandbox: Sandbox, signal?: AbortSignal) => Promise<CopyChange[]>;
@@ -140,14 +143,4 @@ export class CopyHolds {
   private unapplied(): UnappliedChanges {
     return this.context().unappliedChanges ?? unappliedChanges;
   }
-}
-
-/** Why a session stays open, for the log and the command line. */
-export function heldText(held: HeldSession, folder?: string): string {
-  const id = sandboxIdOf(held.session);
-  const where = folder ? ` --folder ${folder}` : '';
-  const what = held.problem
-    ? `its copy's changes could not be listed (${held.problem})`
-    : `its copy of the folder has ${changeCounts(held.changes)} not applied to the folder: ${someChanges(held.changes)}`;
-  return `Kept session ${id} open: ${what}. Review them with agent-sandbox diff --session ${id}${where} (in VS Code: Source Control › "Sandbox changes") and apply them, or close it losing them with agent-sandbox close --session ${id}${where} --discard.`;
 }

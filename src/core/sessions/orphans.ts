@@ -43,6 +43,14 @@ export function orphanReason(session: SessionInfo, check: OrphanCheck): string |
 
 /** A compute sandbox (warm in a pool, or running) belongs to the process that made it, and to nobody after. */
 function computeOrphanReason(session: SessionInfo, check: OrphanCheck): string | undefined {
+  const waitsUntil = session.owner?.waitsUntil;
+  if (waitsUntil !== undefined) {
+    // It ends itself when its wait is over; one still there a minute later did not.
+    const end = Date.parse(waitsUntil);
+    return Number.isFinite(end) && check.now <= end + 60_000
+      ? undefined
+      : 'it is a shared warm container whose wait ended';
+  }
   const what = session.owner?.pooled ? 'warm pool container' : 'compute sandbox';
   return processOrphanReason(session, session.owner, `a ${what}`, check);
 }

@@ -7,9 +7,9 @@ import { GiB, MiB, formatSize, parseSize } from './units';
 import { allowlistTextSchema, networkHostsSchema } from '../network/allowlist';
 import { boundSecretSchema } from '../secrets/bound';
 import { ENV_NAME } from '../secrets/secrets';
+import { RUNTIMES, WORKSPACE_ACCESS } from './specNames';
 
-export const RUNTIMES = ['python', 'node', 'bash', 'linux'] as const;
-export type Runtime = (typeof RUNTIMES)[number];
+export { RUNTIMES, WORKSPACE_ACCESS, type Runtime, type WorkspaceAccess } from './specNames';
 
 export const runtimeSchema = z
   .enum(RUNTIMES)
@@ -23,13 +23,6 @@ export const modeSchema = z
     'compute: a fresh container per call, discarded after. code: a persistent session with files and processes.',
   );
 
-/**
- * From the least reach to the most (settings tighten along this order): `copy` reads the folder once,
- * at open, minus what .gitignore excludes, into a private /workspace the user's folder never sees
- * written; `ro` sees the whole folder, live, for the session's life; `rw` also writes it.
- */
-export const WORKSPACE_ACCESS = ['none', 'copy', 'ro', 'rw'] as const;
-export type WorkspaceAccess = (typeof WORKSPACE_ACCESS)[number];
 export const workspaceAccessSchema = z
   .enum(WORKSPACE_ACCESS)
   .describe(

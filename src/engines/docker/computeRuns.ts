@@ -16,6 +16,7 @@ import { CONTAINER_PREFIX, LABEL } from './labels';
 import { oneShotCreateOptions, startWaitingContainer, type WaitingContainer } from './oneShot';
 import { OneShotSandbox } from './oneShotSandbox';
 import { WarmPool, type PoolOptions } from './pool';
+import { DEFAULT_WARM_WAIT_SECONDS, MAX_WAITING, SharedPool, type SharedPoolOptions } from './sharedPool';
 import { sessionInfo } from './sessionInfo';
 
 export const POOL_SIZE_VARIABLE = 'AGENT_SANDBOX_POOL_SIZE';
@@ -24,6 +25,26 @@ export const POOL_SIZE_VARIABLE = 'AGENT_SANDBOX_POOL_SIZE';
 export function poolSizeFromEnv(env: NodeJS.ProcessEnv): number {
   const value = Number(env[POOL_SIZE_VARIABLE]);
   return Number.isInteger(value) && value > 0 ? value : 0;
+}
+
+export const WARM_SECONDS_VARIABLE = 'AGENT_SANDBOX_WARM_SECONDS';
+
+/**
+ * Shared warm containers kept for later processes (sharedPool.ts): AGENT_SANDBOX_POOL_SIZE of them
+ * per configuration (2 when unset; 0 turns them off), each waiting AGENT_SANDBOX_WARM_SECONDS (600).
+ */
+export function sharedPoolFromEnv(env: NodeJS.ProcessEnv): { size: number; waitSeconds: number } {
+  const text = env[POOL_SIZE_VARIABLE];
+  const value = Number(text);
+  const size =
+    text === undefined || text.trim() === ''
+      ? 2
+      : Number.isInteger(value) && value > 0
+        ? Math.min(value, MAX_WAITING)
+        : 0;
+  const wait = Number(env[WARM_SECONDS_VARIABLE]);
+  const waitSeconds = Number.isInteger(wait) && wait > 0 ? wait : DEFAULT_WARM_WAIT_SECONDS;
+  return { size, waitSeconds };
 }
 
 export interface ComputePlan {
@@ -38,15 +59,19 @@ export interface ComputePlan {
 
 export class ComputeRuns {
   readonly pool: WarmPool<WaitingContainer>;
+  /** Warm containers shared between processes (a CLI's): claimed before the process's own pool is asked. */
+  readonly shared: SharedPool | undefined;
 
   constructor(
     private readonly engine: DockerEngine,
     pool: PoolOptions,
+    shared?: SharedPoolOptions,
   ) {
     this.pool = new WarmPool<WaitingContainer>(pool, {
       alive: (waiting) => waiting.alive,
       discard: (waiting) => this.discard(waiting),
     });
+    this.shared = shared && shared.size > 0 ? new SharedPool(shared) : undefined;
   }
 
   /**
@@ -88,13 +113,23 @@ export class ComputeRuns {
         abort,
       );
     };
+    // A shared container has no owner labels (any process of the user may claim it) and no
+    // environment of the host's (it waits in the engine after this process is gone).
+    const sharedBase =
+      this.shared && Object.keys(plan.spec.env).length === 0 ? { ...plan.createOptions, Labels: labels } : undefined;
+    const sharedKey = sharedBase && poolKey(sharedBase);
     let waiting = this.pool.take(poolKey(base), () => start(true));
     try {
+      if (!waiting && this.shared && sharedBase && sharedKey)
+        waiting = await this.engine.guard(() => this.shared!.claim(this.engine.docker, sharedKey, signal), signal);
       waiting ??= await start(false, signal);
     } catch (error) {
       this.pool.release();
       throw error;
     }
+    const refill = () => {
+      if (this.shared && sharedBase && sharedKey) this.pending.add(this.shared.refill(sharedBase, sharedKey));
+    };
     this.engine.deaths.markRemoving(waiting.id); // the runner exits after its run: no death to report
     this.engine.deaths.start();
     const info = sessionInfo({
@@ -109,17 +144,27 @@ export class ComputeRuns {
       notices: plan.notices,
     });
     const files: readonly ResolvedFile[] = plan.options.files ?? [];
-    return new OneShotSandbox(this.engine, waiting, info, plan.user, files, (used) => this.pool.retire(used));
+    return new OneShotSandbox(this.engine, waiting, info, plan.user, files, (used) => {
+      this.pool.retire(used);
+      // After the run, not before it: the filler's start would compete with the program.
+      refill();
+    });
   }
 
-  /** Drains the pool and waits until every container it made or retired is gone. */
-  dispose(): Promise<void> {
-    return this.pool.dispose();
+  /** Drains the pool and waits until every container it made or retired is gone, and every filler started. */
+  async dispose(): Promise<void> {
+    await this.pool.dispose();
+    await Promise.all(this.pending);
   }
+
+  private readonly pending = new Set<Promise<void>>();
 
   private async discard(waiting: WaitingContainer): Promise<void> {
+    // A runner that ran to its end stops its container, and the engine removes it: waiting for its
+    // stream to end (a few ms) spares a removal (about 100 ms before a CLI process may end).
+    const gone = await waiting.stoppedByItself();
     waiting.release();
-    await this.engine.remove(waiting.id).catch(() => undefined);
+    if (!gone) await this.engine.remove(waiting.id).catch(() => undefined);
   }
 }
 

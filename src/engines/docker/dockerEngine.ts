@@ -30,6 +30,7 @@ import { readEventLines, type ContainerInspect } from './engineJson';
 import { sessionFromInspect, sessionFromSummary, sessionInfo, specFromLabels } from './sessionInfo';
 import { connectionError, isConnectionError, resolveEndpoint, type Endpoint } from './connection';
 import { ComputeRuns, poolSizeFromEnv } from './computeRuns';
+import { fillRequestSchema, SharedPool, type SharedPoolOptions } from './sharedPool';
 import { containerCreateOptions, sandboxUser } from './containerConfig';
 import { DockerSandbox, deadSessionError } from './dockerSandbox';
 import { ContainerDeathWatcher } from './events';
@@ -41,7 +42,7 @@ import { watchContainerStats } from './stats';
 import { CONTAINER_PREFIX, LABEL } from './labels';
 import { installPackages } from './packages';
 import { prepareProtection, releasePlaceholders, withProtection } from './protectedMounts';
-import { checkSeccompSupport, engineFlavor, withSeccompFor, type EngineFlavor } from './seccompProfile';
+import { checkSeccompSupport, engineFlavor, flavorOf, withSeccompFor, type EngineFlavor } from './seccompProfile';
 import { sweepBeforeRemoval } from './setuidSweep';
 import { copyLayout, placeCopy, placeFiles } from './placeFiles';
 import type { TarLayout } from './tar';
@@ -73,6 +74,8 @@ export interface DockerEngineOptions {
    * is none (tests run from source), the allowlist tier is refused.
    */
   egressProxies?: EgressProxies;
+  /** Warm compute containers shared with later processes of this user (a CLI's; sharedPool.ts). */
+  sharedPool?: SharedPoolOptions;
 }
 
 export class DockerEngine implements SandboxEngine {
@@ -100,10 +103,14 @@ export class DockerEngine implements SandboxEngine {
     this.stopRecords = options.stopRecords ?? new StopRecords();
     this.deaths = new ContainerDeathWatcher(this.docker, { stopRecords: this.stopRecords });
     this.folderWatches = new FolderWatches(this.deaths, this.stopRecords);
-    this.computeRuns = new ComputeRuns(this, {
-      size: options.poolSize ?? poolSizeFromEnv(options.env ?? process.env),
-      idleMs: options.poolIdleMs,
-    });
+    this.computeRuns = new ComputeRuns(
+      this,
+      {
+        size: options.poolSize ?? poolSizeFromEnv(options.env ?? process.env),
+        idleMs: options.poolIdleMs,
+      },
+      options.sharedPool,
+    );
     this.egress = new DockerEgress({
       docker: this.docker,
       endpoint: this.endpoint,
@@ -114,6 +121,16 @@ export class DockerEngine implements SandboxEngine {
       },
     });
     this.capabilities = { ...CONTAINER_CAPABILITIES, networkAllowlist: this.egress.problem === undefined };
+  }
+
+  /**
+   * The work of a detached filler (`agent-sandbox warm-fill`): tops up the shared warm containers of
+   * one configuration, as the request from the process that claimed one asks. Returns how many it made.
+   */
+  async fillSharedPool(request: unknown, stateDir: string, signal?: AbortSignal): Promise<number> {
+    const parsed = fillRequestSchema.parse(request);
+    const pool = new SharedPool({ size: parsed.size, waitSeconds: parsed.waitSeconds, stateDir });
+    return this.guard(() => pool.fill(this.docker, parsed, signal), signal);
   }
 
   /** Fires when a sandbox container dies or is removed by anything but this process. */
@@ -151,6 +168,8 @@ export class DockerEngine implements SandboxEngine {
 
   async info(signal?: AbortSignal): Promise<EngineInfo> {
     const version = await this.guard(() => engineVersion(this.docker, signal), signal);
+    // The same answer tells Docker from Podman: the first sandbox need not ask again.
+    this.flavor ??= Promise.resolve(flavorOf(version, this.endpoint.description.startsWith('unix://')));
     const product = version.Components?.find((component) => component.Name === 'Engine')?.Name ?? 'Engine';
     const platform = version.Platform?.Name;
     return {

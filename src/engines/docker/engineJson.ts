@@ -36,7 +36,13 @@ export const containerInspectSchema = z.looseObject({
 export type ContainerInspect = z.output<typeof containerInspectSchema>;
 
 export const containerListSchema = z.array(
-  z.looseObject({ Id: z.string(), Image: z.string(), State: z.string(), Labels: labelsSchema }),
+  z.looseObject({
+    Id: z.string(),
+    Names: z.array(z.string()).nullish(),
+    Image: z.string(),
+    State: z.string(),
+    Labels: labelsSchema,
+  }),
 );
 export type ContainerSummary = z.output<typeof containerListSchema>[number];
 

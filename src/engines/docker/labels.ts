@@ -16,6 +16,10 @@ export const LABEL = {
   ownerHost: 'org.agent-sandbox.owner-host',
   /** On containers made ahead of time for the warm pool. */
   pool: 'org.agent-sandbox.pool',
+  /** On shared warm containers (sharedPool.ts): their configuration's key, the end of their wait, and the user they wait for (with ownerHost). */
+  warm: 'org.agent-sandbox.warm',
+  warmUntil: 'org.agent-sandbox.warm-until',
+  ownerUid: 'org.agent-sandbox.owner-uid',
   /** On read-write sessions: the protected names mounted read-only, as JSON (SessionInfo.protectedPaths). */
   protected: 'org.agent-sandbox.protected',
   /** Protected names whose empty placeholder folders this container made or shares (protectedMounts.ts). */

@@ -1,9 +1,14 @@
 /**
  * Compute mode's container: made for one program. Its main process is a small sh script that waits on
- * stdin for a request (a nonce line, then one tar with the files, the command and its stdin), unpacks
- * it as the sandbox user, runs the command and writes "<nonce>x<exit code>" after the output on both
- * streams. A run is then one write to an attach stream held since the container started, with no exec
- * (runc's exec costs about 45 ms) and no wait for the container to stop (about 35 ms more).
+ * stdin for a request (a line with a nonce and the size of what follows, then one tar with the files,
+ * the command and its stdin), unpacks it as the sandbox user, runs the command and writes
+ * "<nonce>x<exit code>" after the output on both streams. A run is then one write to an attach stream,
+ * with no exec (runc's exec costs about 45 ms) and no wait for the container to stop (about 35 ms more).
+ *
+ * Two kinds: a process's own (stdin closes when its attach ends, so the container goes with the process
+ * that made it), and shared warm containers any later process of the same user may claim (sharedPool.ts):
+ * their stdin stays open without anyone attached, and the runner ends itself, so the engine removes the
+ * container, when no request came within its wait.
  *
  * The nonce only marks where the output ends. A program that learned it and printed it would just end
  * its own result early: nothing else shares the container.
@@ -26,10 +31,22 @@ export const ONE_SHOT_CONTROL_DIR = '/tmp/.agent-sandbox';
 const RUN_FILE = `${ONE_SHOT_CONTROL_DIR}/run`;
 const STDIN_FILE = `${ONE_SHOT_CONTROL_DIR}/stdin`;
 
-/** The main process. `read` takes the nonce byte by byte, so tar gets the rest of stdin untouched. */
+/**
+ * The main process. `read` takes the request line byte by byte, and `head -c` exactly the tar's bytes,
+ * so stdin need not end (a shared container's never does). "keep" instead of a request: the container
+ * is used through execs from now on, and the runner only waits for stdin to end. With $1 > 0 a
+ * watchdog ends the runner after $1 seconds without a request (pid 1 needs the trap to end on TERM).
+ */
 export const ONE_SHOT_RUNNER = [
-  'IFS= read -r n || exit 0',
-  'if tar -x -p --no-same-owner -f - -C /; then',
+  "trap 'exit 0' TERM",
+  'w=',
+  // The watchdog takes its sleep along when it is stopped: nothing of it stays beside the program.
+  `if [ "\${1:-0}" -gt 0 ]; then (trap 'kill $p 2>/dev/null; exit 0' TERM; sleep "$1" & p=$!; wait $p; kill -TERM $$) & w=$!; fi`,
+  'IFS= read -r h || exit 0',
+  'if [ -n "$w" ]; then kill "$w" 2>/dev/null; fi',
+  'n=${h%% *}; s=${h#* }',
+  'if [ "$h" = keep ]; then while IFS= read -r _; do :; done; exit 0; fi',
+  'if head -c "$s" | tar -x -p --no-same-owner -f - -C /; then',
   `  if [ -e ${STDIN_FILE} ]; then i=${STDIN_FILE}; else i=/dev/null; fi`,
   `  sh ${RUN_FILE} <"$i"; c=$?; k=x`,
   'else c=$?; k=s; fi',
@@ -41,17 +58,20 @@ export const ONE_SHOT_RUNNER = [
 export function oneShotCreateOptions(
   base: Docker.ContainerCreateOptions,
   labels: Record<string, string>,
+  /** For a shared warm container: how long its runner waits for a request before it ends. */
+  waitSeconds = 0,
 ): Docker.ContainerCreateOptions {
   return {
     ...base,
-    Entrypoint: ['sh', '-c', ONE_SHOT_RUNNER, 'agent-sandbox-run'],
+    Entrypoint: ['sh', '-c', ONE_SHOT_RUNNER, 'agent-sandbox-run', String(Math.max(0, Math.floor(waitSeconds)))],
     Cmd: [],
     Labels: { ...base.Labels, ...labels },
-    // The engine removes it when its runner ends, also when the process that made it dies first (the
-    // runner reads its request from the attached stdin, so it exits when that process is gone).
+    // The engine removes it when its runner ends. A process's own ends also when that process dies
+    // first (its stdin closes when the attach ends, and the runner reads end-of-file); a shared one
+    // when its wait is over.
     HostConfig: { ...base.HostConfig, AutoRemove: true },
     OpenStdin: true,
-    StdinOnce: true,
+    StdinOnce: waitSeconds <= 0,
     AttachStdin: true,
     AttachStdout: true,
     AttachStderr: true,
@@ -91,6 +111,8 @@ export class WaitingContainer {
   private ended = false;
   private readonly endedPromise: Promise<void>;
   private used = false;
+  /** The runner wrote its end marker on both streams: it exits right after. */
+  private ranToEnd = false;
 
   constructor(
     readonly container: Docker.Container,
@@ -122,10 +144,19 @@ export class WaitingContainer {
     return !this.ended && !this.used;
   }
 
-  /** Keeps the runner waiting for good: the container is used through execs instead. */
+  /** Keeps the runner waiting for good (its watchdog stopped): the container is used through execs instead. */
   keep(): void {
     this.used = true;
     (this.stream as { ref?: () => void }).ref?.();
+    this.stream.write('keep\n');
+  }
+
+  /**
+   * Whether the container stopped by itself after its run (its runner wrote the end marker and its
+   * attach stream then ended): the engine removes it then (AutoRemove), and no removal call is needed.
+   */
+  async stoppedByItself(withinMs = 1000): Promise<boolean> {
+    return this.ranToEnd && (await settledWithin(this.endedPromise, withinMs));
   }
 
   /** Closes the stream; the runner then reads end-of-file and exits. */
@@ -159,8 +190,10 @@ export class WaitingContainer {
 
     const startedAt = Date.now();
     const t0 = performance.now();
-    this.stream.write(`${nonce}\n`);
-    this.stream.end(archive);
+    // Not ended: the runner takes exactly the tar's bytes, and ending our side of a shared container's
+    // attach would make the engine end its output too (its stdin stays open for good).
+    this.stream.write(`${nonce} ${archive.length}\n`);
+    this.stream.write(archive);
 
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
@@ -191,6 +224,7 @@ export class WaitingContainer {
       exitCode = 137;
     } else if (first === 'finished') {
       exitCode = stdout.exitCode ?? stderr.exitCode;
+      this.ranToEnd = true;
     } else {
       // The runner itself was ended (say, by `kill -9 -1` in the program): the container's exit code tells.
       exitCode = stdout.exitCode ?? stderr.exitCode ?? (await this.exitCode());

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { SandboxError } from '../../core/errors';
 import type { WorkspaceAccess } from '../../core/spec/spec';
 import { engineVersion } from './engineCalls';
+import type { EngineVersion } from './engineJson';
 import profile from './seccompProfile.json';
 
 const PROFILE_TEXT = JSON.stringify(profile);
@@ -23,7 +24,11 @@ export const SECCOMP_SECURITY_OPT = `seccomp=${PROFILE_TEXT}`;
 export type EngineFlavor = 'docker' | 'podman-local' | 'podman-remote';
 
 export async function engineFlavor(docker: Docker, local: boolean): Promise<EngineFlavor> {
-  const version = await engineVersion(docker);
+  return flavorOf(await engineVersion(docker), local);
+}
+
+/** Docker or Podman, from the engine's version answer. */
+export function flavorOf(version: EngineVersion, local: boolean): EngineFlavor {
   const podman = (version.Components ?? []).some((component) => /podman/i.test(component.Name));
   return podman ? (local ? 'podman-local' : 'podman-remote') : 'docker';
 }

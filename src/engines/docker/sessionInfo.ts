@@ -5,6 +5,7 @@
 import type { SessionClient, SessionInfo, SessionScope } from '../../core/engine/engine';
 import { sandboxSpecSchema, type SandboxSpec } from '../../core/spec/spec';
 import type { ContainerInspect, ContainerSummary } from './engineJson';
+import { claimantOf } from './sharedPool';
 import { LABEL } from './labels';
 
 export interface SessionFacts {
@@ -47,7 +48,17 @@ export function sessionInfo(facts: SessionFacts): SessionInfo {
 
 /** A listed container of ours, as a session. */
 export function sessionFromSummary(container: ContainerSummary): SessionInfo {
-  return sessionFromLabels(container.Id, container.Labels, listedState(container.State), container.Image);
+  const info = sessionFromLabels(container.Id, container.Labels, listedState(container.State), container.Image);
+  return container.Labels[LABEL.warm] ? { ...info, owner: sharedOwnerOf(container) } : info;
+}
+
+/** A shared warm container (sharedPool.ts) belongs to its claimant, whose pid its name carries; before that, to no one until its wait ends. */
+function sharedOwnerOf(container: ContainerSummary): NonNullable<SessionInfo['owner']> {
+  const host = container.Labels[LABEL.ownerHost] ?? '';
+  const claimant = claimantOf(container.Names ?? undefined);
+  return claimant === undefined
+    ? { pid: 0, host, pooled: true, waitsUntil: container.Labels[LABEL.warmUntil] ?? '' }
+    : { pid: claimant, host, pooled: true };
 }
 
 /**

@@ -1,0 +1,316 @@
+/**
+ * Warm compute containers that outlive the process that made them, so that a short-lived process (one
+ * `agent-sandbox run`) starts its program in a container that is already running. A detached filler
+ * process (`agent-sandbox warm-fill`, started after a run) makes them and leaves one ready file per
+ * container in the user's state folder (warm/<key>/<id>, a 0700 folder): the pool's record. A later
+ * process of the same user claims one by renaming its ready file away, which only one process can do,
+ * then attaches and sends its one request, exactly as with a process's own warm container
+ * (oneShot.ts); it renames the container to carry its pid, so gc can tell an orphan. Each waiting
+ * container ends by itself when no one claimed it within its wait (its runner's watchdog, then
+ * AutoRemove). Bounded: `size` per configuration, MAX_WAITING per user.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
+import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
+import type Docker from 'dockerode';
+import { z } from 'zod';
+import { withSignal } from './engineCalls';
+import { CONTAINER_PREFIX, LABEL } from './labels';
+import { WaitingContainer, oneShotCreateOptions } from './oneShot';
+
+/** How long a shared warm container waits to be claimed before it ends. */
+export const DEFAULT_WARM_WAIT_SECONDS = 600;
+/** Warm containers of one user on one machine, whatever their configuration. */
+export const MAX_WAITING = 8;
+/** A container this close to the end of its wait is not claimed: it could end under the request. */
+function claimMarginMs(waitSeconds: number): number {
+  return Math.min(20_000, waitSeconds * 250);
+}
+/** The shortest and longest wait AGENT_SANDBOX_WARM_SECONDS may set. */
+export const MIN_WARM_WAIT_SECONDS = 10;
+export const MAX_WARM_WAIT_SECONDS = 24 * 3600;
+/** A filler's lock older than this is taken as left by a filler that died. */
+const FILL_LOCK_STALE_MS = 60_000;
+
+const WARM_PREFIX = `${CONTAINER_PREFIX}warm-`;
+const CLAIMED = /-by-(\d+)$/;
+
+/** What a claimant hands its filler: the create request (without the shared labels, name and runner wait, which fill adds), its key and the pool's bounds. */
+export const fillRequestSchema = z.object({
+  createOptions: z.record(z.string(), z.unknown()),
+  key: z.string().regex(/^[0-9a-f]{64}$/),
+  size: z.number().int().min(1).max(MAX_WAITING),
+  waitSeconds: z.number().int().min(MIN_WARM_WAIT_SECONDS).max(MAX_WARM_WAIT_SECONDS),
+});
+export interface FillRequest {
+  createOptions: Docker.ContainerCreateOptions;
+  key: string;
+  size: number;
+  waitSeconds: number;
+}
+
+export interface SharedPoolOptions {
+  size: number;
+  waitSeconds?: number;
+  /** The user's folder for claim and fill-lock files (made 0700). */
+  stateDir: string;
+  /** Starts a filler in the background; without one, fill() is up to the caller. */
+  launchFiller?: (request: FillRequest) => Promise<void>;
+}
+
+/** Who may claim a shared container: this user on this machine. */
+export function sharedOwner(): { host: string; uid: string } {
+  let uid = 'unknown';
+  try {
+    uid = String(userInfo().uid);
+  } catch {
+    // No passwd entry: the labels still tell the machine.
+  }
+  return { host: hostname(), uid };
+}
+
+/** The pid a claimed shared container's name carries, or undefined for one still waiting. */
+export function claimantOf(names: readonly string[] | undefined): number | undefined {
+  for (const name of names ?? []) {
+    const match = CLAIMED.exec(name);
+    if (match) return Number(match[1]);
+  }
+  return undefined;
+}
+
+export class SharedPool {
+  readonly size: number;
+  readonly waitSeconds: number;
+  private readonly owner = sharedOwner();
+  private readonly claimsDir: string;
+
+  constructor(private readonly options: SharedPoolOptions) {
+    this.size = Math.max(0, Math.floor(options.size));
+    this.waitSeconds = Math.min(
+      MAX_WARM_WAIT_SECONDS,
+      Math.max(MIN_WARM_WAIT_SECONDS, Math.floor(options.waitSeconds ?? DEFAULT_WARM_WAIT_SECONDS)),
+    );
+    this.claimsDir = join(options.stateDir, 'warm');
+  }
+
+  /**
+   * A waiting container of this configuration, claimed for this process and attached, or undefined
+   * when none waits (or every one that did was taken or went away meanwhile). The filler leaves a
+   * ready file per container it made (warm/<key>/<id>, its wait's end inside); a claim renames it
+   * away, which only one process can do, with no engine call before the attach.
+   */
+  async claim(docker: Docker, key: string, signal?: AbortSignal): Promise<WaitingContainer | undefined> {
+    if (this.size === 0) return undefined;
+    for (const ready of this.readyFiles(key).slice(0, 3)) {
+      if (!takeFile(ready.file)) continue; // another process took it first
+      const container = docker.getContainer(ready.id);
+      let stream: Duplex | undefined;
+      try {
+        const [attached] = await Promise.all([
+          container.attach(
+            withSignal({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true }, signal),
+          ) as Promise<Duplex>,
+          // The claimant's pid in the name: gc removes the container once this process is gone.
+          container.rename(withSignal({ name: `${CONTAINER_PREFIX}run-${ready.name}-by-${process.pid}` }, signal)),
+        ]);
+        stream = attached;
+        return new WaitingContainer(container, stream, ready.createdAt);
+      } catch {
+        stream?.destroy();
+        if (signal?.aborted) return undefined;
+        // Gone meanwhile (its wait ended, or gc took it): the next one.
+      }
+    }
+    return undefined;
+  }
+
+  /** This configuration's ready files with time left to wait, the freshest first; those without go. */
+  private readyFiles(key: string): { file: string; id: string; name: string; createdAt: string; until: number }[] {
+    const dir = join(this.claimsDir, key);
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return [];
+    }
+    const now = Date.now();
+    const ready = [];
+    for (const id of names) {
+      if (!/^[0-9a-f]{64}$/.test(id)) continue;
+      const file = join(dir, id);
+      let record: { until?: unknown; name?: unknown; createdAt?: unknown };
+      try {
+        record = JSON.parse(readFileSync(file, 'utf8')) as typeof record;
+      } catch {
+        continue;
+      }
+      const until = typeof record.until === 'number' ? record.until : 0;
+      if (until - now <= claimMarginMs(this.waitSeconds)) {
+        rmSync(file, { force: true });
+        continue;
+      }
+      ready.push({
+        file,
+        id,
+        name:
+          typeof record.name === 'string' && /^[0-9a-f]{12}$/.test(record.name)
+            ? record.name
+            : randomBytes(6).toString('hex'),
+        createdAt: typeof record.createdAt === 'string' ? record.createdAt : new Date(now).toISOString(),
+        until,
+      });
+    }
+    return ready.sort((a, b) => b.until - a.until);
+  }
+
+  /** Tops this configuration up in the background (a detached filler), after a claim or a miss. */
+  refill(createOptions: Docker.ContainerCreateOptions, key: string): Promise<void> {
+    if (this.size === 0 || !this.options.launchFiller) return Promise.resolve();
+    return this.options
+      .launchFiller({ createOptions, key, size: this.size, waitSeconds: this.waitSeconds })
+      .catch(() => undefined);
+  }
+
+  /**
+   * The filler's work: makes and starts containers until `size` of this configuration wait, within
+   * MAX_WAITING for the user (the oldest waiting ones of other configurations make room). One filler
+   * per configuration at a time; another that finds the lock taken leaves it to that one.
+   */
+  async fill(docker: Docker, request: FillRequest, signal?: AbortSignal): Promise<number> {
+    this.ensureDir();
+    const lock = join(this.claimsDir, `fill-${request.key}.lock`);
+    if (!takeLock(lock)) return 0;
+    try {
+      // The ready files are the pool's record (a container without one is never claimed, and ends
+      // when its wait is over): they are counted, not the engine's containers.
+      const margin = claimMarginMs(request.waitSeconds) * 3;
+      const mine = this.readyFiles(request.key).filter((ready) => ready.until - Date.now() > margin);
+      const wanted = Math.max(0, Math.min(request.size, MAX_WAITING) - mine.length);
+      if (wanted === 0) return 0;
+      const others = this.allReady()
+        .filter((ready) => ready.key !== request.key)
+        .sort((a, b) => a.until - b.until);
+      const room = MAX_WAITING - mine.length - others.length;
+      for (const old of others.slice(0, Math.max(0, wanted - room))) {
+        if (takeFile(old.file))
+          await docker
+            .getContainer(old.id)
+            .remove({ force: true })
+            .catch(() => undefined);
+      }
+      const made = await Promise.all(
+        Array.from({ length: wanted }, () =>
+          this.make(docker, request, signal).then(
+            () => 1,
+            () => 0,
+          ),
+        ),
+      );
+      return made.reduce((sum: number, one) => sum + one, 0);
+    } finally {
+      rmSync(lock, { force: true });
+    }
+  }
+
+  private async make(docker: Docker, request: FillRequest, signal?: AbortSignal): Promise<void> {
+    const createdAt = new Date();
+    const base = request.createOptions;
+    const options = oneShotCreateOptions(
+      base,
+      {
+        [LABEL.created]: createdAt.toISOString(),
+        [LABEL.pool]: '1',
+        [LABEL.warm]: request.key,
+        [LABEL.warmUntil]: new Date(createdAt.getTime() + request.waitSeconds * 1000).toISOString(),
+        [LABEL.ownerHost]: this.owner.host,
+        [LABEL.ownerUid]: this.owner.uid,
+      },
+      request.waitSeconds,
+    );
+    const suffix = randomBytes(6).toString('hex');
+    const container = await docker.createContainer(withSignal({ ...options, name: `${WARM_PREFIX}${suffix}` }, signal));
+    try {
+      await container.start(withSignal({}, signal));
+    } catch (error) {
+      await container.remove({ force: true }).catch(() => undefined);
+      throw error;
+    }
+    const dir = join(this.claimsDir, request.key);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const record = {
+      until: createdAt.getTime() + request.waitSeconds * 1000,
+      name: suffix,
+      createdAt: createdAt.toISOString(),
+    };
+    // Written aside, then renamed into place: a claimant never reads half a record.
+    const temporary = join(this.claimsDir, `${container.id}.tmp`);
+    writeFileSync(temporary, JSON.stringify(record), { mode: 0o600 });
+    renameSync(temporary, join(dir, container.id));
+  }
+
+  private ensureDir(): void {
+    mkdirSync(this.claimsDir, { recursive: true, mode: 0o700 });
+  }
+
+  /** The ready files of every configuration (those whose wait is over go). */
+  private allReady(): { file: string; id: string; key: string; until: number }[] {
+    return readdirSync(this.claimsDir)
+      .filter((key) => /^[0-9a-f]{64}$/.test(key))
+      .flatMap((key) => this.readyFiles(key).map((ready) => ({ ...ready, key })));
+  }
+}
+
+/** Starts `agent-sandbox warm-fill` detached, the request on its stdin; resolves once the request is handed over. */
+export function fillerLauncher(command: {
+  nodePath: string;
+  cliPath: string;
+  args?: readonly string[];
+  env?: NodeJS.ProcessEnv;
+}): (request: FillRequest) => Promise<void> {
+  return (request) =>
+    new Promise<void>((resolve) => {
+      const child = spawn(command.nodePath, [command.cliPath, 'warm-fill', ...(command.args ?? [])], {
+        detached: true,
+        stdio: ['pipe', 'ignore', 'ignore'],
+        env: { ...(command.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' },
+      });
+      child.on('error', () => resolve());
+      child.stdin.on('error', () => resolve());
+      child.stdin.end(JSON.stringify(request), () => resolve());
+      child.unref();
+    });
+}
+
+/** An O_EXCL lock file with this process's pid; one left by a filler that died is taken over after a minute. */
+function takeLock(file: string): boolean {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o600 });
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return false;
+      try {
+        if (Date.now() - statSync(file).mtimeMs < FILL_LOCK_STALE_MS) return false;
+        rmSync(file, { force: true });
+      } catch {
+        return false;
+      }
+    }
+  }
+  return false;
+}
+
+/** Renames a ready file away and removes it: true for the one process whose rename won. */
+function takeFile(file: string): boolean {
+  const taken = `${file}.taken-${process.pid}`;
+  try {
+    renameSync(file, taken);
+  } catch {
+    return false;
+  }
+  rmSync(taken, { force: true });
+  return true;
+}
