@@ -121,6 +121,31 @@ export async function cliExec(containerId: string, argv: string[]): Promise<stri
   return (await run('docker', ['exec', '-u', USER, '-w', '/workspace', containerId, ...argv])).stdout;
 }
 
+/**
+ * A container for the archive API's floor: the session's image and limits, but a writable root and
+ * a plain /workspace directory in it. Our sandboxes have a read-only root with tmpfs places, which
+ * the archive API refuses ("container rootfs is marked read-only") or cannot see.
+ */
+export async function rawArchiveContainer(
+  docker: Docker,
+  image: string,
+  hostConfig: Docker.HostConfig,
+): Promise<Docker.Container> {
+  const container = await docker.createContainer({
+    Image: image,
+    Entrypoint: ['sleep'],
+    Cmd: ['infinity'],
+    User: USER,
+    // Created by the engine; the archive API writes as root, so its owner does not matter.
+    WorkingDir: '/workspace',
+    NetworkDisabled: true,
+    Labels: { 'org.agent-sandbox.bench': 'archive-floor' },
+    HostConfig: { ...hostConfig, ReadonlyRootfs: false, Tmpfs: {}, Mounts: [], AutoRemove: false },
+  });
+  await container.start();
+  return container;
+}
+
 /** A tar of the files (built here, as a client would) put under /workspace. */
 export async function rawPut(container: Docker.Container, files: { name: string; data: Uint8Array }[]): Promise<void> {
   const entries: TarEntry[] = files.map((file) => ({

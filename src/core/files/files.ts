@@ -9,6 +9,10 @@ const BASE64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
 
 export function decodeContent(file: FileInput): Uint8Array {
   if (file.encoding === 'base64') {
+    const data = Buffer.from(file.content, 'base64');
+    // Canonical base64 (what every encoder sends) comes back the same when encoded again, which is
+    // about twice as fast as the pattern on megabytes; anything else is checked with the pattern.
+    if (data.toString('base64') === file.content) return data;
     if (!BASE64.test(file.content)) {
       throw new SandboxError(
         'invalid-input',
@@ -16,7 +20,7 @@ export function decodeContent(file: FileInput): Uint8Array {
         'Send base64 text (A-Z, a-z, 0-9, +, /, = padding), or use encoding "utf8" for text.',
       );
     }
-    return Buffer.from(file.content, 'base64');
+    return data;
   }
   return Buffer.from(file.content, 'utf8');
 }

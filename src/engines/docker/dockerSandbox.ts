@@ -34,7 +34,7 @@ import { filesFillMemory, filledMemoryBecause } from './filesInMemory';
 import { DELETE_SCRIPT, FILE_EXIT, LIST_SCRIPT, READ_SCRIPT, WRITE_SCRIPT, fileErrorFor } from './fileScripts';
 import { DEFAULT_SHELL, DEFAULT_TERMINAL_SIZE, openDockerShell } from './shell';
 import { openDockerProcess } from './process';
-import { buildTar } from './tar';
+import { tarBuffer } from './tar';
 import { formatSize } from '../../core/spec/units';
 import type { DecisionQuery, NetworkDecisionPage } from '../../core/network/decisionLog';
 
@@ -128,7 +128,8 @@ export class DockerSandbox implements Sandbox {
     if (resolved.length === 0) return { files: [] };
     if (this.info.workspaceAccess === 'ro')
       throw fileErrorFor(resolved[0]!.path, null, 'Read-only file system', 'write');
-    const archive = await buildTar(
+    // One buffer, each file's bytes copied into it once (tar-stream copied them twice more).
+    const archive = tarBuffer(
       resolved.map((file) => ({
         name: workspaceRelative(file.path),
         type: 'file',
@@ -167,7 +168,8 @@ export class DockerSandbox implements Sandbox {
       signal,
     );
     if (outcome.exitCode !== 0) throw fileErrorFor(absolute, outcome.exitCode, outcome.stderr.text('stderr'), 'read');
-    const bytes = Buffer.from(outcome.stdout.bytes());
+    const output = outcome.stdout.bytes();
+    const bytes = Buffer.from(output.buffer, output.byteOffset, output.length);
     const newline = bytes.indexOf(0x0a);
     const size = Number(bytes.subarray(0, newline).toString());
     const data = bytes.subarray(newline + 1);

@@ -10,7 +10,7 @@ import { abortError } from '../../core/errors';
 import type { Limits } from '../../core/spec/spec';
 import { execInContainer } from './exec';
 import { stagingError } from './oneShot';
-import { buildTar, tarBuffer, TarLayout, type TarEntry } from './tar';
+import { tarBuffer, TarLayout, type TarEntry } from './tar';
 import type { FolderCopy, PlannedEntry } from '../../core/files/folderCopy';
 import { WORKSPACE_DIR } from '../../core/files/paths';
 
@@ -30,7 +30,7 @@ export async function placeFiles(placement: Placement): Promise<void> {
   const { files, signal } = placement;
   if (files.length === 0) return;
   // Owners in the archive do not matter: --no-same-owner makes the sandbox user own what it unpacks; -p keeps the modes.
-  const archive = await buildTar(
+  const archive = tarBuffer(
     files.map((file) => ({
       name: file.path.slice(1),
       type: 'file',
