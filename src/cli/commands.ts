@@ -1,29 +1,17 @@
 /** What each CLI command does, on the same core the extension uses. */
 import { copyFileLimit } from '../core/files/sandboxFileBytes';
-import { readFile, writeFile } from 'node:fs/promises';
-import { realpathSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { runCompute } from '../core/sessions/compute';
-import { secretsLayer, type KnownSecrets } from '../core/secrets/knownSecrets';
-import { CLI_SECRET_WORDS, askedSecrets, secretNotices } from './secretFlags';
-import { pickSecrets, redactionPairs, resolveSecrets, secretSpecLayers } from '../core/secrets/catalog';
-import { withBoundDomains } from '../core/sessions/sessionPolicy';
-import type { ExecResult, SandboxEngine, SessionInfo } from '../core/engine/engine';
-import { parseEngineChoice, probeEngine, selectEngine, type EngineChoice } from '../core/engine/engineSelection';
-import { folderKeeperLauncher } from '../core/sessions/folderKeeper';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { KnownSecrets } from '../core/secrets/knownSecrets';
+import { askedSecrets, secretNotices } from './secretFlags';
+import type { SandboxEngine, SessionInfo } from '../core/engine/engine';
 import { FileStore, defaultFileStoreFolder } from '../core/files/fileStore';
 import { WorkspaceLeases, defaultStateDir } from '../core/sessions/leases';
 import { removeOrphans } from '../core/sessions/orphans';
-import { PROTECTED_PATHS } from '../core/policy/protectedPaths';
-import { resolveSpec } from '../core/spec/resolveSpec';
 import { DEFAULT_SESSION, parseSandboxId, sandboxIdOf } from '../core/sessions/sessions';
 import { evalAsExec } from '../core/tools/evalResult';
 import { saveImages } from './savedImages';
-import { DockerEngine } from '../engines/docker/dockerEngine';
-import { sharedPoolFromEnv } from '../engines/docker/computeRuns';
-import { fillerLauncher } from '../engines/docker/sharedPool';
-import { VirtualEngine } from '../engines/virtual/virtualEngine';
-import { runtimeFlag, specFromFlags, usageError, type ParsedArgs } from './args';
+import { specFromFlags, usageError, type ParsedArgs } from './args';
 import { cliSandboxService, cliSettings } from './cliService';
 import type { CloseOptions, SandboxService } from '../core/sessions/sandboxService';
 import type { Output } from './output';
@@ -34,6 +22,12 @@ import { applyCopyChanges } from '../core/files/copyApply';
 import { requireBaseline } from '../core/files/copyPending';
 import { ChangesAwaitReview, type HeldSession } from '../core/sessions/copyHold';
 
+import { workspaceFolder, exitCodeFor } from './commandFlags';
+
+export { createEngine } from './createEngine';
+export { exitCodeFor, protectedPathsFlag, workspaceFolder } from './commandFlags';
+export { runCommand } from './runCommand';
+
 export interface CommandContext {
   args: ParsedArgs;
   output: Output;
@@ -41,146 +35,6 @@ export interface CommandContext {
   readStdin: () => Promise<string>;
   /** The secrets the command injects and redacts from what it prints (unless --show-secrets) and logs. */
   secrets: KnownSecrets;
-}
-
-/**
- * The engine for this command: --engine, else AGENT_SANDBOX_ENGINE, else auto. The CLI cannot ask,
- * so auto uses the virtual engine when no Docker Engine answers, and `note` says so (on stderr).
- */
-export async function createEngine(
-  args: ParsedArgs,
-  note: (message: string) => void = () => undefined,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<SandboxEngine> {
-  let choice: EngineChoice;
-  try {
-    choice =
-      parseEngineChoice(args.values.engine, '--engine') ??
-      parseEngineChoice(env.AGENT_SANDBOX_ENGINE, 'AGENT_SANDBOX_ENGINE') ??
-      'auto';
-  } catch (error) {
-    throw usageError((error as Error).message);
-  }
-  if (choice === 'virtual') return new VirtualEngine();
-  const runtime = runtimeFlag(args.values.runtime) ?? 'python';
-  const host = args.values['engine-host'];
-  // A command that makes one run and ends claims a warm container another process left, and leaves
-  // one for the next (a detached filler); a long-lived one (mcp) keeps its own pool instead.
-  const shared = ['run', 'tool'].includes(args.command) ? sharedPoolFromEnv(env) : { size: 0, waitSeconds: 0 };
-  const cliPath = process.argv[1];
-  const docker = new DockerEngine({
-    host,
-    env,
-    images: args.values.image ? { [runtime]: args.values.image } : undefined,
-    // A read-write session is watched between commands too, by a detached keeper run from this same script.
-    ...(cliPath
-      ? {
-          folderKeeper: folderKeeperLauncher({
-            nodePath: process.execPath,
-            cliPath,
-            args: host ? ['--engine-host', host] : [],
-            env,
-          }),
-        }
-      : {}),
-    ...(cliPath && shared.size > 0
-      ? {
-          poolSize: 0,
-          sharedPool: {
-            ...shared,
-            stateDir: defaultStateDir(env),
-            launchFiller: fillerLauncher({
-              nodePath: process.execPath,
-              cliPath,
-              args: host ? ['--engine-host', host] : [],
-              env,
-            }),
-          },
-        }
-      : {}),
-  });
-  const selection = await selectEngine({ choice, consent: 'granted', probeDocker: () => probeEngine(docker) });
-  if (selection.kind !== 'virtual') return docker;
-  await docker.dispose();
-  note(
-    `${selection.dockerProblem} Using the virtual engine instead: bash and Python in this process, a lighter isolation than a container (no real processes, packages or network). Choose with --engine docker|virtual or AGENT_SANDBOX_ENGINE.`,
-  );
-  return new VirtualEngine();
-}
-
-export function workspaceFolder(args: ParsedArgs): string {
-  const folder = resolve(args.values.folder ?? process.cwd());
-  try {
-    return realpathSync(folder);
-  } catch {
-    throw usageError(`The folder ${folder} does not exist.`);
-  }
-}
-
-/** The protected paths (.git, .vscode, ...) an rw sandbox may not change; --allow-config-writes lifts them for this call. */
-function protectedPathsFlag(args: ParsedArgs): readonly string[] {
-  return args.values['allow-config-writes'] ? [] : PROTECTED_PATHS;
-}
-
-/** Exit code of the CLI for a sandboxed call: the program's own, 124 on timeout, like coreutils' timeout. */
-export function exitCodeFor(result: ExecResult): number {
-  switch (result.outcome) {
-    case 'ok':
-      return 0;
-    case 'timeout':
-      return 124;
-    case 'cancelled':
-      return 130;
-    case 'oom':
-      return 137;
-    default:
-      return result.exitCode ?? 125;
-  }
-}
-
-export async function runCommand(engine: SandboxEngine, context: CommandContext): Promise<number> {
-  const { args, output, signal } = context;
-  const { values, positionals } = args;
-  const sources = [values.code !== undefined, values.file !== undefined, positionals[0] === '-'].filter(Boolean).length;
-  if (sources !== 1 || positionals.length > (positionals[0] === '-' ? 1 : 0)) {
-    throw usageError('run takes exactly one of --code CODE, --file PATH, or - (read the code from standard input).');
-  }
-  const code =
-    values.code ??
-    (values.file !== undefined
-      ? await readFile(values.file, 'utf8').catch((error: Error) => {
-          throw usageError(`Cannot read ${values.file}: ${error.message}`);
-        })
-      : await context.readStdin());
-  // The secrets the flags offer, all given to this sandbox, as the service gives them (sessionPolicy.ts).
-  const picked = pickSecrets(askedSecrets(values) ?? [], cliSettings(values, process.cwd()).secrets, CLI_SECRET_WORDS);
-  const resolved = await resolveSecrets(picked, async (name) => context.secrets.valueOf(name), CLI_SECRET_WORDS);
-  context.secrets.add(redactionPairs(resolved));
-  const flags = specFromFlags(values);
-  const spec = resolveSpec(
-    { mode: 'compute' },
-    flags,
-    withBoundDomains({ network: Boolean(flags.network), networkAllow: flags.networkAllow ?? [] }, picked, []),
-    values.workspace ? { workspaceAccess: values.workspace as 'none' } : undefined,
-    // The same secrets as every sandbox the tools and sessions open get.
-    secretsLayer(context.secrets.env()),
-    ...secretSpecLayers(resolved),
-  );
-  const folder = spec.workspaceAccess === 'none' ? undefined : workspaceFolder(args);
-  const result = await runCompute(
-    engine,
-    spec,
-    { code },
-    {
-      signal,
-      workspaceFolder: folder,
-      protectedPaths: protectedPathsFlag(args),
-      boundSecretValues: resolved.boundValues,
-      onProgress: (progress) => output.progress(progress.message),
-    },
-  );
-  output.execResult(result, { runtime: spec.runtime, engine: engine.kind });
-  return exitCodeFor(result);
 }
 
 /** The session the flags name: --session NAME, or a scoped one as ls shows it (agent:KEY/NAME); the default one without. */

@@ -15,12 +15,13 @@ async function handler(
   command: EngineCommand,
 ): Promise<(engine: SandboxEngine, context: CommandContext) => Promise<number>> {
   if (command === 'log') return (await import('./logCommand')).logCommand;
+  // The run path loads only its own code: not the sessions' service, the copy review or the file store.
+  if (command === 'run') return (await import('./runCommand')).runCommand;
   const commands = await import('./commands');
   const handlers: Record<
-    Exclude<EngineCommand, 'log'>,
+    Exclude<EngineCommand, 'log' | 'run'>,
     (engine: SandboxEngine, context: CommandContext) => Promise<number>
   > = {
-    run: commands.runCommand,
     open: commands.openCommand,
     exec: commands.execCommand,
     ls: commands.lsCommand,
@@ -68,7 +69,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     // One redactor for everything this command prints: the host's secrets and those of every session it uses.
     const secretsFile = args.values['secrets-file'];
-    const [{ cliSecrets }, { readSecretsFile }] = await Promise.all([import('./cliService'), import('./secretFlags')]);
+    const [{ cliSecrets }, { readSecretsFile }] = await Promise.all([import('./cliSecrets'), import('./secretFlags')]);
     const secrets = cliSecrets(process.env, secretsFile === undefined ? {} : readSecretsFile(secretsFile));
     if (!args.values['show-secrets']) output.redactWith(secrets.redact);
     // The file store is local: its commands work without an engine.
@@ -94,7 +95,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       );
     const context = { args, output, signal: controller.signal, readStdin, secrets };
     if (args.command === 'tool' && args.values.list) return (await import('./toolCommand')).toolList(context);
-    const { createEngine, workspaceFolder } = await import('./commands');
+    const [{ createEngine }, { workspaceFolder }] = await Promise.all([
+      import('./createEngine'),
+      import('./commandFlags'),
+    ]);
     engine = await createEngine(args, (message) => process.stderr.write(`agent-sandbox: ${message}\n`));
     if (args.command === 'tool')
       return await (await import('./toolCommand')).toolCommand(engine, context, workspaceFolder(args));
