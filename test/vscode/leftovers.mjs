@@ -13,6 +13,12 @@ function alive(pid) {
   }
 }
 
+/** The process a compute sandbox belongs to: its label's, or for a claimed shared warm one, the pid its name ends with. */
+function ownerPid(container) {
+  const claimed = (container.Names ?? []).map((name) => /-by-(\d+)$/.exec(name)).find(Boolean);
+  return Number(container.Labels['org.agent-sandbox.owner-pid'] ?? claimed?.[1]);
+}
+
 /** Compute sandboxes created since `since` (ISO) whose owner process is gone, after waiting up to `waitMs`. */
 export async function computeLeftovers(since, waitMs = 30_000) {
   const Docker = require('dockerode');
@@ -24,7 +30,9 @@ export async function computeLeftovers(since, waitMs = 30_000) {
     ).filter(
       (container) =>
         (container.Labels['org.agent-sandbox.created'] ?? '') >= since &&
-        !alive(Number(container.Labels['org.agent-sandbox.owner-pid'])),
+        !alive(ownerPid(container)) &&
+        // A CLI's shared warm container still waiting to be claimed belongs to no process: it ends by itself.
+        !(container.Labels['org.agent-sandbox.warm'] && Number.isNaN(ownerPid(container))),
     );
     if (!left.length || Date.now() > end) return left.map((container) => `${container.Names[0]} (${container.State})`);
     await new Promise((resolve) => setTimeout(resolve, 500));
