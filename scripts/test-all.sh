@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test tier against real parts: provisions a Docker Engine with the runtime images and a
-# VS Code host (code-server + Chromium), then runs the unit, engine (with the CLI), webview, vscode,
-# agent-loop and hostile tiers.
+# VS Code host (code-server + Chromium), then runs the unit, engine (with the CLI; again on Podman,
+# scripts/provision-podman.sh), webview, vscode, agent-loop and hostile tiers.
 # The engine is required: its tests fail, never skip, when it does not answer.
 # Stops the engine afterwards if this run started it.
 set -euo pipefail
@@ -20,7 +20,11 @@ if docker_ok=$(curl -s --max-time 2 --unix-socket /var/run/docker.sock http://en
   engine_was_up=1
 fi
 if [ -n "${DOCKER_HOST:-}" ]; then engine_was_up=1; fi
+podman_started=0
 cleanup() {
+  if [ "$podman_started" = 1 ] && [ "${AGENT_SANDBOX_KEEP_ENGINE:-0}" != 1 ]; then
+    bash scripts/provision-podman.sh --stop || true
+  fi
   if [ "$engine_was_up" = 0 ] && [ "${AGENT_SANDBOX_KEEP_ENGINE:-0}" != 1 ]; then
     bash scripts/provision-engine.sh --stop || true
   fi
@@ -55,6 +59,16 @@ npx mocha --config test/unit/.mocharc.json
 
 log "engine tier (Docker Engine, CLI)"
 npx mocha --config test/engine/.mocharc.json
+
+log "engine tier again on Podman (its Docker-compatible API, rootful; the images loaded from Docker)"
+# Skipped only when asked (AGENT_SANDBOX_PODMAN=0); a machine without podman gets Debian's.
+if [ "${AGENT_SANDBOX_PODMAN:-1}" != 0 ]; then
+  [ -f /tmp/agent-sandbox-podman.pid ] || podman_started=1
+  podman_host=$(bash scripts/provision-podman.sh)
+  podman_t0=$SECONDS
+  DOCKER_HOST=$podman_host npx mocha --config test/engine/.mocharc.json
+  echo "engine tier on Podman: $((SECONDS - podman_t0)) s" >&2
+fi
 
 log "webview tier (the built panel in Chromium)"
 npx mocha --config test/webview/.mocharc.json

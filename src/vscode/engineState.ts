@@ -103,6 +103,7 @@ export class EngineState implements vscode.Disposable {
       this.log.info(
         `Engine: ${info.product} ${info.version} at ${info.endpoint}${engine.kind === 'virtual' ? ' (the virtual engine: in-process, lighter isolation than a container)' : ''}.`,
       );
+      for (const difference of info.differences ?? []) this.log.warn(`On this engine, ${difference}.`);
       this.set({ state: 'connected', kind: engine.kind, endpoint, info });
     } catch (error) {
       this.reportFailure(error);

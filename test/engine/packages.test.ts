@@ -75,7 +75,14 @@ describe('packages installed when a sandbox opens', function () {
       name: `agent-sandbox-test-index-${randomBytes(4).toString('hex')}`,
       Image: TEST_IMAGES.python,
       Cmd: ['python3', '-c', INDEX_SERVER],
-      HostConfig: { AutoRemove: false },
+      // Podman starts a container only with nofile and nproc within the host's hard limits.
+      HostConfig: {
+        AutoRemove: false,
+        Ulimits: [
+          { Name: 'nofile', Soft: 4096, Hard: 4096 },
+          { Name: 'nproc', Soft: 4096, Hard: 4096 },
+        ],
+      },
     });
     await server.start();
     const ready = await execInContainer({
@@ -90,8 +97,9 @@ describe('packages installed when a sandbox opens', function () {
       timeoutMs: 30_000,
     });
     assert.equal(ready.exitCode, 0, ready.stderr.text('stderr'));
-    const ip = (await server.inspect()).NetworkSettings.Networks['bridge']?.IPAddress;
-    assert.ok(ip, 'the index server has an address on the default bridge');
+    // The default network: "bridge" on Docker, "podman" on Podman.
+    const ip = Object.values((await server.inspect()).NetworkSettings.Networks)[0]?.IPAddress;
+    assert.ok(ip, 'the index server has an address on the default network');
     index = `http://${ip}:8000/simple/`;
     indexEnv = { PIP_INDEX_URL: index, PIP_TRUSTED_HOST: ip };
   });

@@ -71,7 +71,8 @@ describe('container death watcher', () => {
     assert.deepEqual((engine.calls[0] as { filters?: unknown }).filters, {
       type: ['container'],
       label: ['org.agent-sandbox.managed=1'],
-      event: ['die', 'oom', 'destroy', 'kill'],
+      // Podman's names of die and destroy too.
+      event: ['die', 'oom', 'destroy', 'kill', 'died', 'remove'],
     });
   });
 
@@ -131,6 +132,22 @@ describe('container death watcher', () => {
     await new Promise((resolve) => setTimeout(resolve, 40));
     assert.equal(watcher.reasonFor(OTHER)!.kind, 'closed');
     assert.equal(deaths.length, 1);
+  });
+
+  it("reads Podman's events: died and remove, an exit code in containerExitCode, a kill that names no signal", async () => {
+    await started();
+    engine.stream.write(event('kill', ID) + event('died', ID, { containerExitCode: '137' }));
+    await until(() => watcher.reasonFor(ID)?.kind === 'signal', 'the kill');
+    assert.deepEqual(
+      { ...watcher.reasonFor(ID), at: undefined },
+      { kind: 'signal', at: undefined, signal: 'SIGKILL', fromOutside: true },
+    );
+    engine.stream.write(event('died', OTHER, { containerExitCode: '3' }) + event('remove', OTHER));
+    await until(() => deaths.some((death) => death.id === OTHER && death.reason.kind === 'removed'), 'the removal');
+    const removed = deaths.find((death) => death.id === OTHER)!.reason as {
+      before?: { kind: string; exitCode: number };
+    };
+    assert.deepEqual([removed.before?.kind, removed.before?.exitCode], ['exit', 3]);
   });
 
   it('says when Agent Sandbox stopped a container itself', async () => {

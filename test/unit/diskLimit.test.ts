@@ -135,6 +135,27 @@ describe('disk and inode limits: what a sandbox gets', () => {
     for (const options of Object.values(tmpfs)) assert.match(options, /nosuid,nodev,size=\d+,nr_inodes=\d+/);
   });
 
+  it('on Podman: the bytes cap, the same owner through U, no nr_inodes (refused there), no copy-up, and no network by NetworkMode', () => {
+    const options = containerCreateOptions({
+      ...plan({ limits: { diskBytes: '64m', inodes: 5000 } }),
+      dialect: 'podman',
+    });
+    const tmpfs = options.HostConfig!.Tmpfs!;
+    const size = 64 * MiB;
+    assert.equal(tmpfs['/tmp'], `rw,exec,nosuid,nodev,size=${size},mode=1777,notmpcopyup`);
+    assert.equal(tmpfs['/home/sandbox'], `rw,exec,nosuid,nodev,size=${size},mode=755,U,notmpcopyup`);
+    assert.equal(tmpfs['/workspace'], `rw,exec,nosuid,nodev,size=${size},mode=755,U,notmpcopyup`);
+    assert.equal(tmpfs['/run/lock'], `rw,noexec,nosuid,nodev,size=${MiB},mode=1777,notmpcopyup`);
+    // U hands a place to the container's user: the sandbox user is that user.
+    assert.equal(options.User, '1000:1000');
+    for (const value of Object.values(tmpfs)) assert.doesNotMatch(value, /nr_inodes|uid=|gid=/);
+    // Podman's API ignores NetworkDisabled.
+    assert.equal(options.HostConfig!.NetworkMode, 'none');
+    const withNetwork = containerCreateOptions({ ...plan({ network: true }), dialect: 'podman' });
+    assert.equal(withNetwork.HostConfig!.NetworkMode, undefined);
+    assert.equal(containerCreateOptions(plan({})).HostConfig!.NetworkMode, undefined, 'Docker keeps NetworkDisabled');
+  });
+
   it("leaves a mounted workspace folder to the folder watch, and caps /dev/shm at Docker's 64 MiB", () => {
     const tmpfs = containerCreateOptions(plan({ workspaceAccess: 'rw' }, '/home/me/project')).HostConfig!.Tmpfs!;
     assert.equal(tmpfs['/workspace'], undefined);

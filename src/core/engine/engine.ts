@@ -21,6 +21,8 @@ export interface EngineInfo {
   /** Where that address came from: a setting, DOCKER_HOST, a Docker context, the default socket. */
   endpointSource?: string;
   os?: string;
+  /** What sandboxes on this engine do not get that they get on Docker, in the user's words (Podman: see README). */
+  differences?: string[];
 }
 
 export interface Progress {

@@ -1,7 +1,7 @@
 /**
  * Where the Docker Engine is: an explicit host (setting or flag), DOCKER_HOST (unix, tcp, tcp with
- * TLS variables, ssh), or the default sockets. Connection failures become errors that name what was
- * tried and how to fix it.
+ * TLS variables, ssh), or the default sockets; when no Docker socket exists, Podman's (CONTAINER_HOST,
+ * then its sockets). Connection failures become errors that name what was tried and how to fix it.
  */
 import Docker from 'dockerode';
 import { existsSync, readFileSync } from 'node:fs';
@@ -30,12 +30,33 @@ export function defaultSockets(): string[] {
   return ['/var/run/docker.sock', join(homedir(), '.docker', 'run', 'docker.sock')];
 }
 
+/** Podman's own API socket: root's system service first for root, the user's own (rootless) first for anyone else. */
+export function podmanSockets(env: NodeJS.ProcessEnv, uid: number | undefined): string[] {
+  const runtimeDir = env.XDG_RUNTIME_DIR?.trim() || (uid !== undefined ? `/run/user/${uid}` : undefined);
+  const rootless = runtimeDir ? [join(runtimeDir, 'podman', 'podman.sock')] : [];
+  const rootful = ['/run/podman/podman.sock'];
+  return [...new Set(uid === 0 ? [...rootful, ...rootless] : [...rootless, ...rootful])];
+}
+
+/** What the engine address is looked for in, beside the environment; tests give their own. */
+export interface LocalSockets {
+  exists(path: string): boolean;
+  uid?: number;
+}
+
+const HOST_SOCKETS: LocalSockets = { exists: existsSync, uid: process.getuid?.() };
+
 /**
  * The engine's address, in the docker CLI's order: an explicit host (setting or flag), DOCKER_HOST,
  * the Docker context (DOCKER_CONTEXT, else the config's current one; see dockerContext.ts), the
- * default sockets.
+ * default sockets. Where none of those exists, Podman's: CONTAINER_HOST, else its sockets (so a
+ * machine with both keeps using Docker, as the docker CLI would).
  */
-export function resolveEndpoint(explicitHost: string | undefined, env: NodeJS.ProcessEnv = process.env): Endpoint {
+export function resolveEndpoint(
+  explicitHost: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  sockets: LocalSockets = HOST_SOCKETS,
+): Endpoint {
   let host = explicitHost?.trim() || env.DOCKER_HOST?.trim();
   let source = explicitHost?.trim()
     ? 'the setting agentSandbox.engineHost'
@@ -52,8 +73,16 @@ export function resolveEndpoint(explicitHost: string | undefined, env: NodeJS.Pr
     }
   }
   if (!host) {
-    const socketPath = defaultSockets().find((path) => existsSync(path)) ?? defaultSockets()[0]!;
-    return { description: `unix://${socketPath}`, source, options: { socketPath }, local: true };
+    const docker = defaultSockets().find((path) => sockets.exists(path));
+    const podman = podmanSockets(env, sockets.uid).find((path) => sockets.exists(path));
+    if (!docker && env.CONTAINER_HOST?.trim()) {
+      host = env.CONTAINER_HOST.trim();
+      source = 'CONTAINER_HOST (Podman)';
+    } else {
+      const socketPath = docker ?? podman ?? defaultSockets()[0]!;
+      source = docker || !podman ? source : 'the Podman socket';
+      return { description: `unix://${socketPath}`, source, options: { socketPath }, local: true };
+    }
   }
   if (host.startsWith('unix://')) {
     const socketPath = host.slice('unix://'.length) || defaultSockets()[0]!;
@@ -73,6 +102,13 @@ export function resolveEndpoint(explicitHost: string | undefined, env: NodeJS.Pr
       'Write it like unix:///var/run/docker.sock, tcp://127.0.0.1:2375 or ssh://user@host.',
     );
   }
+  // Podman's ssh:// names the socket on the far side and is served by no `docker system dial-stdio` there.
+  if (url.protocol === 'ssh:' && source.startsWith('CONTAINER_HOST'))
+    throw new SandboxError(
+      'engine-unavailable',
+      `CONTAINER_HOST is ${host}: Podman over ssh is not supported.`,
+      'Run Podman on this machine (unset CONTAINER_HOST and its socket is found), or set DOCKER_HOST to a Docker Engine over ssh://.',
+    );
   if (url.protocol === 'ssh:') {
     const port = Number(url.port || 22);
     const hostKey = engineHostVerifier(url.hostname, port, env);

@@ -10,7 +10,7 @@ import type { SandboxSpec } from '../../core/spec/spec';
 import { proxyEnv } from './egress';
 import { LABEL } from './labels';
 import { SECCOMP_SECURITY_OPT } from './seccompProfile';
-import { writablePlaces } from './writablePlaces';
+import { writablePlaces, type EngineDialect } from './writablePlaces';
 
 export const SANDBOX_HOME = '/home/sandbox';
 /** The unprivileged user code runs as when the workspace is not shared read-write. */
@@ -38,6 +38,8 @@ export interface ContainerPlan {
   user: { uid: number; gid: number };
   createdAt: string;
   notices: string[];
+  /** Podman's API takes other tmpfs and network options than Docker's (writablePlaces.ts); Docker's when not given. */
+  dialect?: EngineDialect;
 }
 
 /**
@@ -109,6 +111,10 @@ export function containerCreateOptions(plan: ContainerPlan): Docker.ContainerCre
     ...(networkTier(spec) === 'allowlist' ? proxyEnv() : {}),
   };
 
+  // Cheaper than NetworkMode "none" (no network namespace setup) and leaves only loopback.
+  // With packages the default network is on for the install step; packages.ts disconnects it before anything runs.
+  // An allowlist sandbox never has a network: its packages come through the proxy too.
+  const networkDisabled = !spec.network && (networkTier(spec) === 'allowlist' || !installsPackages(spec));
   return {
     name: plan.name,
     Image: plan.image,
@@ -119,15 +125,14 @@ export function containerCreateOptions(plan: ContainerPlan): Docker.ContainerCre
     WorkingDir: WORKSPACE_DIR,
     Env: Object.entries(env).map(([key, value]) => `${key}=${value}`),
     Labels: labels,
-    // Cheaper than NetworkMode "none" (no network namespace setup) and leaves only loopback.
-    // With packages the default network is on for the install step; packages.ts disconnects it before anything runs.
-    // An allowlist sandbox never has a network: its packages come through the proxy too.
-    NetworkDisabled: !spec.network && (networkTier(spec) === 'allowlist' || !installsPackages(spec)),
+    NetworkDisabled: networkDisabled,
     AttachStdin: false,
     AttachStdout: false,
     AttachStderr: false,
     Tty: false,
     HostConfig: {
+      // Podman's API ignores NetworkDisabled (the container got its default network): it needs the mode.
+      ...(networkDisabled && plan.dialect === 'podman' ? { NetworkMode: 'none' } : {}),
       Init: true,
       CapDrop: ['ALL'],
       // The engine's default seccomp profile, minus setuid/setgid modes (seccompProfile.ts).
@@ -148,7 +153,7 @@ export function containerCreateOptions(plan: ContainerPlan): Docker.ContainerCre
       IpcMode: 'private',
       // Nothing on the root file system is writable; every writable place is a capped tmpfs (writablePlaces.ts).
       ReadonlyRootfs: true,
-      Tmpfs: writablePlaces(spec, plan.user, SANDBOX_HOME),
+      Tmpfs: writablePlaces(spec, plan.user, SANDBOX_HOME, plan.dialect),
       Mounts: mounts,
       LogConfig: { Type: 'none', Config: {} },
       RestartPolicy: { Name: 'no' },

@@ -41,6 +41,8 @@ import { ImageResolver } from './images';
 import { watchContainerStats } from './stats';
 import { CONTAINER_PREFIX, LABEL } from './labels';
 import { installPackages } from './packages';
+import { oomKillCount, OomKillCounts } from './oomKills';
+import { podmanDifferences } from './writablePlaces';
 import { prepareProtection, releasePlaceholders, withProtection } from './protectedMounts';
 import { checkSeccompSupport, engineFlavor, flavorOf, withSeccompFor, type EngineFlavor } from './seccompProfile';
 import { sweepBeforeRemoval } from './setuidSweep';
@@ -95,6 +97,8 @@ export class DockerEngine implements SandboxEngine {
   private readonly stopRecords: StopRecords;
   /** The allowlist tier: its relay containers and proxy processes (egress.ts). */
   readonly egress: DockerEgress;
+  /** What the kernel's OOM counts of containers were when last read, on Podman (oomKills.ts). */
+  private readonly oomKills = new OomKillCounts();
 
   constructor(private readonly options: DockerEngineOptions = {}) {
     this.endpoint = resolveEndpoint(options.host, options.env ?? process.env);
@@ -171,10 +175,13 @@ export class DockerEngine implements SandboxEngine {
     // The same answer tells Docker from Podman: the first sandbox need not ask again.
     this.flavor ??= Promise.resolve(flavorOf(version, this.endpoint.description.startsWith('unix://')));
     const product = version.Components?.find((component) => component.Name === 'Engine')?.Name ?? 'Engine';
+    // Podman names its platform "linux/amd64/debian-12": the product is its component's name.
+    const podman = version.Components?.find((component) => /podman/i.test(component.Name))?.Name;
     const platform = version.Platform?.Name;
     return {
       kind: 'docker',
-      product: platform || `Docker ${product}`,
+      product: podman ?? (platform || `Docker ${product}`),
+      ...(podman ? { differences: podmanDifferences(this.endpoint.local) } : {}),
       version: version.Version,
       apiVersion: version.ApiVersion,
       endpoint: this.endpoint.description,
@@ -261,6 +268,7 @@ export class DockerEngine implements SandboxEngine {
       user,
       createdAt,
       notices,
+      dialect: flavor === 'docker' ? 'docker' : 'podman',
     });
     if (baseline) plain.Labels = { ...plain.Labels, ...baselineLabel(baseline) };
     const protectedOptions = protection ? withProtection(plain, options.workspaceFolder!, protection) : plain;
@@ -468,8 +476,16 @@ export class DockerEngine implements SandboxEngine {
     return this.egress.decisions(id, query);
   }
 
-  /** Whether the kernel's OOM killer struck this container since `sinceMs` (from the engine's event log). */
-  async oomSince(containerId: string, sinceMs: number): Promise<boolean> {
+  /**
+   * Whether the kernel's OOM killer struck this container since `sinceMs`: from the engine's event log,
+   * or on Podman, which logs no such event for a command run in it, from the kernel's count (as `user`).
+   */
+  async oomSince(containerId: string, sinceMs: number, user?: string): Promise<boolean> {
+    if ((await this.engineFlavor()) !== 'docker') {
+      if (!user) return false;
+      const count = await oomKillCount(this.docker, this.docker.getContainer(containerId), user);
+      return this.oomKills.grew(containerId, count);
+    }
     const events = await this.guard(() =>
       this.docker.getEvents({
         since: ((sinceMs - 1000) / 1000).toFixed(3),

@@ -26,7 +26,7 @@ import { WORKSPACE_DIR, resolveReadablePath, resolveWorkspacePath, workspaceRela
 import { buildExecResult } from '../../core/results/results';
 import { describeDeath, type DeathReason } from '../../core/sessions/sessionDeath';
 import type { DockerEngine } from './dockerEngine';
-import { inspectContainer } from './engineCalls';
+import { containerCallStatus, inspectContainer } from './engineCalls';
 import type { ContainerInspect } from './engineJson';
 import { LABEL } from './labels';
 import { ALL_PROCESSES, execInContainer, killAll, startBlockedByProcessLimit, type ExecOutcome } from './exec';
@@ -110,7 +110,7 @@ export class DockerSandbox implements Sandbox {
       outcome.exitCode === 137 &&
       !outcome.timedOut &&
       !outcome.cancelled &&
-      (await this.engine.oomSince(this.container.id, outcome.startedAt).catch(() => false));
+      (await this.engine.oomSince(this.container.id, outcome.startedAt, this.user).catch(() => false));
     const result = buildExecResult({ ...outcome, oomKilled, timeoutSeconds, notices }, this.info.spec);
     let stopped = this.engine.folderWatches.stoppedWhy(this.info.id);
     if (oomKilled && (await filesFillMemory(this.engine.docker, this.container, this.user))) {
@@ -230,7 +230,7 @@ export class DockerSandbox implements Sandbox {
     try {
       return await this.engine.guard(() => openDockerProcess(params));
     } catch (error) {
-      const status = (error as { cause?: { statusCode?: number } }).cause?.statusCode;
+      const status = containerCallStatus((error as { cause?: unknown }).cause);
       if (status === 404 || status === 409) throw await this.deathError();
       throw error;
     }
@@ -260,7 +260,7 @@ export class DockerSandbox implements Sandbox {
       return await this.engine.guard(() => openDockerShell(params));
     } catch (error) {
       // The same diagnosis as run(): a container that is gone or stopped means the session died.
-      const status = (error as { cause?: { statusCode?: number } }).cause?.statusCode;
+      const status = containerCallStatus((error as { cause?: unknown }).cause);
       if (status !== 404 && status !== 409) throw error;
       throw await this.deathError();
     }
@@ -330,7 +330,7 @@ export class DockerSandbox implements Sandbox {
           options.signal,
         );
       } catch (error) {
-        const status = (error as { cause?: { statusCode?: number } }).cause?.statusCode;
+        const status = containerCallStatus((error as { cause?: unknown }).cause);
         if (status === 409 && (await this.waitWhilePaused(waited, options.signal))) continue;
         if (status === 404 || status === 409) throw await this.deathError();
         throw error;

@@ -161,8 +161,10 @@ export function relayCreateOptions(plan: RelayPlan): Docker.ContainerCreateOptio
       MemorySwap: 128 * 1024 * 1024,
       NanoCpus: 1e9,
       PidsLimit: 32,
+      // Explicit, as a sandbox's: Podman cannot start a container without nofile and nproc within the host's hard limits.
       Ulimits: [
         { Name: 'nofile', Soft: 4096, Hard: 4096 },
+        { Name: 'nproc', Soft: 4096, Hard: 4096 },
         { Name: 'core', Soft: 0, Hard: 0 },
       ],
       IpcMode: 'private',

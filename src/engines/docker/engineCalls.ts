@@ -52,3 +52,17 @@ export async function engineVersion(docker: Docker, signal?: AbortSignal): Promi
   ).call(docker, withSignal({}, signal));
   return readEngineJson(engineVersionSchema, answer, 'asking its version');
 }
+
+/**
+ * The HTTP status of a failed call on a container, with Podman's "not running" read as Docker's:
+ * Docker answers 409 to an exec in a stopped container, Podman 500 "container state improper".
+ */
+export function containerCallStatus(error: unknown): number | undefined {
+  const { statusCode, json, message } = (error ?? {}) as {
+    statusCode?: number;
+    json?: { message?: string };
+    message?: string;
+  };
+  if (statusCode === 500 && /container state improper/.test(json?.message ?? message ?? '')) return 409;
+  return statusCode;
+}

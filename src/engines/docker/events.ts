@@ -13,7 +13,13 @@ import { readEventLine, type EngineEvent } from './engineJson';
 import { LABEL } from './labels';
 import { specFromLabels } from './sessionInfo';
 
-const FILTERS = { type: ['container'], label: [`${LABEL.managed}=1`], event: ['die', 'oom', 'destroy', 'kill'] };
+/** Podman's API names two of them its own way (its 'died' and 'remove' are Docker's 'die' and 'destroy'). */
+const PODMAN_ACTIONS: Record<string, string> = { died: 'die', remove: 'destroy' };
+const FILTERS = {
+  type: ['container'],
+  label: [`${LABEL.managed}=1`],
+  event: ['die', 'oom', 'destroy', 'kill', ...Object.keys(PODMAN_ACTIONS)],
+};
 /** An 'oom' this close before a 'die' means the main process was the one killed; otherwise it was a command run in it. */
 const OOM_BEFORE_DIE_MS = 5_000;
 /** A death by signal this close before the stream dropped is taken for the engine's own shutdown. */
@@ -225,7 +231,8 @@ export class ContainerDeathWatcher {
   }
 
   private handle(event: EngineEvent): void {
-    const action = event.Action ?? event.status;
+    const named = event.Action ?? event.status;
+    const action = named && (PODMAN_ACTIONS[named] ?? named);
     const id = event.Actor?.ID ?? event.id;
     if (!action || !id || (event.Type && event.Type !== 'container')) return;
     const atMs = event.timeNano ? event.timeNano / 1e6 : (event.time ?? Date.now() / 1000) * 1000;
@@ -248,7 +255,7 @@ export class ContainerDeathWatcher {
         state.kill = { signal: Number(attributes.signal), at: atMs };
         return;
       case 'die': {
-        const exitCode = Number(attributes.exitCode);
+        const exitCode = Number(attributes.exitCode ?? attributes.containerExitCode);
         const reason = ours ? undefined : this.classify(id, state, exitCode, atMs, at, attributes);
         state.oomAt = undefined;
         state.kill = undefined;
@@ -292,8 +299,10 @@ export class ContainerDeathWatcher {
     if (oomAt !== undefined && atMs - oomAt <= OOM_BEFORE_DIE_MS && (!kill || kill.at < oomAt)) {
       return { kind: 'oom', at, ...memoryLimit(attributes) };
     }
-    if (kill && Number.isFinite(kill.signal) && exitCode === 128 + kill.signal) {
-      return { kind: 'signal', at, signal: signalName(exitCode) ?? `signal ${kill.signal}`, fromOutside: true };
+    // Podman's 'kill' does not name the signal: a death by one after it is taken for it.
+    const signalled = Number.isFinite(kill?.signal) ? exitCode === 128 + kill!.signal : exitCode > 128;
+    if (kill && signalled) {
+      return { kind: 'signal', at, signal: signalName(exitCode) ?? `signal ${exitCode - 128}`, fromOutside: true };
     }
     if (exitCode === 139) return { kind: 'segfault', at };
     const signal = signalName(exitCode);

@@ -12,6 +12,11 @@
  * Which places: `find / -xdev -writable` as the sandbox user in the runtime images finds /tmp,
  * /var/tmp and /run/lock (and /var/lock, a link to it); $HOME and a private /workspace are the
  * sandbox user's own; /dev/shm is Docker's own tmpfs, replaced here to cap its inodes too.
+ *
+ * Podman's API takes fewer tmpfs options (its mount option check, up to 5.x: size, mode, U, tmpcopyup,
+ * exec, suid, dev, rw): no `nr_inodes`, no `uid`/`gid`. There the sandbox user's places are handed over
+ * with `U` (the container user's ids), and the count of files is not capped per place: each file's inode
+ * is kernel memory charged to the container, so the memory limit bounds it (podmanDifferences).
  */
 import { WORKSPACE_DIR } from '../../core/files/paths';
 import { placeBytes } from '../../core/limits/diskLimit';
@@ -23,6 +28,18 @@ const SHM_BYTES = 64 * MiB;
 /** /run/lock holds lock files of a few bytes each. */
 const LOCK_BYTES = 1 * MiB;
 const LOCK_INODES = 1000;
+
+/** Which engine's API reads the options (seccompProfile.ts tells them apart). */
+export type EngineDialect = 'docker' | 'podman';
+
+/** What a sandbox on Podman does not get, in the user's words: engine info (agent-sandbox engine --json, the log), README. */
+export function podmanDifferences(local: boolean): string[] {
+  return [
+    'the number of files in a writable place (limits.inodes) is not capped: Podman refuses the tmpfs option nr_inodes, so only the memory limit bounds it (each file takes about 1 KiB of it)',
+    'a compute-mode program killed for memory is reported as killed by SIGKILL, not as out of memory: Podman reports no OOM event for it (sessions read the kernel’s count instead)',
+    ...(local ? [] : ['read-write sessions are refused: a Podman on another machine cannot take the seccomp profile']),
+  ];
+}
 
 interface Place {
   bytes: number;
@@ -37,6 +54,7 @@ export function writablePlaces(
   spec: SandboxSpec,
   user: { uid: number; gid: number },
   home: string,
+  dialect: EngineDialect = 'docker',
 ): Record<string, string> {
   const bytes = placeBytes(spec.limits);
   const inodes = spec.limits.inodes;
@@ -50,19 +68,18 @@ export function writablePlaces(
   // A mounted workspace folder is the user's own disk: it is watched instead (see folderWatches.ts). A copy is private.
   if (spec.workspaceAccess === 'none' || spec.workspaceAccess === 'copy')
     places[WORKSPACE_DIR] = { bytes, inodes, exec: true, owner: user };
-  return Object.fromEntries(Object.entries(places).map(([target, place]) => [target, tmpfsOptions(place)]));
+  return Object.fromEntries(Object.entries(places).map(([target, place]) => [target, tmpfsOptions(place, dialect)]));
 }
 
-function tmpfsOptions(place: Place): string {
-  const options = [
-    'rw',
-    place.exec ? 'exec' : 'noexec',
-    'nosuid',
-    'nodev',
-    `size=${place.bytes}`,
-    `nr_inodes=${place.inodes}`,
-  ];
+function tmpfsOptions(place: Place, dialect: EngineDialect): string {
+  const options = ['rw', place.exec ? 'exec' : 'noexec', 'nosuid', 'nodev', `size=${place.bytes}`];
+  if (dialect === 'docker') options.push(`nr_inodes=${place.inodes}`);
   // The sandbox user's own places belong to it from the start: no root step before start is needed to hand them over.
-  options.push(place.owner ? `mode=755,uid=${place.owner.uid},gid=${place.owner.gid}` : 'mode=1777');
+  // Podman's U means the ids of the container's user, which is the owner here (containerConfig.ts).
+  if (!place.owner) options.push('mode=1777');
+  else if (dialect === 'docker') options.push(`mode=755,uid=${place.owner.uid},gid=${place.owner.gid}`);
+  else options.push('mode=755', 'U');
+  // Podman would copy the image's files at that path into the place first; Docker never does.
+  if (dialect === 'podman') options.push('notmpcopyup');
   return options.join(',');
 }
