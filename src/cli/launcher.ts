@@ -6,8 +6,26 @@
  * Node.js version and command, written once after the first such command that had none (V8 itself also refuses data
  * made for another source length, V8 version or flags). Without a usable cache the bundle just loads
  * as usual. Nothing else lives here: this file must stay small.
+ *
+ * V8 checks only the cache's header: a body that changed on disk (a bad sector, a copy cut short, a
+ * program that wrote there) ends the process with a fatal error on every command, before any code of
+ * ours runs. So each file starts with the SHA-256 of what follows, checked before V8 sees the data.
  */
-import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import Module from 'node:module';
 import { homedir } from 'node:os';
@@ -33,14 +51,31 @@ function cacheDir(): string | undefined {
   }
 }
 
+const DIGEST_BYTES = 32;
+/** Far more than a bundle's code cache (a few MB): a larger file is not read. */
+const MAX_CACHE_BYTES = 64 << 20;
+
+function digest(data: Buffer): Buffer {
+  return createHash('sha256').update(data).digest();
+}
+
+/** The cache's data when the file is this user's regular file (checked on the opened descriptor) and its digest matches. */
 function cachedData(file: string): Buffer | undefined {
+  let fd: number | undefined;
   try {
-    const stat = statSync(file);
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const stat = fstatSync(fd);
     const uid = process.getuid?.();
     if (!stat.isFile() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o022) !== 0) return undefined;
-    return readFileSync(file);
+    if (stat.size <= DIGEST_BYTES || stat.size > MAX_CACHE_BYTES) return undefined;
+    const bytes = Buffer.alloc(stat.size);
+    if (readSync(fd, bytes, 0, bytes.length, 0) !== bytes.length) return undefined;
+    const data = bytes.subarray(DIGEST_BYTES);
+    return digest(data).equals(bytes.subarray(0, DIGEST_BYTES)) ? data : undefined;
   } catch {
     return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
@@ -48,7 +83,7 @@ function cachedData(file: string): Buffer | undefined {
 function writeCache(dir: string, stem: string, file: string, data: Buffer): void {
   try {
     const temporary = `${file}.${process.pid}.tmp`;
-    writeFileSync(temporary, data, { mode: 0o600 });
+    writeFileSync(temporary, Buffer.concat([digest(data), data]), { flag: 'wx', mode: 0o600 });
     renameSync(temporary, file);
     // Those of another bundle (or Node.js) go.
     for (const name of readdirSync(dir))

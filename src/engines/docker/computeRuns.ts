@@ -4,7 +4,7 @@
  * after their run. Sandboxes that mount the workspace, install packages or have a network allowlist
  * take the ordinary path.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type Docker from 'dockerode';
 import type { OpenOptions, ResolvedFile, Sandbox } from '../../core/engine/engine';
@@ -16,7 +16,7 @@ import { CONTAINER_PREFIX, LABEL } from './labels';
 import { oneShotCreateOptions, startWaitingContainer, type WaitingContainer } from './oneShot';
 import { OneShotSandbox } from './oneShotSandbox';
 import { WarmPool, type PoolOptions } from './pool';
-import { DEFAULT_WARM_WAIT_SECONDS, MAX_WAITING, SharedPool, type SharedPoolOptions } from './sharedPool';
+import { DEFAULT_WARM_WAIT_SECONDS, MAX_WAITING, SharedPool, poolKey, type SharedPoolOptions } from './sharedPool';
 import { sessionInfo } from './sessionInfo';
 
 export const POOL_SIZE_VARIABLE = 'AGENT_SANDBOX_POOL_SIZE';
@@ -121,7 +121,10 @@ export class ComputeRuns {
     let waiting = this.pool.take(poolKey(base), () => start(true));
     try {
       if (!waiting && this.shared && sharedBase && sharedKey)
-        waiting = await this.engine.guard(() => this.shared!.claim(this.engine.docker, sharedKey, signal), signal);
+        waiting = await this.engine.guard(
+          () => this.shared!.claim(this.engine.docker, sharedKey, sharedBase, signal),
+          signal,
+        );
       waiting ??= await start(false, signal);
     } catch (error) {
       this.pool.release();
@@ -166,10 +169,4 @@ export class ComputeRuns {
     waiting.release();
     if (!gone) await this.engine.remove(waiting.id).catch(() => undefined);
   }
-}
-
-/** Containers are interchangeable when their whole create request (without name and creation time) is the same. */
-function poolKey(createOptions: Docker.ContainerCreateOptions): string {
-  const { name: _name, ...rest } = createOptions as Docker.ContainerCreateOptions & { name?: string };
-  return createHash('sha256').update(JSON.stringify(rest)).digest('hex');
 }

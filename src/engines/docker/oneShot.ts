@@ -10,8 +10,11 @@
  * their stdin stays open without anyone attached, and the runner ends itself, so the engine removes the
  * container, when no request came within its wait.
  *
- * The nonce only marks where the output ends. A program that learned it and printed it would just end
- * its own result early: nothing else shares the container.
+ * The nonce only marks where the output ends, and is no secret from the program: it runs as the same
+ * user as the runner and can read the runner's memory (/proc/<pid>/mem). A program that printed it
+ * would end its own result early, with an exit code of its choice (as `exit` would), and nothing else
+ * shares the container; what it must not do is outlive the run, so a container counts as ended only
+ * when the engine ends its stream (stoppedByItself), and is removed otherwise.
  */
 import { settledWithin } from './settledWithin';
 import type Docker from 'dockerode';
@@ -31,19 +34,24 @@ export const ONE_SHOT_CONTROL_DIR = '/tmp/.agent-sandbox';
 const RUN_FILE = `${ONE_SHOT_CONTROL_DIR}/run`;
 const STDIN_FILE = `${ONE_SHOT_CONTROL_DIR}/stdin`;
 
+/** The runner's exit code when it ended on TERM (its wait was over) before it ran a program. */
+export const RUNNER_WAIT_OVER = 75;
+
 /**
  * The main process. `read` takes the request line byte by byte, and `head -c` exactly the tar's bytes,
  * so stdin need not end (a shared container's never does). "keep" instead of a request: the container
  * is used through execs from now on, and the runner only waits for stdin to end. With $1 > 0 a
- * watchdog ends the runner after $1 seconds without a request (pid 1 needs the trap to end on TERM).
+ * watchdog ends the runner after $1 seconds without a request (pid 1 needs the trap to end on TERM),
+ * with its own exit code: a claimant whose request came too late can tell that its program never ran.
  */
 export const ONE_SHOT_RUNNER = [
-  "trap 'exit 0' TERM",
+  `trap 'exit ${RUNNER_WAIT_OVER}' TERM`,
   'w=',
   // The watchdog takes its sleep along when it is stopped: nothing of it stays beside the program.
   `if [ "\${1:-0}" -gt 0 ]; then (trap 'kill $p 2>/dev/null; exit 0' TERM; sleep "$1" & p=$!; wait $p; kill -TERM $$) & w=$!; fi`,
   'IFS= read -r h || exit 0',
   'if [ -n "$w" ]; then kill "$w" 2>/dev/null; fi',
+  'trap - TERM',
   'n=${h%% *}; s=${h#* }',
   'if [ "$h" = keep ]; then while IFS= read -r _; do :; done; exit 0; fi',
   'if head -c "$s" | tar -x -p --no-same-owner -f - -C /; then',
@@ -113,6 +121,12 @@ export class WaitingContainer {
   private used = false;
   /** The runner wrote its end marker on both streams: it exits right after. */
   private ranToEnd = false;
+  /** This side closed the stream (release, or the end of a run that did not finish). */
+  private destroyed = false;
+  /** The engine ended the stream (the container stopped), not this side. */
+  private endedByEngine = false;
+  /** Bytes of output came (on either stream) for the request. */
+  private answered = false;
 
   constructor(
     readonly container: Docker.Container,
@@ -124,6 +138,7 @@ export class WaitingContainer {
     stream.on('error', () => undefined);
     this.endedPromise = new Promise<void>((resolve) => {
       const end = () => {
+        if (!this.destroyed) this.endedByEngine = true;
         this.ended = true;
         resolve();
       };
@@ -152,16 +167,25 @@ export class WaitingContainer {
   }
 
   /**
-   * Whether the container stopped by itself after its run (its runner wrote the end marker and its
-   * attach stream then ended): the engine removes it then (AutoRemove), and no removal call is needed.
+   * Whether the container stopped by itself after its run (its runner wrote the end marker and the
+   * engine then ended its attach stream): the engine removes it then (AutoRemove), and no removal call
+   * is needed. An end marker alone is not enough: the program can print one (see above) and go on.
    */
   async stoppedByItself(withinMs = 1000): Promise<boolean> {
-    return this.ranToEnd && (await settledWithin(this.endedPromise, withinMs));
+    if (!this.ranToEnd) return false;
+    await settledWithin(this.endedPromise, withinMs);
+    this.destroy();
+    return this.endedByEngine;
   }
 
-  /** Closes the stream; the runner then reads end-of-file and exits. */
+  /** Closes the stream; the runner then reads end-of-file and exits. After a finished run, stoppedByItself closes it. */
   release(): void {
     this.used = true;
+    if (!this.ranToEnd) this.destroy();
+  }
+
+  private destroy(): void {
+    this.destroyed = true;
     this.stream.destroy();
   }
 
@@ -183,6 +207,7 @@ export class WaitingContainer {
         if (stdout.done && stderr.done) resolve();
       };
       this.demux.listen((kind, data) => {
+        if (data.length > 0) this.answered = true;
         (kind === 2 ? stderr : stdout).push(data);
         check();
       });
@@ -228,8 +253,18 @@ export class WaitingContainer {
     } else {
       // The runner itself was ended (say, by `kill -9 -1` in the program): the container's exit code tells.
       exitCode = stdout.exitCode ?? stderr.exitCode ?? (await this.exitCode());
+      if (exitCode === RUNNER_WAIT_OVER && !this.answered) {
+        this.destroy();
+        throw new SandboxError(
+          'engine-error',
+          'The warm compute sandbox ended before it ran the program: its wait was over as the request came.',
+          'Run it again; the next run starts a new sandbox.',
+        );
+      }
     }
-    this.stream.destroy();
+    // After a finished run the engine ends the stream when the container stops (stoppedByItself waits for that).
+    if (first === 'finished') (this.stream as { unref?: () => void }).unref?.();
+    else this.destroy();
     stdout.flush();
     stderr.flush();
     return {

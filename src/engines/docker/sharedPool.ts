@@ -10,8 +10,21 @@
  * AutoRemove). Bounded: `size` per configuration, MAX_WAITING per user.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
@@ -20,6 +33,7 @@ import { z } from 'zod';
 import { withSignal } from './engineCalls';
 import { CONTAINER_PREFIX, LABEL } from './labels';
 import { WaitingContainer, oneShotCreateOptions } from './oneShot';
+import { warmContainerMismatch } from './warmCheck';
 
 /** How long a shared warm container waits to be claimed before it ends. */
 export const DEFAULT_WARM_WAIT_SECONDS = 600;
@@ -34,6 +48,8 @@ export const MIN_WARM_WAIT_SECONDS = 10;
 export const MAX_WARM_WAIT_SECONDS = 24 * 3600;
 /** A filler's lock older than this is taken as left by a filler that died. */
 const FILL_LOCK_STALE_MS = 60_000;
+/** A ready file is a few dozen bytes; anything larger is not one (and is not read). */
+const MAX_READY_BYTES = 4096;
 
 const WARM_PREFIX = `${CONTAINER_PREFIX}warm-`;
 const CLAIMED = /-by-(\d+)$/;
@@ -102,29 +118,64 @@ export class SharedPool {
    * ready file per container it made (warm/<key>/<id>, its wait's end inside); a claim renames it
    * away, which only one process can do, with no engine call before the attach.
    */
-  async claim(docker: Docker, key: string, signal?: AbortSignal): Promise<WaitingContainer | undefined> {
-    if (this.size === 0) return undefined;
+  async claim(
+    docker: Docker,
+    key: string,
+    /** The claimant's own create request (poolKey's input): a container made otherwise is not used. */
+    expected: Docker.ContainerCreateOptions,
+    signal?: AbortSignal,
+  ): Promise<WaitingContainer | undefined> {
+    if (this.size === 0 || !this.folderIsOurs()) return undefined;
     for (const ready of this.readyFiles(key).slice(0, 3)) {
       if (!takeFile(ready.file)) continue; // another process took it first
       const container = docker.getContainer(ready.id);
       let stream: Duplex | undefined;
       try {
-        const [attached] = await Promise.all([
+        // A ready file names a container; only the engine says what it is. One that is not a warm
+        // container of this user and configuration (another session, one made with other options) is
+        // left alone: not renamed, and no request is written to it.
+        const [attached, inspected] = await Promise.all([
           container.attach(
             withSignal({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true }, signal),
           ) as Promise<Duplex>,
-          // The claimant's pid in the name: gc removes the container once this process is gone.
-          container.rename(withSignal({ name: `${CONTAINER_PREFIX}run-${ready.name}-by-${process.pid}` }, signal)),
+          container.inspect(withSignal({}, signal)),
         ]);
         stream = attached;
+        const mismatch = warmContainerMismatch(inspected, {
+          name: `${WARM_PREFIX}${ready.name}`,
+          key,
+          owner: this.owner,
+          expected,
+        });
+        if (mismatch) throw new Error(mismatch);
+        // The claimant's pid in the name: gc removes the container once this process is gone.
+        await container.rename(withSignal({ name: `${CONTAINER_PREFIX}run-${ready.name}-by-${process.pid}` }, signal));
         return new WaitingContainer(container, stream, ready.createdAt);
       } catch {
         stream?.destroy();
         if (signal?.aborted) return undefined;
-        // Gone meanwhile (its wait ended, or gc took it): the next one.
+        // Gone meanwhile (its wait ended, or gc took it), or not one of ours: the next one.
       }
     }
     return undefined;
+  }
+
+  /**
+   * Whether the state folder and its warm/ folder are this user's alone (real folders, not links,
+   * owned by this user, writable by no one else): otherwise anyone who can write there could name a
+   * container for our request, and the shared pool is not used.
+   */
+  private folderIsOurs(): boolean {
+    const uid = process.getuid?.();
+    for (const dir of [this.options.stateDir, this.claimsDir]) {
+      try {
+        const stat = lstatSync(dir);
+        if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o022) !== 0) return false;
+      } catch {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** This configuration's ready files with time left to wait, the freshest first; those without go. */
@@ -132,6 +183,7 @@ export class SharedPool {
     const dir = join(this.claimsDir, key);
     let names: string[];
     try {
+      if (!lstatSync(dir).isDirectory()) return [];
       names = readdirSync(dir);
     } catch {
       return [];
@@ -143,8 +195,14 @@ export class SharedPool {
       const file = join(dir, id);
       let record: { until?: unknown; name?: unknown; createdAt?: unknown };
       try {
-        record = JSON.parse(readFileSync(file, 'utf8')) as typeof record;
+        record = JSON.parse(readReadyFile(file)) as typeof record;
       } catch {
+        // Not a ready file (a link, a FIFO, a huge or malformed one): never claimed, and it goes.
+        rmSync(file, { force: true });
+        continue;
+      }
+      if (record === null || typeof record !== 'object') {
+        rmSync(file, { force: true });
         continue;
       }
       const until = typeof record.until === 'number' ? record.until : 0;
@@ -180,8 +238,15 @@ export class SharedPool {
    * per configuration at a time; another that finds the lock taken leaves it to that one.
    */
   async fill(docker: Docker, request: FillRequest, signal?: AbortSignal): Promise<number> {
+    // The key names the configuration a claimant asks for: one that is not this request's own would
+    // file containers made with other options (a bind mount, privileges) under another's key.
+    if (poolKey(request.createOptions) !== request.key) return 0;
     this.ensureDir();
-    const lock = join(this.claimsDir, `fill-${request.key}.lock`);
+    if (!this.folderIsOurs()) return 0;
+    // One filler at a time for the user, whatever the configuration: fillers of several
+    // configurations counting at once would each see room and together pass MAX_WAITING. One that
+    // finds the lock taken leaves it: the next run of its configuration starts another.
+    const lock = join(this.claimsDir, 'fill.lock');
     if (!takeLock(lock)) return 0;
     try {
       // The ready files are the pool's record (a container without one is never claimed, and ends
@@ -301,6 +366,29 @@ function takeLock(file: string): boolean {
     }
   }
   return false;
+}
+
+/** Containers are interchangeable when their whole create request (without name and creation time) is the same. */
+export function poolKey(createOptions: Docker.ContainerCreateOptions): string {
+  const { name: _name, ...rest } = createOptions as Docker.ContainerCreateOptions & { name?: string };
+  return createHash('sha256').update(JSON.stringify(rest)).digest('hex');
+}
+
+/** A ready file's text: a regular file of this user's, not a link (O_NOFOLLOW) nor a FIFO (O_NONBLOCK), a few bytes long. */
+function readReadyFile(file: string): string {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const stat = fstatSync(fd);
+    const uid = process.getuid?.();
+    if (!stat.isFile() || stat.size > MAX_READY_BYTES || (uid !== undefined && stat.uid !== uid))
+      throw new Error('not a ready file');
+    const buffer = Buffer.alloc(MAX_READY_BYTES + 1);
+    const length = readSync(fd, buffer, 0, buffer.length, 0);
+    if (length > MAX_READY_BYTES) throw new Error('not a ready file');
+    return buffer.subarray(0, length).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Renames a ready file away and removes it: true for the one process whose rename won. */

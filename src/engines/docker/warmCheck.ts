@@ -1,0 +1,98 @@
+/**
+ * Whether a container a ready file names (sharedPool.ts) is what a claimant would have made itself:
+ * a shared warm container of this user, for this configuration, with the claimant's own hardening.
+ * The ready file is only a name; the engine's inspect answer is what is compared, before anything
+ * is renamed or written to the container.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type Docker from 'dockerode';
+import { LABEL } from './labels';
+import { ONE_SHOT_RUNNER } from './oneShot';
+
+export interface WarmExpectation {
+  /** The name the filler gave it (warm-<suffix>). */
+  name: string;
+  key: string;
+  owner: { host: string; uid: string };
+  /** The claimant's create request, before oneShotCreateOptions. */
+  expected: Docker.ContainerCreateOptions;
+}
+
+/** Settings that widen a sandbox when set: unset unless the claimant sets them (then as it does). */
+const WIDENING = [
+  'Privileged',
+  'CapAdd',
+  'Binds',
+  'Mounts',
+  'Devices',
+  'DeviceCgroupRules',
+  'DeviceRequests',
+  'VolumesFrom',
+  'PidMode',
+  'UTSMode',
+  'UsernsMode',
+  'Sysctls',
+  'ExtraHosts',
+  'Links',
+  'OomKillDisable',
+];
+
+/** Why the container is not one to claim, or undefined when it is. */
+export function warmContainerMismatch(
+  inspected: Docker.ContainerInspectInfo,
+  expectation: WarmExpectation,
+): string | undefined {
+  const { expected } = expectation;
+  const config = inspected.Config as Docker.ContainerInspectInfo['Config'] & {
+    NetworkDisabled?: boolean;
+    Entrypoint?: string[] | string | null;
+  };
+  const host = (inspected.HostConfig ?? {}) as unknown as Record<string, unknown>;
+  const wanted = (expected.HostConfig ?? {}) as Record<string, unknown>;
+  const labels = config.Labels ?? {};
+  if (inspected.Name.replace(/^\//, '') !== expectation.name) return `its name is ${inspected.Name}`;
+  if (
+    labels[LABEL.warm] !== expectation.key ||
+    labels[LABEL.ownerUid] !== expectation.owner.uid ||
+    labels[LABEL.ownerHost] !== expectation.owner.host
+  )
+    return 'it is not a warm container of this user and configuration';
+  for (const [name, value] of Object.entries(expected.Labels ?? {}))
+    if (labels[name] !== value) return `its label ${name} differs`;
+  if (config.Image !== expected.Image) return `its image is ${config.Image}`;
+  if ((config.User ?? '') !== (expected.User ?? '')) return `its user is ${config.User}`;
+  if (expected.WorkingDir !== undefined && config.WorkingDir !== expected.WorkingDir) return 'its folder differs';
+  if (Boolean(config.NetworkDisabled) !== Boolean(expected.NetworkDisabled)) return 'its network differs';
+  if (config.Tty) return 'it has a terminal';
+  const entrypoint = Array.isArray(config.Entrypoint) ? config.Entrypoint : [];
+  if (!isDeepStrictEqual(entrypoint.slice(0, 4), ['sh', '-c', ONE_SHOT_RUNNER, 'agent-sandbox-run']))
+    return 'its main process is not the runner';
+  const env = new Set(config.Env ?? []);
+  for (const entry of expected.Env ?? []) if (!env.has(entry)) return 'its environment differs';
+  // Every setting the claimant makes, as it makes it (the hardening); the engine fills in the rest.
+  const settings = new Set([...Object.keys(wanted).filter((name) => name !== 'AutoRemove'), ...WIDENING]);
+  for (const setting of settings) {
+    if (!isDeepStrictEqual(normalized(host[setting]), normalized(wanted[setting]))) return `its ${setting} differs`;
+  }
+  const network = String(host.NetworkMode ?? '');
+  if (wanted.NetworkMode !== undefined ? network !== wanted.NetworkMode : /^(host|container:)/.test(network))
+    return `its network mode is ${network}`;
+  return undefined;
+}
+
+/** Unset, empty, false and zero are the same setting (the engine fills in its defaults). */
+function normalized(value: unknown): unknown {
+  if (value === null || value === undefined || value === false || value === 0 || value === '') return undefined;
+  if (Array.isArray(value)) {
+    const items = value.map(normalized);
+    return items.length === 0 ? undefined : items;
+  }
+  if (typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .map(([key, item]) => [key, normalized(item)] as const)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return entries.length === 0 ? undefined : Object.fromEntries(entries);
+  }
+  return value;
+}
