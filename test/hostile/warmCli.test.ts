@@ -403,6 +403,60 @@ time.sleep(600)
     assert.deepEqual(wrong, [], outcomes.join('\n'));
   });
 
+  it('a warm container has exactly the hardening of a process’s own container, apart from the runner’s wait', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'agent-sandbox-hostile-warm-lib-'));
+    const requests: FillRequest[] = [];
+    const own = new DockerEngine({
+      images: TEST_IMAGES,
+      poolSize: 0,
+      sharedPool: { size: 1, stateDir, launchFiller: async (request) => void requests.push(request) },
+    });
+    const spec = resolveSpec({ runtime: 'bash', mode: 'compute' });
+    try {
+      const cold = await own.open(spec, { ephemeral: true });
+      const mine = await docker.getContainer(cold.info.id).inspect();
+      await cold.exec({ command: 'true' });
+      await cold.close();
+      assert.equal(await own.fillSharedPool(requests[0], stateDir), 1, 'one warm container made');
+      const warm = readyFiles(stateDir)[0]!;
+      made.push(warm.id);
+      const shared = await docker.getContainer(warm.id).inspect();
+      const settings = (info: Docker.ContainerInspectInfo) => {
+        const {
+          Labels: _labels,
+          Hostname: _host,
+          Entrypoint,
+          StdinOnce: _once,
+          ...config
+        } = info.Config as Docker.ContainerInspectInfo['Config'] & { Entrypoint?: string[] };
+        return { config, entrypoint: Entrypoint?.slice(0, -1), host: info.HostConfig };
+      };
+      const differences = (Object.keys(settings(mine).host) as (keyof Docker.HostConfig)[]).filter(
+        (name) => JSON.stringify(mine.HostConfig[name]) !== JSON.stringify(shared.HostConfig[name]),
+      );
+      observe(
+        AREA,
+        'inspect a warm container and a process’s own one of the same configuration',
+        'the same HostConfig (caps, seccomp, read-only root, user, limits, tmpfs) and Config, apart from the wait',
+        differences.length ? `DIFFERENT: ${differences.join(', ')}` : 'identical apart from the wait and labels',
+        differences.length === 0,
+      );
+      assert.deepEqual(settings(shared), settings(mine));
+      assert.deepEqual(
+        [
+          mine.Config.Entrypoint?.at(-1),
+          shared.Config.Entrypoint?.at(-1),
+          mine.Config.StdinOnce,
+          shared.Config.StdinOnce,
+        ],
+        ['0', '600', true, false],
+      );
+    } finally {
+      await own.dispose();
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+
   it('runs of many configurations at once leave no more than 8 warm containers for the user', async () => {
     const memories = ['301m', '302m', '303m', '304m', '305m', '306m'];
     const results = await Promise.all(
@@ -429,6 +483,72 @@ time.sleep(600)
     );
     assert.ok(waiting.length <= 8, `${waiting.length} warm containers wait`);
     assert.ok(readyFiles(state).length <= 8);
+  });
+
+  it('runs of many configurations one after another leave at most 8 waiting and no folder per configuration ever used', async () => {
+    const memories = Array.from({ length: 10 }, (_, index) => `${321 + index}m`);
+    for (const memory of memories) {
+      const result = await runGuarded(['run', '--runtime', 'bash', '--memory', memory, '--code', 'true'], {
+        ...env,
+        AGENT_SANDBOX_POOL_SIZE: '1',
+      });
+      assert.equal(result.code, 0, result.stderr);
+      assert.ok(await until(() => fillerOf(state).length === 0), 'the filler ended');
+    }
+    const folders = readdirSync(join(state, 'warm')).filter((name) => /^[0-9a-f]{64}$/.test(name));
+    const ready = readyFiles(state);
+    const left = await docker.listContainers({ all: true, filters: { label: [LABEL.warm] } });
+    const keys = new Set(folders);
+    const waiting = left.filter((container) => keys.has(container.Labels[LABEL.warm] ?? ''));
+    made.push(...waiting.map((container) => container.Id));
+    observe(
+      AREA,
+      `${memories.length} configurations run one after another, pool size 1`,
+      'at most 8 wait; folders only for configurations with one waiting (and the one just evicted)',
+      `${waiting.length} waiting, ${ready.length} ready files, ${folders.length} configuration folders`,
+      waiting.length <= 8 && folders.length <= 9,
+    );
+    assert.ok(waiting.length <= 8, `${waiting.length} waiting`);
+    assert.ok(folders.length <= 9, `${folders.length} configuration folders for ${ready.length} ready files`);
+  });
+
+  it('claims racing each other and a filler that evicts their configuration get one container each, and only their output', async () => {
+    const rounds = 3;
+    const seen: string[] = [];
+    const pool = { ...env, AGENT_SANDBOX_POOL_SIZE: '8' };
+    const run = (memory: string, marker: string) =>
+      runGuarded(
+        ['run', '--runtime', 'bash', '--memory', memory, '--code', `echo ${marker} $(cat /etc/hostname)`],
+        pool,
+      );
+    for (let round = 0; round < rounds; round++) {
+      const first = await run('311m', 'fill');
+      assert.equal(first.code, 0, first.stderr);
+      assert.ok(await until(() => readyFiles(state).length === 8 && fillerOf(state).length === 0), 'eight wait');
+      // Four claims of that configuration, and a run of another whose filler makes room by removing theirs.
+      const results = await Promise.all([
+        ...Array.from({ length: 4 }, (_, index) => run('311m', `claim-${round}-${index}`)),
+        run('312m', `other-${round}`),
+      ]);
+      const hosts = results.map((result, index) => {
+        const marker = index < 4 ? `claim-${round}-${index}` : `other-${round}`;
+        assert.equal(result.hung, false, `${marker} hung`);
+        assert.equal(result.code, 0, result.stderr);
+        assert.match(result.stdout, new RegExp(`^${marker} \\w+\\n$`), result.stdout);
+        return result.stdout.trim().split(' ')[1]!;
+      });
+      assert.equal(new Set(hosts).size, hosts.length, `one container per run: ${hosts.join(', ')}`);
+      seen.push(...hosts);
+      assert.ok(await until(() => fillerOf(state).length === 0), 'the fillers ended');
+      assert.ok(readyFiles(state).length <= 8, `${readyFiles(state).length} ready files`);
+    }
+    observe(
+      AREA,
+      `${rounds} rounds: 4 claims of a configuration with 8 waiting, racing a run of another whose filler evicts them`,
+      'every run exits 0 with its own output, in a container of its own; at most 8 wait',
+      `${seen.length} runs in ${new Set(seen).size} containers`,
+      new Set(seen).size === seen.length,
+    );
   });
 
   it('a tampered V8 code cache does not change what the CLI does', () => {

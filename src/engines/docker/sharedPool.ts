@@ -22,6 +22,7 @@ import {
   readdirSync,
   renameSync,
   rmSync,
+  rmdirSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
@@ -324,7 +325,13 @@ export class SharedPool {
   private allReady(): { file: string; id: string; key: string; until: number }[] {
     return readdirSync(this.claimsDir)
       .filter((key) => /^[0-9a-f]{64}$/.test(key))
-      .flatMap((key) => this.readyFiles(key).map((ready) => ({ ...ready, key })));
+      .flatMap((key) => {
+        const ready = this.readyFiles(key);
+        // A configuration with nothing waiting leaves no folder behind (the filler's lock keeps
+        // another filler from making one in it meanwhile; a claimant only renames files away).
+        if (ready.length === 0) rmEmptyDir(join(this.claimsDir, key));
+        return ready.map((one) => ({ ...one, key }));
+      });
   }
 }
 
@@ -388,6 +395,14 @@ function readReadyFile(file: string): string {
     return buffer.subarray(0, length).toString('utf8');
   } finally {
     closeSync(fd);
+  }
+}
+
+function rmEmptyDir(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // Not empty (a claimant's file being taken), or gone.
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type Docker from 'dockerode';
+import { z } from 'zod';
 import { LABEL } from './labels';
 import { ONE_SHOT_RUNNER } from './oneShot';
 
@@ -17,6 +18,22 @@ export interface WarmExpectation {
   /** The claimant's create request, before oneShotCreateOptions. */
   expected: Docker.ContainerCreateOptions;
 }
+
+/** What is compared of the engine's inspect answer; the rest of it may be anything. */
+const inspectedSchema = z.looseObject({
+  Name: z.string(),
+  Config: z.looseObject({
+    Image: z.string().optional(),
+    User: z.string().nullish(),
+    WorkingDir: z.string().nullish(),
+    Env: z.array(z.string()).nullish(),
+    Labels: z.record(z.string(), z.string()).nullish(),
+    Entrypoint: z.union([z.array(z.string()), z.string()]).nullish(),
+    NetworkDisabled: z.boolean().nullish(),
+    Tty: z.boolean().nullish(),
+  }),
+  HostConfig: z.record(z.string(), z.unknown()).nullish(),
+});
 
 /** Settings that widen a sandbox when set: unset unless the claimant sets them (then as it does). */
 const WIDENING = [
@@ -38,16 +55,13 @@ const WIDENING = [
 ];
 
 /** Why the container is not one to claim, or undefined when it is. */
-export function warmContainerMismatch(
-  inspected: Docker.ContainerInspectInfo,
-  expectation: WarmExpectation,
-): string | undefined {
+export function warmContainerMismatch(answer: unknown, expectation: WarmExpectation): string | undefined {
+  const parsed = inspectedSchema.safeParse(answer);
+  if (!parsed.success) return 'the engine did not describe it as a container';
+  const inspected = parsed.data;
   const { expected } = expectation;
-  const config = inspected.Config as Docker.ContainerInspectInfo['Config'] & {
-    NetworkDisabled?: boolean;
-    Entrypoint?: string[] | string | null;
-  };
-  const host = (inspected.HostConfig ?? {}) as unknown as Record<string, unknown>;
+  const config = inspected.Config;
+  const host = inspected.HostConfig ?? {};
   const wanted = (expected.HostConfig ?? {}) as Record<string, unknown>;
   const labels = config.Labels ?? {};
   if (inspected.Name.replace(/^\//, '') !== expectation.name) return `its name is ${inspected.Name}`;
