@@ -8,10 +8,12 @@ import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
+  chownSync,
   existsSync,
   mkdtempSync,
   readFileSync,
   readdirSync,
+  renameSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -341,22 +343,37 @@ time.sleep(600)
       assert.equal(result.stdout, 'fine\n');
     });
 
-  it('a warm folder others may write is not used: its ready files are not claimed', async () => {
-    const { ids } = await filled('bash');
-    chmodSync(join(state, 'warm'), 0o777);
-    const result = await runGuarded(['run', '--runtime', 'bash', '--code', 'cat /etc/hostname'], env);
-    const host = result.stdout.trim();
-    const claimed = ids.some((id) => id.startsWith(host));
-    observe(
-      AREA,
-      'the state folder’s warm/ made writable by everyone (anyone could plant a ready file)',
-      'the shared pool is not used: the run is cold',
-      `exit ${result.code}; ran in ${claimed ? 'A WARM CONTAINER' : 'its own container'}`,
-      !claimed && result.code === 0,
-    );
-    assert.equal(result.code, 0, result.stderr);
-    assert.ok(!claimed, 'a ready file in a folder others may write was claimed');
-  });
+  const FOLDERS: [string, (folder: string) => void][] = [
+    ['writable by everyone', (folder) => chmodSync(folder, 0o777)],
+    // Another user's (this test may run as root, which could read it anyway).
+    ['owned by another user', (folder) => chownSync(folder, 54321, 54321)],
+    [
+      'a symlink to a folder of ours',
+      (folder) => {
+        const elsewhere = `${folder}-elsewhere`;
+        renameSync(folder, elsewhere);
+        symlinkSync(elsewhere, folder);
+      },
+    ],
+  ];
+  for (const [what, spoil] of FOLDERS)
+    it(`a warm folder ${what} is not used: its ready files are not claimed`, async () => {
+      const { ids } = await filled('bash');
+      spoil(join(state, 'warm'));
+      const result = await runGuarded(['run', '--runtime', 'bash', '--code', 'cat /etc/hostname'], env);
+      const host = result.stdout.trim();
+      const claimed = ids.some((id) => id.startsWith(host));
+      observe(
+        AREA,
+        `the state folder’s warm/ ${what} (someone else could plant a ready file)`,
+        'the shared pool is not used: the run is cold',
+        `exit ${result.code}; ran in ${claimed ? 'A WARM CONTAINER' : 'its own container'}`,
+        !claimed && result.code === 0,
+      );
+      // The cleanup finds the ready files through the link (or despite the owner): the containers go.
+      assert.equal(result.code, 0, result.stderr);
+      assert.ok(!claimed, 'a ready file in that folder was claimed');
+    });
 
   it('a warm container whose runner ends as the request comes is not reported as a program that exited 0', async () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'agent-sandbox-hostile-warm-lib-'));
