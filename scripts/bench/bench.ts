@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: our tool calls beside raw dockerode and the docker CLI, arms interleaved round-robin
  * in one run, warm-up discarded. Prints the Markdown table and writes bench/results/bench-<time>.{md,json,svg,png}
- * (and latest.*). Flags: --iterations N (30), --warmup N (5), --only run,exec,egress,copy,copy-list,... , --no-activation.
+ * (and latest.*). Flags: --iterations N (30), --warmup N (5), --only run,exec,cli,podman-run,podman-exec,egress,copy,copy-list,... , --no-activation.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, copyFileSync, existsSync } from 'node:fs';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
@@ -16,6 +16,7 @@ import { TEST_IMAGES } from '../../test/engine/harness';
 import { measureActivation } from './activation';
 import { benchGroups } from './groups';
 import { cliGroup } from './cli';
+import { podmanGroups } from './podman';
 import { measureGroup, type GroupResult } from './measure';
 import { profileCalls } from './profile';
 import { markdown, renderPng, svgChart, type BenchReport } from './report';
@@ -91,6 +92,15 @@ async function main(): Promise<void> {
           )
         : undefined;
     if (cli) all.push(cli);
+    const podman =
+      !only || only.some((id) => id.startsWith('podman'))
+        ? await podmanGroups(iterations, warmup, POOL_SIZE)
+        : undefined;
+    if (typeof podman === 'string') notes.push(podman);
+    else if (podman) {
+      all.push(...podman.groups);
+      notes.push(...podman.notes);
+    }
     const virtual = await virtualGroup(iterations, warmup);
     if (typeof virtual === 'string') notes.push(virtual);
     else all.push(virtual.group);
@@ -117,6 +127,7 @@ async function main(): Promise<void> {
       await egress?.dispose();
       await copy?.dispose();
       await cli?.dispose();
+      if (typeof podman === 'object') await podman.dispose();
     }
     const profiles = only && !only.includes('run') ? [] : await profileCalls(setup);
     const activation = process.argv.includes('--no-activation')

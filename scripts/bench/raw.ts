@@ -15,7 +15,11 @@ const run = promisify(execFile);
 const USER = '1000:1000';
 
 /** HostConfig of our sandbox for this spec: memory without swap, CPU, pids, caps, no-new-privileges, init, ulimits. */
-export function sandboxHostConfig(spec: SandboxSpec, image: string): Docker.HostConfig {
+export function sandboxHostConfig(
+  spec: SandboxSpec,
+  image: string,
+  dialect: 'docker' | 'podman' = 'docker',
+): Docker.HostConfig {
   const options = containerCreateOptions({
     name: 'bench',
     image,
@@ -23,6 +27,7 @@ export function sandboxHostConfig(spec: SandboxSpec, image: string): Docker.Host
     user: { uid: 1000, gid: 1000 },
     createdAt: '',
     notices: [],
+    dialect,
   });
   return options.HostConfig!;
 }
@@ -52,7 +57,13 @@ export async function rawOneShot(
 }
 
 /** `docker run --rm` with the same limits; the CLI has no NetworkDisabled, so `--network none`. */
-export async function cliOneShot(image: string, spec: SandboxSpec, argv: string[]): Promise<string> {
+export async function cliOneShot(
+  image: string,
+  spec: SandboxSpec,
+  argv: string[],
+  /** The CLI: docker, or podman (which takes the same flags). */
+  binary: 'docker' | 'podman' = 'docker',
+): Promise<string> {
   const { limits } = spec;
   const args = [
     'run',
@@ -85,7 +96,7 @@ export async function cliOneShot(image: string, spec: SandboxSpec, argv: string[
     image,
     ...argv,
   ];
-  return (await run('docker', args)).stdout;
+  return (await run(binary, args)).stdout;
 }
 
 /** exec create, start (attached), demux, inspect: what any exec-based client does. */
@@ -117,8 +128,12 @@ export async function rawExec(
   return { stdout, exitCode: info.ExitCode ?? null };
 }
 
-export async function cliExec(containerId: string, argv: string[]): Promise<string> {
-  return (await run('docker', ['exec', '-u', USER, '-w', '/workspace', containerId, ...argv])).stdout;
+export async function cliExec(
+  containerId: string,
+  argv: string[],
+  binary: 'docker' | 'podman' = 'docker',
+): Promise<string> {
+  return (await run(binary, ['exec', '-u', USER, '-w', '/workspace', containerId, ...argv])).stdout;
 }
 
 /**
