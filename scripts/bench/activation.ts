@@ -36,7 +36,15 @@ export async function measureActivation(root: string, iterations: number, warmup
     if (index >= warmup) samples.push({ ...sample, totalMs: sample.requireMs + sample.activateMs });
   }
   const bundle: Record<string, number> = {};
-  for (const file of ['extension.js', 'compositionRoot.js', 'cli.js', 'egressProxy.js', 'ssh.js', 'webview.js']) {
+  for (const file of [
+    'extension.js',
+    'compositionRoot.js',
+    'cli.js',
+    'cli-main.js',
+    'egressProxy.js',
+    'ssh.js',
+    'webview.js',
+  ]) {
     const path = join(root, 'dist', file);
     if (existsSync(path)) bundle[`dist/${file}`] = statSync(path).size;
   }

@@ -127,13 +127,12 @@ describe('the warm pool for compute mode against a real engine', function () {
     });
     const [workspace, home, ...places] = result.stdout.trim().split('\n');
     assert.deepEqual([workspace, home], ['1000 755', '1000 755'], result.stdout + result.stderr);
+    // Podman refuses nr_inodes: there the count of files is not capped, and the engine says so.
+    const inodesCapped = !(await engine.info()).differences?.some((difference) => difference.includes('limits.inodes'));
     for (const place of places) {
       const [type, blocks, blockSize, files] = place.split(' ');
-      assert.deepEqual(
-        [type, Number(blocks) * Number(blockSize), Number(files)],
-        ['tmpfs', 64 * 1024 * 1024, 5000],
-        place,
-      );
+      assert.deepEqual([type, Number(blocks) * Number(blockSize)], ['tmpfs', 64 * 1024 * 1024], place);
+      if (inodesCapped) assert.equal(Number(files), 5000, place);
     }
   });
 

@@ -80,7 +80,12 @@ function certificates(dir: string): void {
 
 describe('remote engines: TCP with TLS, and Docker contexts (real engine)', function () {
   /** A TLS endpoint (client certificates required, as dockerd --tlsverify) joining each connection to the engine's socket. */
-  const relay = (socketPath: string, allowHalfOpen: boolean): Server => {
+  const relay = (
+    socketPath: string,
+    allowHalfOpen: boolean,
+    /** Drops the connection both ways once a compute run's request has gone through (a connection lost mid-run). */
+    cutAfterRequest = false,
+  ): Server => {
     const relayed = createServer(
       {
         key: readFileSync(join(certs, 'server-key.pem')),
@@ -94,6 +99,17 @@ describe('remote engines: TCP with TLS, and Docker contexts (real engine)', func
         const engine = connect(socketPath);
         sockets.push(client, engine);
         client.pipe(engine).pipe(client);
+        if (cutAfterRequest) {
+          let seen = '';
+          client.on('data', (chunk: Buffer) => {
+            seen = (seen + chunk.toString('latin1')).slice(-4096);
+            if (/(^|[^0-9a-f])[0-9a-f]{32} \d+\n/.test(seen))
+              setImmediate(() => {
+                client.destroy();
+                engine.destroy();
+              });
+          });
+        }
         client.on('error', () => engine.destroy());
         engine.on('error', () => client.destroy());
       },
@@ -164,16 +180,36 @@ describe('remote engines: TCP with TLS, and Docker contexts (real engine)', func
     assert.equal(run.stdout, 'over TLS\n');
   });
 
-  it('through a relay that closes both ways when the client ends its side, a run says its output may be cut', async () => {
-    // Not how dockerd's TLS listener behaves (it is half-open), but a proxy in between may: the run's
-    // request ends the client's side, and the output is lost. The result says so instead of passing for complete.
+  it('through a relay that closes both ways when the client ends its side, a run still gets all its output', async () => {
+    // Not how dockerd's TLS listener behaves (it is half-open), but a proxy in between may: a request
+    // that ended the client's side would lose the output. The runner takes exactly the request's bytes,
+    // so the client's side stays open until the output is in.
     const strict = relay(resolveEndpoint(undefined).options.socketPath!, false);
     await new Promise<void>((done) => strict.listen(0, '127.0.0.1', done));
     try {
       const strictPort = (strict.address() as { port: number }).port;
-      const run = await cli(['run', '--json', '--runtime', 'bash', '--code', 'echo lost'], {
+      const run = await cli(['run', '--json', '--runtime', 'bash', '--code', 'echo kept'], {
         ...tlsEnv('127.0.0.1'),
         DOCKER_HOST: `tcp://127.0.0.1:${strictPort}`,
+        AGENT_SANDBOX_POOL_SIZE: '0',
+      });
+      const result = JSON.parse(run.stdout) as { stdout: string; notices: string[] };
+      assert.equal(result.stdout, 'kept\n', run.stdout + run.stderr);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((done) => strict.close(done));
+    }
+  });
+
+  it('a connection lost in the middle of a run: the result says its output may be cut', async () => {
+    const cutting = relay(resolveEndpoint(undefined).options.socketPath!, true, true);
+    await new Promise<void>((done) => cutting.listen(0, '127.0.0.1', done));
+    try {
+      const cuttingPort = (cutting.address() as { port: number }).port;
+      const run = await cli(['run', '--json', '--runtime', 'bash', '--code', 'sleep 2; echo lost'], {
+        ...tlsEnv('127.0.0.1'),
+        DOCKER_HOST: `tcp://127.0.0.1:${cuttingPort}`,
+        AGENT_SANDBOX_POOL_SIZE: '0',
       });
       const result = JSON.parse(run.stdout) as { stdout: string; notices: string[] };
       assert.equal(result.stdout, '');
@@ -183,7 +219,7 @@ describe('remote engines: TCP with TLS, and Docker contexts (real engine)', func
       );
     } finally {
       for (const socket of sockets) socket.destroy();
-      await new Promise((done) => strict.close(done));
+      await new Promise((done) => cutting.close(done));
     }
   });
 

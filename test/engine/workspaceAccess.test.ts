@@ -14,7 +14,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { SandboxError } from '../../src/core/errors';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
@@ -94,8 +94,11 @@ describe('workspace access against a real engine', function () {
     const cliDir = mkdtempSync(join(tmpdir(), 'agent-sandbox-cli-'));
     chmodSync(cliDir, 0o755);
     const cliCopy = join(cliDir, 'cli.js');
-    copyFileSync(CLI, cliCopy);
-    chmodSync(cliCopy, 0o644);
+    // The launcher and the bundle it loads (dist/cli-main.js, beside it).
+    for (const file of ['cli.js', 'cli-main.js']) {
+      copyFileSync(join(dirname(CLI), file), join(cliDir, file));
+      chmodSync(join(cliDir, file), 0o644);
+    }
     const cli = (...args: string[]) =>
       run(
         prefix[0] ?? process.execPath,

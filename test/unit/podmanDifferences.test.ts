@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { containerCallStatus } from '../../src/engines/docker/engineCalls';
 import { OomKillCounts, parseOomKills } from '../../src/engines/docker/oomKills';
+import { unenforcedLimitsProblem } from '../../src/engines/docker/seccompProfile';
 
 describe('Podman: what its API says differently', () => {
   it('reads "container state improper" as the 409 of a container that is not running', () => {
@@ -24,5 +25,17 @@ describe('Podman: what its API says differently', () => {
     assert.equal(counts.grew('a', 1), false, 'the same kill counts once');
     assert.equal(counts.grew('b', 2), true, 'a first reading counts kills from before');
     assert.equal(counts.grew('b', undefined), false);
+  });
+
+  it('refuses a rootless engine on cgroup v1, where no memory, process or CPU limit holds', () => {
+    // As Podman 4.3.1's /info says it, rootless and rootful.
+    const rootless = { CgroupVersion: '1', SecurityOptions: ['name=seccomp,profile=default', 'name=rootless'] };
+    assert.match(unenforcedLimitsProblem(rootless) ?? '', /rootless on cgroup v1/);
+    assert.equal(unenforcedLimitsProblem({ ...rootless, CgroupVersion: '2' }), undefined, 'cgroup v2 enforces them');
+    assert.equal(
+      unenforcedLimitsProblem({ CgroupVersion: '1', SecurityOptions: ['name=seccomp,profile=default'] }),
+      undefined,
+    );
+    assert.equal(unenforcedLimitsProblem('not an answer'), undefined);
   });
 });

@@ -15,7 +15,7 @@ import type { DockerEngine } from './dockerEngine';
 import { CONTAINER_PREFIX, LABEL } from './labels';
 import { oneShotCreateOptions, startWaitingContainer, type WaitingContainer } from './oneShot';
 import { OneShotSandbox } from './oneShotSandbox';
-import { WarmPool, type PoolOptions } from './pool';
+import { DEFAULT_POOL_IDLE_MS, WarmPool, type PoolOptions } from './pool';
 import { DEFAULT_WARM_WAIT_SECONDS, MAX_WAITING, SharedPool, poolKey, type SharedPoolOptions } from './sharedPool';
 import { sessionInfo } from './sessionInfo';
 
@@ -61,12 +61,14 @@ export class ComputeRuns {
   readonly pool: WarmPool<WaitingContainer>;
   /** Warm containers shared between processes (a CLI's): claimed before the process's own pool is asked. */
   readonly shared: SharedPool | undefined;
+  private readonly poolIdleMs: number | undefined;
 
   constructor(
     private readonly engine: DockerEngine,
     pool: PoolOptions,
     shared?: SharedPoolOptions,
   ) {
+    this.poolIdleMs = pool.idleMs;
     this.pool = new WarmPool<WaitingContainer>(pool, {
       alive: (waiting) => waiting.alive,
       discard: (waiting) => this.discard(waiting),
@@ -92,7 +94,10 @@ export class ComputeRuns {
     const { signal } = plan.options;
     const owner = { [LABEL.ownerPid]: String(process.pid), [LABEL.ownerHost]: hostname() };
     const { [LABEL.created]: _created, ...labels } = plan.createOptions.Labels ?? {};
-    const base = oneShotCreateOptions({ ...plan.createOptions, Labels: labels }, owner);
+    // A backstop for an engine that keeps stdin open after its attach ends (Podman): a waiting
+    // container of a process that died ends after the pool's idle time and five minutes more.
+    const waitSeconds = Math.ceil((this.poolIdleMs ?? DEFAULT_POOL_IDLE_MS) / 1000) + 300;
+    const base = oneShotCreateOptions({ ...plan.createOptions, Labels: labels }, owner, { waitSeconds });
     const start = (pooled: boolean, abort?: AbortSignal) => {
       const createdAt = new Date().toISOString();
       const name = `${CONTAINER_PREFIX}run-${randomBytes(4).toString('hex')}`;

@@ -25,7 +25,7 @@ import { networkTier } from '../../core/network/allowlist';
 import type { DecisionQuery, NetworkDecisionPage } from '../../core/network/decisionLog';
 import { EgressProxies } from '../../core/network/egressProcesses';
 import { DockerEgress } from './egress';
-import { engineVersion, inspectContainer, listContainers, withSignal } from './engineCalls';
+import { engineInfo, engineVersion, inspectContainer, listContainers, withSignal } from './engineCalls';
 import { readEventLines, type ContainerInspect } from './engineJson';
 import { sessionFromInspect, sessionFromSummary, sessionInfo, specFromLabels } from './sessionInfo';
 import { connectionError, isConnectionError, resolveEndpoint, type Endpoint } from './connection';
@@ -44,7 +44,14 @@ import { installPackages } from './packages';
 import { oomKillCount, OomKillCounts } from './oomKills';
 import { podmanDifferences } from './writablePlaces';
 import { prepareProtection, releasePlaceholders, withProtection } from './protectedMounts';
-import { checkSeccompSupport, engineFlavor, flavorOf, withSeccompFor, type EngineFlavor } from './seccompProfile';
+import {
+  checkSeccompSupport,
+  engineFlavor,
+  flavorOf,
+  unenforcedLimitsProblem,
+  withSeccompFor,
+  type EngineFlavor,
+} from './seccompProfile';
 import { sweepBeforeRemoval } from './setuidSweep';
 import { copyLayout, placeCopy, placeFiles } from './placeFiles';
 import type { TarLayout } from './tar';
@@ -92,6 +99,7 @@ export class DockerEngine implements SandboxEngine {
   readonly computeRuns: ComputeRuns;
   /** Docker or Podman, asked once: they take the seccomp profile differently (seccompProfile.ts). */
   private flavor: Promise<EngineFlavor> | undefined;
+  private podmanLimits: Promise<void> | undefined;
   /** The read-write workspace folders of sessions held here, stopped when they grow past the disk limit. */
   readonly folderWatches: FolderWatches;
   private readonly stopRecords: StopRecords;
@@ -232,6 +240,7 @@ export class DockerEngine implements SandboxEngine {
     const createdAt = new Date().toISOString();
     const flavor = await this.engineFlavor();
     checkSeccompSupport(flavor, spec.workspaceAccess);
+    if (flavor !== 'docker') await this.checkPodmanLimits(signal);
     // Read-write: the protected paths get read-only mounts, on placeholders made now where they do not exist (protectedMounts.ts).
     const protection =
       spec.workspaceAccess === 'rw'
@@ -503,6 +512,26 @@ export class DockerEngine implements SandboxEngine {
   }
 
   /** Docker or Podman (here or remote), asked once per engine and again after a failure. */
+  /** Podman, asked once: a rootless one on cgroup v1 enforces no limit, and gets no sandbox. */
+  private checkPodmanLimits(signal?: AbortSignal): Promise<void> {
+    this.podmanLimits ??= this.guard(() => engineInfo(this.docker, signal)).then(
+      (info) => {
+        const problem = unenforcedLimitsProblem(info);
+        if (problem)
+          throw new SandboxError(
+            'unsupported',
+            problem,
+            'Use rootful Podman (sudo systemctl start podman.socket, then DOCKER_HOST=unix:///run/podman/podman.sock), Docker, or rootless Podman on a host with cgroup v2.',
+          );
+      },
+      (error: unknown) => {
+        this.podmanLimits = undefined;
+        throw error;
+      },
+    );
+    return this.podmanLimits;
+  }
+
   private engineFlavor(): Promise<EngineFlavor> {
     this.flavor ??= this.guard(() => engineFlavor(this.docker, this.endpoint.description.startsWith('unix://'))).catch(
       (error: unknown) => {

@@ -66,3 +66,8 @@ export function containerCallStatus(error: unknown): number | undefined {
   if (statusCode === 500 && /container state improper/.test(json?.message ?? message ?? '')) return 409;
   return statusCode;
 }
+
+/** The engine's /info answer, unread (its callers take what they need with their own schema). */
+export async function engineInfo(docker: Docker, signal?: AbortSignal): Promise<unknown> {
+  return (docker.info as (this: Docker, options: object) => Promise<unknown>).call(docker, withSignal({}, signal));
+}

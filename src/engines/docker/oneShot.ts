@@ -52,11 +52,16 @@ export const ONE_SHOT_RUNNER = [
   'IFS= read -r h || exit 0',
   'if [ -n "$w" ]; then kill "$w" 2>/dev/null; fi',
   'trap - TERM',
-  'n=${h%% *}; s=${h#* }',
-  'if [ "$h" = keep ]; then while IFS= read -r _; do :; done; exit 0; fi',
+  // The line ends in "<nonce> <size>" (or "keep"): Podman puts the attach request's body (dockerode's
+  // JSON of its options, no newline) into stdin first, so only the line's end is read.
+  'case "$h" in *keep) while IFS= read -r _; do :; done; exit 0;; esac',
+  's=${h##* }; n=${h% *}; n=${n#"${n%????????????????????????????????}"}',
   'if head -c "$s" | tar -x -p --no-same-owner -f - -C /; then',
   `  if [ -e ${STDIN_FILE} ]; then i=${STDIN_FILE}; else i=/dev/null; fi`,
   `  sh ${RUN_FILE} <"$i"; c=$?; k=x`,
+  // Killed for memory: the kernel's count in the container's memory cgroup says so (m), for engines
+  // that report no OOM event for it (Podman); cgroup v2's file, then v1's.
+  `  if [ "$c" = 137 ] && grep -qs '^oom_kill [1-9]' /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; then k=m; fi`,
   'else c=$?; k=s; fi',
   'printf "%s%s%s\\n" "$n" "$k" "$c"',
   'printf "%s%s%s\\n" "$n" "$k" "$c" >&2',
@@ -66,20 +71,25 @@ export const ONE_SHOT_RUNNER = [
 export function oneShotCreateOptions(
   base: Docker.ContainerCreateOptions,
   labels: Record<string, string>,
-  /** For a shared warm container: how long its runner waits for a request before it ends. */
-  waitSeconds = 0,
+  options: {
+    /** How long its runner waits for a request before it ends (0: as long as its stdin is open). */
+    waitSeconds?: number;
+    /** A shared warm container (sharedPool.ts): its stdin stays open after the process that made it. */
+    shared?: boolean;
+  } = {},
 ): Docker.ContainerCreateOptions {
+  const waitSeconds = Math.max(0, Math.floor(options.waitSeconds ?? 0));
   return {
     ...base,
-    Entrypoint: ['sh', '-c', ONE_SHOT_RUNNER, 'agent-sandbox-run', String(Math.max(0, Math.floor(waitSeconds)))],
+    Entrypoint: ['sh', '-c', ONE_SHOT_RUNNER, 'agent-sandbox-run', String(waitSeconds)],
     Cmd: [],
     Labels: { ...base.Labels, ...labels },
     // The engine removes it when its runner ends. A process's own ends also when that process dies
-    // first (its stdin closes when the attach ends, and the runner reads end-of-file); a shared one
-    // when its wait is over.
+    // first (its stdin closes when the attach ends, and the runner reads end-of-file; Podman keeps
+    // stdin open, so its wait ends it there); a shared one when its wait is over.
     HostConfig: { ...base.HostConfig, AutoRemove: true },
     OpenStdin: true,
-    StdinOnce: waitSeconds <= 0,
+    StdinOnce: !options.shared,
     AttachStdin: true,
     AttachStdout: true,
     AttachStderr: true,
@@ -108,6 +118,8 @@ export interface OneShotOutcome {
   stagingFailed: boolean;
   /** The output stream ended before the runner's end marker: what the program printed last may be missing. */
   cutShort?: boolean;
+  /** The runner saw the kernel kill the program for memory (its memory cgroup's count). */
+  oomKilled?: boolean;
 }
 
 /** How long the stream may stay open after a kill before it is cut. */
@@ -276,6 +288,7 @@ export class WaitingContainer {
       stdout: stdout.output,
       stderr: stderr.output,
       stagingFailed: stdout.kind === 's' || stderr.kind === 's',
+      ...(stdout.kind === 'm' || stderr.kind === 'm' ? { oomKilled: true } : {}),
       ...(first === 'ended' && !stdout.done && !stderr.done ? { cutShort: true } : {}),
     };
   }

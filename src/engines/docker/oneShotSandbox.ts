@@ -73,7 +73,7 @@ export class OneShotSandbox implements Sandbox {
       outcome.exitCode === 137 &&
       !outcome.timedOut &&
       !outcome.cancelled &&
-      (await this.engine.oomSince(this.info.id, outcome.startedAt).catch(() => false));
+      (outcome.oomKilled === true || (await this.engine.oomSince(this.info.id, outcome.startedAt).catch(() => false)));
     const notices = outcome.cutShort
       ? [
           'The program’s output ended before the sandbox’s end marker (the runner was ended, or the connection to the engine closed its side): what it printed last may be missing.',

@@ -86,7 +86,7 @@ export class TrailerScanner {
       this.trailer = data.length > 64 ? data.subarray(0, 64) : data;
       return;
     }
-    const match = /^([xs])(\d+)$/.exec(data.subarray(0, newline).toString('latin1'));
+    const match = /^([xsm])(\d+)$/.exec(data.subarray(0, newline).toString('latin1'));
     this.kind = match?.[1];
     this.exitCode = match ? Number(match[2]) : null;
     this.trailer = undefined;

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { SandboxError } from '../../core/errors';
 import type { WorkspaceAccess } from '../../core/spec/spec';
 import { engineVersion } from './engineCalls';
@@ -77,3 +78,22 @@ export async function writeProfileFile(
   await rename(partial, path);
   return path;
 }
+
+/**
+ * Rootless on cgroup v1 cannot enforce memory, pids or CPU limits (Podman ignores them there and
+ * starts the container anyway): a sandbox on it would have no limit at all, so none is opened. Read
+ * from the engine's /info answer (its SecurityOptions say "name=rootless").
+ */
+export function unenforcedLimitsProblem(info: unknown): string | undefined {
+  const parsed = engineInfoSchema.safeParse(info);
+  if (!parsed.success) return undefined;
+  const rootless = (parsed.data.SecurityOptions ?? []).some((option) => /(^|,)name=rootless(,|$)/.test(option));
+  return rootless && String(parsed.data.CgroupVersion ?? '') === '1'
+    ? 'This engine runs rootless on cgroup v1, where it cannot enforce a sandbox’s memory, process and CPU limits (it ignores them there), so no sandbox is opened on it.'
+    : undefined;
+}
+
+const engineInfoSchema = z.looseObject({
+  SecurityOptions: z.array(z.string()).nullish(),
+  CgroupVersion: z.union([z.string(), z.number()]).nullish(),
+});

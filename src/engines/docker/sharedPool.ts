@@ -294,7 +294,7 @@ export class SharedPool {
         [LABEL.ownerHost]: this.owner.host,
         [LABEL.ownerUid]: this.owner.uid,
       },
-      request.waitSeconds,
+      { waitSeconds: request.waitSeconds, shared: true },
     );
     const suffix = randomBytes(6).toString('hex');
     const container = await docker.createContainer(withSignal({ ...options, name: `${WARM_PREFIX}${suffix}` }, signal));

@@ -106,6 +106,8 @@ class DockerShell extends ShellOutput implements ShellSession {
     try {
       await this.params.guard(() => this.exec.resize({ h: Math.floor(rows), w: Math.floor(cols) }));
     } catch (error) {
+      // Podman answers 201 Created where Docker (and dockerode's check) has 200: the resize was done.
+      if ((error as { statusCode?: number }).statusCode === 201) return;
       // The shell may have exited while the request was under way; resizing it is moot then.
       if (
         this.exited ||

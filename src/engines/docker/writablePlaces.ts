@@ -36,7 +36,6 @@ export type EngineDialect = 'docker' | 'podman';
 export function podmanDifferences(local: boolean): string[] {
   return [
     'the number of files in a writable place (limits.inodes) is not capped: Podman refuses the tmpfs option nr_inodes, so only the memory limit bounds it (each file takes about 1 KiB of it)',
-    'a compute-mode program killed for memory is reported as killed by SIGKILL, not as out of memory: Podman reports no OOM event for it (sessions read the kernel’s count instead)',
     ...(local ? [] : ['read-write sessions are refused: a Podman on another machine cannot take the seccomp profile']),
   ];
 }
