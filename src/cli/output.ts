@@ -165,6 +165,7 @@ export class Output {
         info.endpointSource ? ` (from ${info.endpointSource})` : ''
       }\n`,
     );
+    for (const difference of info.differences ?? []) this.stdout.write(`On this engine, ${difference}.\n`);
   }
 
   storedFile(file: StoredFile): void {

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { Output } from '../../src/cli/output';
 import { containerCallStatus } from '../../src/engines/docker/engineCalls';
 import { OomKillCounts, parseOomKills } from '../../src/engines/docker/oomKills';
 import { unenforcedLimitsProblem } from '../../src/engines/docker/seccompProfile';
@@ -37,5 +39,22 @@ describe('Podman: what its API says differently', () => {
       undefined,
     );
     assert.equal(unenforcedLimitsProblem('not an answer'), undefined);
+  });
+
+  it('agent-sandbox engine says what differs on this engine, in text as in JSON', () => {
+    const stdout = new PassThrough();
+    new Output(false, stdout, new PassThrough()).engine({
+      kind: 'docker',
+      product: 'Podman Engine',
+      version: '4.3.1',
+      apiVersion: '1.41',
+      endpoint: 'unix:///run/podman/podman.sock',
+      os: 'linux/amd64',
+      differences: ['the number of files in a writable place (limits.inodes) is not capped'],
+    });
+    assert.match(
+      String(stdout.read()),
+      /^Podman Engine 4\.3\.1 .*\nOn this engine, the number of files in a writable place \(limits\.inodes\) is not capped\.\n$/,
+    );
   });
 });
