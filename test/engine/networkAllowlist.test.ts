@@ -385,6 +385,10 @@ describe('network allowlist on the Docker engine', function () {
     const id = sandbox.info.id;
     const pid = proxyPid(id);
     assert.equal((await relaysOf(id)).length, 1);
+    // Podman refuses to remove a container another shares namespaces with ("has dependent
+    // containers"): there its user removes both (podman rm --depend), the relay first.
+    if ((await engine.info()).product.includes('Podman'))
+      for (const relay of await relaysOf(id)) await engine.docker.getContainer(relay.Id).remove({ force: true });
     await engine.docker.getContainer(id).remove({ force: true });
     await until('the relay is gone', async () => (await relaysOf(id)).length === 0);
     await until('the proxy process has ended', () => !processAlive(pid));

@@ -72,9 +72,23 @@ describe('warm containers shared between CLI processes', function () {
       assert.equal(inspected.State.Running, true);
       assert.equal(inspected.Config.Labels[LABEL.warm]?.length, 64);
       // The same hardening as any compute sandbox: no network, read-only root, no capabilities.
-      assert.equal((inspected.Config as { NetworkDisabled?: boolean }).NetworkDisabled, true);
+      // Docker keeps NetworkDisabled; Podman ignores it, and gets NetworkMode none instead.
+      assert.ok(
+        (inspected.Config as { NetworkDisabled?: boolean }).NetworkDisabled === true ||
+          inspected.HostConfig.NetworkMode === 'none',
+        'no network',
+      );
       assert.equal(inspected.HostConfig.ReadonlyRootfs, true);
-      assert.deepEqual(inspected.HostConfig.CapDrop, ['ALL']);
+      // Docker says ALL; Podman lists each capability it dropped (every default one).
+      const dropped = inspected.HostConfig.CapDrop ?? [];
+      assert.ok(
+        dropped.includes('ALL') ||
+          ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'KILL', 'MKNOD', 'NET_RAW', 'SETGID', 'SETUID', 'SYS_CHROOT'].every(
+            (capability) => dropped.includes(capability),
+          ),
+        `capabilities dropped: ${dropped.join(', ')}`,
+      );
+      assert.deepEqual(inspected.HostConfig.CapAdd ?? [], []);
     }
     const second = await run('cat /etc/hostname');
     assert.equal(second.code, 0, second.stderr);

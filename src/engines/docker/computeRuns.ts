@@ -55,6 +55,8 @@ export interface ComputePlan {
   /** The ordinary create request (containerConfig.ts); its name and creation time are replaced per container. */
   createOptions: Docker.ContainerCreateOptions;
   options: OpenOptions;
+  /** Docker, or Podman (which describes containers in its own words). */
+  dialect?: 'docker' | 'podman';
 }
 
 export class ComputeRuns {
@@ -127,7 +129,7 @@ export class ComputeRuns {
     try {
       if (!waiting && this.shared && sharedBase && sharedKey)
         waiting = await this.engine.guard(
-          () => this.shared!.claim(this.engine.docker, sharedKey, sharedBase, signal),
+          () => this.shared!.claim(this.engine.docker, sharedKey, sharedBase, signal, plan.dialect),
           signal,
         );
       waiting ??= await start(false, signal);

@@ -292,7 +292,16 @@ export class DockerEngine implements SandboxEngine {
       await releasePlaceholders(this.docker, protectedOptions.Labels).catch(() => undefined);
       throw error;
     }
-    if (!container) return this.computeRuns.open({ spec, image: image.image, notices, user, createOptions, options });
+    if (!container)
+      return this.computeRuns.open({
+        spec,
+        image: image.image,
+        notices,
+        user,
+        createOptions,
+        options,
+        dialect: flavor === 'docker' ? 'docker' : 'podman',
+      });
     try {
       await this.guard(() => container.start(withSignal({}, signal)), signal);
       // Its only way out, before anything of the caller's runs in it.

@@ -125,6 +125,8 @@ export class SharedPool {
     /** The claimant's own create request (poolKey's input): a container made otherwise is not used. */
     expected: Docker.ContainerCreateOptions,
     signal?: AbortSignal,
+    /** How the engine describes a container (warmCheck.ts). */
+    dialect: 'docker' | 'podman' = 'docker',
   ): Promise<WaitingContainer | undefined> {
     if (this.size === 0 || !this.folderIsOurs()) return undefined;
     for (const ready of this.readyFiles(key).slice(0, 3)) {
@@ -147,6 +149,7 @@ export class SharedPool {
           key,
           owner: this.owner,
           expected,
+          dialect,
         });
         if (mismatch) throw new Error(mismatch);
         // The claimant's pid in the name: gc removes the container once this process is gone.

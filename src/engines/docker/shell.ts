@@ -104,10 +104,13 @@ class DockerShell extends ShellOutput implements ShellSession {
   async resize(cols: number, rows: number): Promise<void> {
     if (this.exited || !validSize(cols, rows)) return;
     try {
-      await this.params.guard(() => this.exec.resize({ h: Math.floor(rows), w: Math.floor(cols) }));
+      await this.params.guard(() =>
+        this.exec.resize({ h: Math.floor(rows), w: Math.floor(cols) }).catch((error: { statusCode?: number }) => {
+          // Podman answers 201 Created where Docker (and dockerode's check) has 200: the resize was done.
+          if (error?.statusCode !== 201) throw error;
+        }),
+      );
     } catch (error) {
-      // Podman answers 201 Created where Docker (and dockerode's check) has 200: the resize was done.
-      if ((error as { statusCode?: number }).statusCode === 201) return;
       // The shell may have exited while the request was under way; resizing it is moot then.
       if (
         this.exited ||

@@ -17,6 +17,11 @@ export interface WarmExpectation {
   owner: { host: string; uid: string };
   /** The claimant's create request, before oneShotCreateOptions. */
   expected: Docker.ContainerCreateOptions;
+  /**
+   * Podman describes a container in its own words (tmpfs options rewritten, capabilities and ulimits
+   * renamed, NetworkDisabled not kept): there only what widens a sandbox is checked, beside who made it.
+   */
+  dialect?: 'docker' | 'podman';
 }
 
 /** What is compared of the engine's inspect answer; the rest of it may be anything. */
@@ -34,6 +39,21 @@ const inspectedSchema = z.looseObject({
   }),
   HostConfig: z.record(z.string(), z.unknown()).nullish(),
 });
+
+/** What Podman's inspect answer reports as the create request gave it (beside the namespaces, checked apart). */
+const PODMAN_COMPARABLE = new Set([
+  'Privileged',
+  'CapAdd',
+  'Binds',
+  'Mounts',
+  'Devices',
+  'VolumesFrom',
+  'ReadonlyRootfs',
+  'Memory',
+  'NanoCpus',
+  'PidsLimit',
+  'NetworkMode',
+]);
 
 /** Settings that widen a sandbox when set: unset unless the claimant sets them (then as it does). */
 const WIDENING = [
@@ -64,6 +84,7 @@ export function warmContainerMismatch(answer: unknown, expectation: WarmExpectat
   const host = inspected.HostConfig ?? {};
   const wanted = (expected.HostConfig ?? {}) as Record<string, unknown>;
   const labels = config.Labels ?? {};
+  const podman = expectation.dialect === 'podman';
   if (inspected.Name.replace(/^\//, '') !== expectation.name) return `its name is ${inspected.Name}`;
   if (
     labels[LABEL.warm] !== expectation.key ||
@@ -73,10 +94,10 @@ export function warmContainerMismatch(answer: unknown, expectation: WarmExpectat
     return 'it is not a warm container of this user and configuration';
   for (const [name, value] of Object.entries(expected.Labels ?? {}))
     if (labels[name] !== value) return `its label ${name} differs`;
-  if (config.Image !== expected.Image) return `its image is ${config.Image}`;
+  if (imageName(config.Image, podman) !== imageName(expected.Image, podman)) return `its image is ${config.Image}`;
   if ((config.User ?? '') !== (expected.User ?? '')) return `its user is ${config.User}`;
   if (expected.WorkingDir !== undefined && config.WorkingDir !== expected.WorkingDir) return 'its folder differs';
-  if (Boolean(config.NetworkDisabled) !== Boolean(expected.NetworkDisabled)) return 'its network differs';
+  if (!podman && Boolean(config.NetworkDisabled) !== Boolean(expected.NetworkDisabled)) return 'its network differs';
   if (config.Tty) return 'it has a terminal';
   const entrypoint = Array.isArray(config.Entrypoint) ? config.Entrypoint : [];
   if (!isDeepStrictEqual(entrypoint.slice(0, 4), ['sh', '-c', ONE_SHOT_RUNNER, 'agent-sandbox-run']))
@@ -84,14 +105,24 @@ export function warmContainerMismatch(answer: unknown, expectation: WarmExpectat
   const env = new Set(config.Env ?? []);
   for (const entry of expected.Env ?? []) if (!env.has(entry)) return 'its environment differs';
   // Every setting the claimant makes, as it makes it (the hardening); the engine fills in the rest.
-  const settings = new Set([...Object.keys(wanted).filter((name) => name !== 'AutoRemove'), ...WIDENING]);
+  // On Podman, only the settings that widen a sandbox, which it reports as given.
+  const settings = podman
+    ? PODMAN_COMPARABLE
+    : new Set([...Object.keys(wanted).filter((name) => name !== 'AutoRemove'), ...WIDENING]);
   for (const setting of settings) {
     if (!isDeepStrictEqual(normalized(host[setting]), normalized(wanted[setting]))) return `its ${setting} differs`;
   }
+  if (podman && ['PidMode', 'IpcMode', 'UTSMode'].some((mode) => /^(host|container:)/.test(String(host[mode] ?? ''))))
+    return 'it shares a namespace of the host or another container';
   const network = String(host.NetworkMode ?? '');
   if (wanted.NetworkMode !== undefined ? network !== wanted.NetworkMode : /^(host|container:)/.test(network))
     return `its network mode is ${network}`;
   return undefined;
+}
+
+/** Podman names a local image localhost/NAME and a Docker Hub one docker.io/[library/]NAME, where the request said NAME. */
+function imageName(image: string | undefined, podman: boolean): string | undefined {
+  return podman ? image?.replace(/^(localhost|docker\.io)\//, '').replace(/^library\//, '') : image;
 }
 
 /** Unset, empty, false and zero are the same setting (the engine fills in its defaults). */
