@@ -108,4 +108,46 @@ describe('a claimed container is checked against the claimant’s own create req
     it(`refuses one with ${what}`, () => {
       assert.notEqual(warmContainerMismatch(inspected(change), expectation), undefined);
     });
+
+  describe('on Podman, which describes a container in its own words', () => {
+    const podmanExpectation: WarmExpectation = {
+      ...expectation,
+      expected: { ...expected, HostConfig: { ...expected.HostConfig, NetworkMode: 'none' } },
+      dialect: 'podman',
+    };
+    // As Podman 4.3.1 answers for a container made from that request.
+    const podmanAnswer = (change: (answer: Answer) => void = () => undefined) =>
+      inspected((answer) => {
+        answer.Config.Image = 'localhost/agent-sandbox/bash:bookworm';
+        delete answer.Config.NetworkDisabled;
+        answer.HostConfig.CapDrop = ['CHOWN', 'DAC_OVERRIDE', 'KILL', 'SETUID'];
+        answer.HostConfig.CapAdd = [];
+        answer.HostConfig.Binds = [];
+        answer.HostConfig.Tmpfs = { '/tmp': 'rw,size=1g,rprivate', '/run': 'rw,tmpcopyup' };
+        answer.HostConfig.Ulimits = [{ Name: 'RLIMIT_NOFILE', Hard: 4096, Soft: 4096 }];
+        answer.HostConfig.NetworkMode = 'none';
+        answer.HostConfig.PidMode = 'private';
+        answer.HostConfig.IpcMode = 'shareable';
+        change(answer);
+      });
+    it('takes a warm container of this user and configuration as Podman reports it', () => {
+      assert.equal(warmContainerMismatch(podmanAnswer(), podmanExpectation), undefined);
+    });
+    const podmanWidened: [string, (answer: Answer) => void][] = [
+      ['privileged', (answer) => (answer.HostConfig.Privileged = true)],
+      ['a capability added', (answer) => (answer.HostConfig.CapAdd = ['SYS_ADMIN'])],
+      ['a host folder bound', (answer) => (answer.HostConfig.Binds = ['/home:/mnt:rw,rprivate'])],
+      ['a device', (answer) => (answer.HostConfig.Devices = [{ PathOnHost: '/dev/sda' }])],
+      ['a network', (answer) => (answer.HostConfig.NetworkMode = 'bridge')],
+      ['the host pid namespace', (answer) => (answer.HostConfig.PidMode = 'host')],
+      ['another container’s network', (answer) => (answer.HostConfig.IpcMode = 'container:abc')],
+      ['a writable root', (answer) => (answer.HostConfig.ReadonlyRootfs = false)],
+      ['another image', (answer) => (answer.Config.Image = 'localhost/alpine')],
+      ['another main process', (answer) => (answer.Config.Entrypoint = ['sleep', 'infinity'])],
+    ];
+    for (const [what, change] of podmanWidened)
+      it(`refuses one with ${what}`, () => {
+        assert.notEqual(warmContainerMismatch(podmanAnswer(change), podmanExpectation), undefined);
+      });
+  });
 });
