@@ -161,7 +161,10 @@ export class ComputeRuns {
     });
   }
 
-  /** Drains the pool and waits until every container it made or retired is gone, and every filler started. */
+  /**
+   * Drains the pool and waits until every container it made or retired is gone or, having run to its
+   * end, stopped (the engine then removes it), and every filler started.
+   */
   async dispose(): Promise<void> {
     await this.pool.dispose();
     await Promise.all(this.pending);
