@@ -36,7 +36,7 @@ suite('Virtual engine', () => {
   test('sandbox_run returns 42 from Python, naming the virtual engine and what it lacks', async () => {
     const text = await invoke('sandbox_run', { runtime: 'python', code: 'print(6 * 7)' });
     const [first] = text.split('\n');
-    assert.match(first!, /exit code 0/);
+    assert.match(first!, /exit code 0/, text);
     assert.match(
       first!,
       /virtual \(in-process isolation, no real processes, no package installs, no network, no memory kill\)/,
