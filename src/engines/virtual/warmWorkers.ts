@@ -29,11 +29,10 @@ export class WarmWorkers {
     let client = spare && spare.heapLimitMb === heapLimitMb && !spare.client.gone ? spare.client : undefined;
     if (spare && !client) spare.client.kill('a sandbox with another memory limit came first');
     client ??= WorkerClient.boot(this.location, heapLimitMb);
-    const module = await cpython;
     try {
-      await client.configure(setup, module);
+      await client.configure(setup, await cpython);
     } finally {
-      this.refill(heapLimitMb, module);
+      this.refill(heapLimitMb);
     }
     return client;
   }
@@ -52,9 +51,9 @@ export class WarmWorkers {
     this.spare = undefined;
   }
 
-  private refill(heapLimitMb: number, cpython: WebAssembly.Module | undefined): void {
+  private refill(heapLimitMb: number): void {
     if (this.disposed || this.spare) return;
-    const client = WorkerClient.boot(this.location, heapLimitMb, cpython);
+    const client = WorkerClient.boot(this.location, heapLimitMb);
     const idle = setTimeout(() => {
       if (this.spare?.client !== client) return;
       this.spare = undefined;
