@@ -23,15 +23,13 @@ export type PythonReply = Extract<FromPython, { type: 'reply' }>['result'];
 
 const START_TIMEOUT_MS = 60_000;
 
-/** CPython's WebAssembly, compiled here when the engine's process did not send its own (cpythonModule.ts). */
+/** CPython's WebAssembly, compiled once per sandbox's worker: a new interpreter after one ended starts sooner. */
 let compiled: Promise<WebAssembly.Module> | undefined;
 
 export interface PythonInstanceOptions extends Omit<PythonWorkerSetup, 'cpython' | 'shared' | 'inbox'> {
   fs: IFileSystem;
   /** Largest file it may read whole. */
   maxFileReadBytes: number;
-  /** CPython compiled once per process; compiled here when absent. */
-  module?: WebAssembly.Module;
 }
 
 export class PythonInstance {
@@ -49,11 +47,15 @@ export class PythonInstance {
 
   static async start(options: PythonInstanceOptions): Promise<PythonInstance> {
     const location = pythonWorkerLocation();
-    const module = options.module ?? (await compileHere(location.cpython));
+    compiled ??= WebAssembly.compile(readFileSync(join(location.cpython, 'python.wasm'))).catch((error: unknown) => {
+      compiled = undefined;
+      throw error;
+    });
+    const module = await compiled;
     const shared = new SharedArrayBuffer(SHARED_BYTES);
     const view = new Int32Array(shared);
     const { port1: inbox, port2 } = new MessageChannel();
-    const { fs, maxFileReadBytes, module: _shared, ...rest } = options;
+    const { fs, maxFileReadBytes, ...rest } = options;
     const setup: PythonWorkerSetup & { module: WebAssembly.Module } = {
       ...rest,
       cpython: location.cpython,
@@ -151,15 +153,7 @@ export class PythonInstance {
   }
 }
 
-function compileHere(cpython: string): Promise<WebAssembly.Module> {
-  compiled ??= WebAssembly.compile(readFileSync(join(cpython, 'python.wasm'))).catch((error: unknown) => {
-    compiled = undefined;
-    throw error;
-  });
-  return compiled;
-}
-
-export async function doFsOp(fs: IFileSystem, op: FsOp, maxFileReadBytes: number): Promise<unknown> {
+async function doFsOp(fs: IFileSystem, op: FsOp, maxFileReadBytes: number): Promise<unknown> {
   switch (op.op) {
     case 'lstat': {
       const stat = await fs.lstat(op.path);
@@ -192,7 +186,7 @@ export async function doFsOp(fs: IFileSystem, op: FsOp, maxFileReadBytes: number
 }
 
 /** The errno's name of a file system error ("ENOENT: no such file…", a code, or words). */
-export function errnoOf(error: unknown): string {
+function errnoOf(error: unknown): string {
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return code;
   const message = error instanceof Error ? error.message : String(error);

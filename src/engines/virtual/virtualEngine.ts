@@ -28,8 +28,7 @@ import { MiB } from '../../core/spec/units';
 import type { AllowlistNetwork } from './allowlistFetch';
 import { DecisionMemory } from './decisionMemory';
 import { javascriptSupported, justBashVersion, workerLocation, type WorkerLocation } from './location';
-import type { WorkerClient } from './workerClient';
-import { WarmWorkers } from './warmWorkers';
+import { WorkerClient } from './workerClient';
 import { VirtualSandbox } from './virtualSandbox';
 
 export interface VirtualEngineOptions {
@@ -56,13 +55,10 @@ export class VirtualEngine implements SandboxEngine {
   private readonly ephemeral = new Set<VirtualSandbox>();
   private readonly decisions = new Map<string, DecisionMemory>();
   private readonly closedDecisions: string[] = [];
-  /** The next sandbox's worker, started when the last one was taken (warmWorkers.ts). */
-  private readonly workers: WarmWorkers;
 
   constructor(options: VirtualEngineOptions = {}) {
     this.location = options.location ?? workerLocation();
     this.nodeVersion = options.nodeVersion ?? process.versions.node;
-    this.workers = new WarmWorkers(this.location);
     const languages: Runtime[] = javascriptSupported(this.nodeVersion)
       ? ['python', 'node', 'bash']
       : ['python', 'bash'];
@@ -102,7 +98,8 @@ export class VirtualEngine implements SandboxEngine {
             maxResponseBytes: Math.min(MAX_RESPONSE_BYTES, placeBytes(spec.limits)),
           }
         : undefined;
-    const client = await this.workers.take(
+    const client = await WorkerClient.start(
+      this.location,
       {
         access: spec.workspaceAccess,
         folder: spec.workspaceAccess === 'none' ? undefined : options.workspaceFolder,
@@ -113,7 +110,6 @@ export class VirtualEngine implements SandboxEngine {
         maxFileReadBytes: spec.limits.memoryBytes,
         protectedPaths,
         ...(network ? { network } : {}),
-        pythonMemoryBytes: spec.limits.memoryBytes,
       },
       Math.max(64, Math.floor(spec.limits.memoryBytes / MiB)),
     );
@@ -216,13 +212,7 @@ export class VirtualEngine implements SandboxEngine {
     return this.sessions.get(id)?.deathReason;
   }
 
-  /** Resolves once the worker kept for the next sandbox has loaded just-bash (a benchmark waits for it between calls). */
-  async warmedUp(): Promise<void> {
-    await this.workers.settled();
-  }
-
   async dispose(): Promise<void> {
-    this.workers.dispose();
     await Promise.all([...this.sessions.values(), ...this.ephemeral].map((sandbox) => sandbox.close()));
   }
 
