@@ -68,6 +68,9 @@ suite('@sandbox in the chat', function () {
   suiteSetup(async () => {
     api = (await vscode.extensions.getExtension(EXTENSION_ID)!.activate()) as Api;
     await scriptedModelReady();
+    // A chat of its own: the suites before end theirs with a cancelled request, whose restored
+    // checkpoint left the next answer in the same chat rendering no further than its first word.
+    await vscode.commands.executeCommand('workbench.action.chat.newChat');
     fs.mkdirSync(agents, { recursive: true });
   });
   suiteTeardown(async () => {
