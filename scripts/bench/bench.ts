@@ -7,16 +7,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync, copyFileSync, existsSync
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import type Docker from 'dockerode';
-import { FileStore } from '../../src/core/files/fileStore';
-import { SandboxService } from '../../src/core/sessions/sandboxService';
-import { parseSettings } from '../../src/core/spec/settings';
-import { runNamedTool, type ToolCallContext } from '../../src/core/tools/runTool';
+import { runNamedTool } from '../../src/core/tools/runTool';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { TEST_IMAGES } from '../../test/engine/harness';
 import { measureActivation } from './activation';
 import { benchGroups } from './groups';
 import { cliGroup } from './cli';
 import { podmanGroups } from './podman';
+import { benchTools } from './benchTools';
 import { measureGroup, type GroupResult } from './measure';
 import { profileCalls } from './profile';
 import { markdown, renderPng, svgChart, type BenchReport } from './report';
@@ -41,20 +39,7 @@ async function main(): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const folder = mkdtempSync(join(tmpdir(), 'agent-sandbox-bench-'));
   const engine = new DockerEngine({ images: TEST_IMAGES, poolSize: POOL_SIZE });
-  const settings = parseSettings({ images: TEST_IMAGES, pool: { size: POOL_SIZE } });
-  const service = new SandboxService({
-    engine: () => engine,
-    settings: () => settings,
-    workspaceFolder: () => folder,
-    trusted: () => true,
-  });
-  const tool: ToolCallContext = {
-    service,
-    engine: 'docker',
-    signal: new AbortController().signal,
-    store: new FileStore(join(folder, '.store')),
-    redact: (text) => text,
-  };
+  const { service, tool } = benchTools(engine, folder, POOL_SIZE);
   const notes: string[] = [
     `Our arms go through runNamedTool (the language-model tools' own path) on a long-lived DockerEngine with a warm pool of ${POOL_SIZE}; untimed between calls, the pool refills and used containers finish being removed (an agent's think time between calls is longer than the ~150 ms that takes), so arms never overlap.`,
     'The API one-shot is create, start, wait, logs, remove with the same limits and NetworkDisabled; `docker run --rm` has the same limits but `--network none` (the CLI has no NetworkDisabled).',

@@ -7,10 +7,11 @@
  * pool off (AGENT_SANDBOX_POOL_SIZE=0) for comparison.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
+import { fillerRunning, readyIds } from '../../test/engine/harness';
 import type { Group } from './measure';
 import { cliOneShot } from './raw';
 
@@ -30,30 +31,6 @@ function processRun(argv: readonly string[], env: NodeJS.ProcessEnv, wanted: str
       else fail(new Error(`exit ${code}: ${stdout.slice(0, 200)} ${stderr.slice(0, 300)}`));
     });
   });
-}
-
-/** The containers the state folder's pool holds ready: one file each. */
-function readyIds(state: string): string[] {
-  try {
-    const warm = join(state, 'warm');
-    return readdirSync(warm)
-      .filter((key) => /^[0-9a-f]{64}$/.test(key))
-      .flatMap((key) => readdirSync(join(warm, key)).filter((name) => /^[0-9a-f]{64}$/.test(name)));
-  } catch {
-    return [];
-  }
-}
-
-function fillerRunning(): boolean {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes('warm-fill')) return true;
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return false;
 }
 
 export function cliGroup(

@@ -11,14 +11,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
-import { FileStore } from '../../src/core/files/fileStore';
-import { SandboxService } from '../../src/core/sessions/sandboxService';
-import { parseSettings } from '../../src/core/spec/settings';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
-import { runNamedTool, type ToolCallContext } from '../../src/core/tools/runTool';
+import { runNamedTool } from '../../src/core/tools/runTool';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { withSeccompFor } from '../../src/engines/docker/seccompProfile';
 import { TEST_IMAGES } from '../../test/engine/harness';
+import { benchTools } from './benchTools';
 import type { Group } from './measure';
 import { cliExec, cliOneShot, rawExec, rawOneShot, sandboxHostConfig } from './raw';
 
@@ -62,20 +60,7 @@ export async function podmanGroups(
     return `Podman at ${found.host} did not answer (${info.message}): its arms were skipped.`;
   }
   const folder = mkdtempSync(join(tmpdir(), 'agent-sandbox-bench-podman-'));
-  const settings = parseSettings({ images: TEST_IMAGES, pool: { size: poolSize } });
-  const service = new SandboxService({
-    engine: () => engine,
-    settings: () => settings,
-    workspaceFolder: () => folder,
-    trusted: () => true,
-  });
-  const tool: ToolCallContext = {
-    service,
-    engine: 'docker',
-    signal: new AbortController().signal,
-    store: new FileStore(join(folder, '.store')),
-    redact: (text) => text,
-  };
+  const { service, tool } = benchTools(engine, folder, poolSize);
   await runNamedTool('sandbox_open', {}, tool);
   const session: Docker.Container = engine.docker.getContainer(service.known(undefined)!.id);
   const spec = resolveSpec({ runtime: 'python', mode: 'compute' });

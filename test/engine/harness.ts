@@ -4,6 +4,7 @@
  * a missing engine fails the suite instead of skipping it.
  */
 import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { processAlive } from '../../src/core/sessions/orphans';
 import Docker from 'dockerode';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
@@ -73,6 +74,27 @@ export async function containersOfOurs(): Promise<Docker.ContainerInfo[]> {
   return all.filter(
     (container) => (container.Labels[LABEL.created] ?? '') >= RUN_STARTED && !ownedByAnotherRun(container),
   );
+}
+
+/** Polls until `check` holds, for at most `tries` × 100 ms. */
+export async function pollUntil(check: () => boolean | Promise<boolean>, tries = 600): Promise<boolean> {
+  for (let attempt = 0; attempt < tries; attempt++) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return false;
+}
+
+/** The containers a state folder's shared pool holds ready (sharedPool.ts): one ready file each, of every configuration. */
+export function readyIds(state: string): string[] {
+  const warm = join(state, 'warm');
+  let keys: string[];
+  try {
+    keys = readdirSync(warm).filter((name) => /^[0-9a-f]{64}$/.test(name));
+  } catch {
+    return [];
+  }
+  return keys.flatMap((key) => readdirSync(join(warm, key)).filter((name) => /^[0-9a-f]{64}$/.test(name)));
 }
 
 /** Whether a detached `agent-sandbox warm-fill` runs on this machine (it may still make containers). */

@@ -3,35 +3,12 @@
 // and removed by gc when their claimant died.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, runCliText } from './cliRunner';
-import { TEST_IMAGES, fillerRunning, requireEngine, testEngine } from './harness';
+import { TEST_IMAGES, fillerRunning, pollUntil as until, readyIds, requireEngine, testEngine } from './harness';
 import { LABEL } from '../../src/engines/docker/labels';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls until `check` holds, for at most `tries` × 100 ms. */
-async function until(check: () => boolean | Promise<boolean>, tries = 600): Promise<boolean> {
-  for (let attempt = 0; attempt < tries; attempt++) {
-    if (await check()) return true;
-    await sleep(100);
-  }
-  return false;
-}
-
-/** The ready files of every configuration in a state folder: one per waiting container. */
-function readyIds(state: string): string[] {
-  const warm = join(state, 'warm');
-  let keys: string[];
-  try {
-    keys = readdirSync(warm).filter((name) => /^[0-9a-f]{64}$/.test(name));
-  } catch {
-    return [];
-  }
-  return keys.flatMap((key) => readdirSync(join(warm, key)).filter((name) => /^[0-9a-f]{64}$/.test(name)));
-}
 
 describe('warm containers shared between CLI processes', function () {
   this.timeout(180_000);

@@ -27,21 +27,10 @@ import { LABEL } from '../../src/engines/docker/labels';
 import { ONE_SHOT_RUNNER } from '../../src/engines/docker/oneShot';
 import type { FillRequest } from '../../src/engines/docker/sharedPool';
 import { CLI, runCliText } from '../engine/cliRunner';
-import { TEST_IMAGES, requireEngine, testEngine } from '../engine/harness';
+import { TEST_IMAGES, pollUntil as until, requireEngine, testEngine } from '../engine/harness';
 import { observe } from './report';
 
 const AREA = 'warm containers (cli)';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls until `check` holds, for at most `tries` × 100 ms. */
-async function until(check: () => boolean | Promise<boolean>, tries = 600): Promise<boolean> {
-  for (let attempt = 0; attempt < tries; attempt++) {
-    if (await check()) return true;
-    await sleep(100);
-  }
-  return false;
-}
-
 /** The ready files of a state folder, per configuration key. */
 function readyFiles(state: string): { key: string; id: string }[] {
   const warm = join(state, 'warm');
