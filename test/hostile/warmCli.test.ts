@@ -455,7 +455,9 @@ time.sleep(600)
           mine.Config.StdinOnce,
           shared.Config.StdinOnce,
         ],
-        ['0', '600', true, false],
+        // A process's own waits the pool's idle time (5 min) and five more (a backstop where the engine
+        // keeps stdin open after its owner died, as Podman does); a shared one its AGENT_SANDBOX_WARM_SECONDS.
+        ['600', '600', true, false],
       );
     } finally {
       await own.dispose();
