@@ -31,7 +31,9 @@ import type { ContainerInspect } from './engineJson';
 import { LABEL } from './labels';
 import { ALL_PROCESSES, execInContainer, killAll, startBlockedByProcessLimit, type ExecOutcome } from './exec';
 import { filesFillMemory, filledMemoryBecause } from './filesInMemory';
-import { DELETE_SCRIPT, FILE_EXIT, LIST_SCRIPT, READ_SCRIPT, WRITE_SCRIPT, fileErrorFor } from './fileScripts';
+import { FILE_EXIT, FILE_OPS, fileErrorFor, type FileOp } from './fileScripts';
+import { FileHelper } from './fileHelper';
+import type { CappedOutput } from '../../core/results/output';
 import { DEFAULT_SHELL, DEFAULT_TERMINAL_SIZE, openDockerShell } from './shell';
 import { openDockerProcess } from './process';
 import { tarBuffer } from './tar';
@@ -39,10 +41,26 @@ import { formatSize } from '../../core/spec/units';
 import type { DecisionQuery, NetworkDecisionPage } from '../../core/network/decisionLog';
 
 const FILE_OP_TIMEOUT_MS = 60_000;
+const FILE_STDERR_CAP = 64 * 1024;
+/** How often a session starts its file helper before it runs every file call as one exec. */
+const MAX_HELPER_STARTS = 5;
+
+/** What a file script left: its exit code and capped output, from the helper or from one exec. */
+type FileOutcome = { exitCode: number | null; stdout: CappedOutput; stderr: CappedOutput };
+
+function fileTimeout(): SandboxError {
+  return new SandboxError(
+    'engine-error',
+    `The file operation did not finish within ${FILE_OP_TIMEOUT_MS / 1000} s.`,
+    'Try again with fewer or smaller files.',
+  );
+}
 const LIST_OUTPUT_CAP = 16 * 1024 * 1024;
 
 export class DockerSandbox implements Sandbox {
   private closed = false;
+  private helper: Promise<FileHelper | undefined> | undefined;
+  private helperStarts = 0;
 
   constructor(
     private readonly engine: DockerEngine,
@@ -141,7 +159,8 @@ export class DockerSandbox implements Sandbox {
     );
     const dirs = [...new Set(resolved.map((file) => posix.dirname(file.path)))];
     const outcome = await this.fileOp(
-      ['sh', '-c', WRITE_SCRIPT, 'sh', ...dirs, ...resolved.map((file) => file.path)],
+      'write',
+      [...dirs, ...resolved.map((file) => file.path)],
       archive,
       64 * 1024,
       signal,
@@ -162,7 +181,8 @@ export class DockerSandbox implements Sandbox {
     );
     const offset = Math.max(0, Math.floor(options.offset ?? 0));
     const outcome = await this.fileOp(
-      ['sh', '-c', READ_SCRIPT, 'sh', absolute, String(maxBytes), String(offset)],
+      'read',
+      [absolute, String(maxBytes), String(offset)],
       undefined,
       maxBytes + 32,
       signal,
@@ -184,7 +204,8 @@ export class DockerSandbox implements Sandbox {
     const depth = Math.max(1, Math.min(options.depth ?? 1, 32));
     const most = this.info.spec.limits.maxFiles;
     const outcome = await this.fileOp(
-      ['sh', '-c', LIST_SCRIPT, 'sh', absolute, String(depth), String(most + 1)],
+      'list',
+      [absolute, String(depth), String(most + 1)],
       undefined,
       LIST_OUTPUT_CAP,
       signal,
@@ -206,7 +227,8 @@ export class DockerSandbox implements Sandbox {
     if (absolute === WORKSPACE_DIR) throw fileErrorFor(absolute, FILE_EXIT.isWorkspace, '', 'delete');
     if (this.info.workspaceAccess === 'ro') throw fileErrorFor(absolute, null, 'Read-only file system', 'delete');
     const outcome = await this.fileOp(
-      ['sh', '-c', DELETE_SCRIPT, 'sh', absolute, options.recursive ? '1' : '0'],
+      'delete',
+      [absolute, options.recursive ? '1' : '0'],
       undefined,
       64 * 1024,
       signal,
@@ -274,32 +296,64 @@ export class DockerSandbox implements Sandbox {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    void this.helper?.then((helper) => helper?.close());
     await this.engine.remove(this.container.id);
   }
 
+  /**
+   * One file script: in the session's file helper when it is there and free, else (and whenever the
+   * helper cannot answer) as one exec. Both run the same script as the sandbox's user.
+   */
   private async fileOp(
-    argv: string[],
+    op: FileOp,
+    args: string[],
     stdin: Uint8Array | undefined,
     cap: number,
     signal?: AbortSignal,
-  ): Promise<ExecOutcome> {
-    const outcome = await this.run(argv, {
+  ): Promise<FileOutcome> {
+    if (this.closed)
+      throw new SandboxError('session-dead', 'This sandbox was closed.', 'Open a new session with sandbox_open.');
+    const helper = await this.fileHelper();
+    if (helper && !helper.busy) {
+      const outcome = await helper.run({
+        op,
+        args,
+        input: stdin,
+        stdoutCap: cap,
+        stderrCap: FILE_STDERR_CAP,
+        timeoutMs: FILE_OP_TIMEOUT_MS,
+        signal,
+      });
+      if (outcome.kind === 'done') return outcome;
+      if (outcome.kind === 'cancelled') throw new SandboxError('aborted', 'The file operation was cancelled.');
+      if (outcome.kind === 'timeout') throw fileTimeout();
+    }
+    const outcome = await this.run(['sh', '-c', FILE_OPS[op], 'sh', ...args], {
       cwd: WORKSPACE_DIR,
       env: [],
       stdin,
       stdoutCap: cap,
-      stderrCap: 64 * 1024,
+      stderrCap: FILE_STDERR_CAP,
       timeoutMs: FILE_OP_TIMEOUT_MS,
       signal,
     });
     if (outcome.cancelled) throw new SandboxError('aborted', 'The file operation was cancelled.');
-    if (outcome.timedOut)
-      throw new SandboxError(
-        'engine-error',
-        `The file operation did not finish within ${FILE_OP_TIMEOUT_MS / 1000} s.`,
-        'Try again with fewer or smaller files.',
-      );
+    if (outcome.timedOut) throw fileTimeout();
     return outcome;
+  }
+
+  /**
+   * The session's file helper, started on the first file call (that call pays the exec it would have
+   * paid anyway) and again after it ended (the sandbox's code may kill it), at most MAX_HELPER_STARTS
+   * times; undefined when it cannot start, and the calls then run as one exec each.
+   */
+  private async fileHelper(): Promise<FileHelper | undefined> {
+    const current = await this.helper;
+    if (current?.alive || this.closed) return current?.alive ? current : undefined;
+    if (this.helperStarts >= MAX_HELPER_STARTS) return undefined;
+    this.helperStarts++;
+    this.helper = FileHelper.start(this.container, this.user).catch(() => undefined);
+    return this.helper;
   }
 
   private async run(

@@ -140,3 +140,34 @@ export function fileErrorFor(
     'Check the path and try again; if it persists, reopen the session.',
   );
 }
+
+/** The file operations a file helper runs, by number in its requests: their scripts are its arguments, in this order. */
+export const FILE_OPS = { write: WRITE_SCRIPT, read: READ_SCRIPT, list: LIST_SCRIPT, delete: DELETE_SCRIPT } as const;
+export type FileOp = keyof typeof FILE_OPS;
+export const FILE_OP_NUMBER: Record<FileOp, number> = { write: 1, read: 2, list: 3, delete: 4 };
+
+/**
+ * A session's long-lived file helper (see fileHelper.ts): runs the scripts above, unchanged, one request
+ * at a time, as the sandbox's user, and never code from a request. A request is one line
+ * "<nonce> <op> <argument bytes> <input bytes>", then the arguments (single-quoted by the host), then the
+ * input, which the script reads as its stdin and which is read to its end whatever the script does. The
+ * reply is the script's stdout, "<nonce>o", its stderr, "<nonce>e", its exit code and a newline. Any
+ * request it cannot parse ends it; so does the end of its stdin (the host went away).
+ */
+export const FILE_HELPER_SCRIPT = [
+  '# agent-sandbox file helper',
+  'set -f',
+  'W=$1 R=$2 L=$3 D=$4',
+  'exec 5>&1',
+  'while IFS=" " read -r n o a d; do',
+  '  case "$n" in ""|*[!0-9a-f]*) exit 2;; esac',
+  '  case "$a" in ""|*[!0-9]*) exit 2;; esac',
+  '  case "$d" in ""|*[!0-9]*) exit 2;; esac',
+  '  case "$o" in 1) s=$W;; 2) s=$R;; 3) s=$L;; 4) s=$D;; *) exit 2;; esac',
+  '  q=$(head -c "$a") || exit 2',
+  '  eval "set -- $q" || exit 2',
+  '  e=$( { head -c "$d" | { sh -c "$s" sh "$@"; c=$?; cat >/dev/null; exit $c; }; } 2>&1 >&5 5>&-)',
+  '  c=$?',
+  '  printf "%so%s%se%d\\n" "$n" "$e" "$n" "$c"',
+  'done',
+].join('\n');
