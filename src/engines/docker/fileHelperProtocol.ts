@@ -26,8 +26,8 @@ const MAX_CODE_BYTES = 4;
 
 /**
  * One reply: the script's stdout up to "<nonce>o", its stderr up to "<nonce>e", then its exit code and a
- * newline. Bytes past the caps are counted and dropped (as with an exec's output); a malformed exit code,
- * or any byte after the reply, is an error that ends the helper.
+ * newline. Output past a cap, a malformed exit code or any byte after the reply is an error that ends the
+ * helper (the call then runs as one exec, which cuts and counts output as it always did).
  */
 export class HelperReply {
   private readonly markers: [Buffer, Buffer];
@@ -66,6 +66,8 @@ export class HelperReply {
       }
       const sink = this.phase === 'stdout' ? this.stdout : this.stderr;
       const after = this.scan(rest, this.markers[this.phase === 'stdout' ? 0 : 1]!, sink);
+      // A script's output fits its cap (dd and head bound it); more is another writer, or a listing that one exec reports cut.
+      if (sink.truncated) return this.fail(`the helper's ${this.phase} passed its cap of ${sink.capBytes} bytes`);
       if (after < 0) return;
       this.phase = this.phase === 'stdout' ? 'stderr' : 'code';
       rest = rest.subarray(after);
