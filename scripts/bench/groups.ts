@@ -228,9 +228,18 @@ export function benchGroups(setup: BenchSetup): Group[] {
               'sandbox_fs_write',
             ),
         },
+        {
+          name: 'engine writeFiles (no tool layer)',
+          run: async () =>
+            void (await (await setup.service.sandbox(undefined)).writeFiles([{ path, content, encoding: 'base64' }])),
+        },
         { name: 'putArchive', run: async () => rawPut(await archiveFloor(), [{ name: `raw-${path}`, data }]) },
       ],
-      comparisons: [{ ours: 'sandbox_fs_write', baseline: 'putArchive', target: 1.2 }],
+      comparisons: [
+        { ours: 'sandbox_fs_write', baseline: 'putArchive', target: 1.2 },
+        // Where the rest goes: the engine's part alone, and the tool layer (validation, decoding, result text) on top.
+        { ours: 'engine writeFiles (no tool layer)', baseline: 'putArchive' },
+      ],
       ...base,
     });
     groups.push({
@@ -249,6 +258,15 @@ export function benchGroups(setup: BenchSetup): Group[] {
           },
         },
         {
+          name: 'engine readFile (no tool layer)',
+          run: async () => {
+            const read = await (
+              await setup.service.sandbox(undefined)
+            ).readFile(path, { encoding: 'base64', maxBytes: data.length });
+            if (!read.content.endsWith(content.slice(-64))) throw new Error('readFile returned other bytes');
+          },
+        },
+        {
           name: 'getArchive',
           run: async () => {
             const read = await rawGet(await archiveFloor(), `/workspace/raw-${path}`);
@@ -256,7 +274,10 @@ export function benchGroups(setup: BenchSetup): Group[] {
           },
         },
       ],
-      comparisons: [{ ours: 'sandbox_fs_read', baseline: 'getArchive', target: 1.2 }],
+      comparisons: [
+        { ours: 'sandbox_fs_read', baseline: 'getArchive', target: 1.2 },
+        { ours: 'engine readFile (no tool layer)', baseline: 'getArchive' },
+      ],
       ...base,
     });
   }
