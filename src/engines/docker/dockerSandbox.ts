@@ -42,7 +42,7 @@ import type { DecisionQuery, NetworkDecisionPage } from '../../core/network/deci
 
 const FILE_OP_TIMEOUT_MS = 60_000;
 const FILE_STDERR_CAP = 64 * 1024;
-/** How often a session starts its file helper before it runs every file call as one exec. */
+/** How many helpers in a row may end without answering before the session runs every file call as one exec. */
 const MAX_HELPER_STARTS = 5;
 
 /** What a file script left: its exit code and capped output, from the helper or from one exec. */
@@ -324,7 +324,10 @@ export class DockerSandbox implements Sandbox {
         timeoutMs: FILE_OP_TIMEOUT_MS,
         signal,
       });
-      if (outcome.kind === 'done') return outcome;
+      if (outcome.kind === 'done') {
+        this.helperStarts = 0;
+        return outcome;
+      }
       if (outcome.kind === 'cancelled') throw new SandboxError('aborted', 'The file operation was cancelled.');
       if (outcome.kind === 'timeout') throw fileTimeout();
     }
@@ -344,8 +347,9 @@ export class DockerSandbox implements Sandbox {
 
   /**
    * The session's file helper, started on the first file call (that call pays the exec it would have
-   * paid anyway) and again after it ended (the sandbox's code may kill it), at most MAX_HELPER_STARTS
-   * times; undefined when it cannot start, and the calls then run as one exec each.
+   * paid anyway) and again after it ended (the sandbox's code may kill it), up to MAX_HELPER_STARTS
+   * times in a row without an answer; undefined then, or when it cannot start, and the calls run as one
+   * exec each.
    */
   private async fileHelper(): Promise<FileHelper | undefined> {
     const current = await this.helper;

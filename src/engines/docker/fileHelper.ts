@@ -102,6 +102,7 @@ export class FileHelper {
   run(call: HelperCall): Promise<HelperOutcome> {
     if (this.ended) return Promise.resolve({ kind: 'unavailable', why: this.endedWhy ?? 'the helper ended' });
     if (this.pending) return Promise.resolve({ kind: 'unavailable', why: 'the helper is busy' });
+    if (call.signal?.aborted) return Promise.resolve({ kind: 'cancelled' });
     const nonce = randomBytes(16).toString('hex');
     const reply = new HelperReply(nonce, new CappedOutput(call.stdoutCap), new CappedOutput(call.stderrCap));
     return new Promise<HelperOutcome>((resolve) => {
@@ -146,7 +147,6 @@ export class FileHelper {
       const overall = setTimeout(() => pending.fail({ kind: 'timeout' }), call.timeoutMs);
       this.pending = pending;
       pending.progress();
-      if (call.signal?.aborted) return onAbort();
       call.signal?.addEventListener('abort', onAbort, { once: true });
       this.stream.ref?.();
       const input = call.input ?? new Uint8Array(0);
