@@ -9,7 +9,13 @@
  * stdin and stdout. Nothing it sends is trusted: no length comes from it, the output is capped as an
  * exec's is, a reply must come within the call's time and without a long silence, and anything but
  * one well-formed reply per request ends the helper (its processes killed) and the call then runs as
- * one exec ('unavailable'). The connection never keeps the host process alive while idle.
+ * one exec ('unavailable'). The connection never keeps the host process alive while idle, and the
+ * helper ends with it (end of its stdin), with the container, or when the session closes.
+ *
+ * What stays possible: code that takes the helper's requests (it can read its stdin) can answer them
+ * with the right nonce, so a read may return bytes of its choosing and a write may claim success. It
+ * could do the same to one exec's process (same user, ptrace, /proc/PID/fd), only with a race to win;
+ * either way it reaches nothing beyond what that user already can, and the host's bounds hold.
  */
 import type Docker from 'dockerode';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -19,6 +25,7 @@ import { EXEC_MARKER_VAR, killMarked } from './exec';
 import { FILE_HELPER_SCRIPT, FILE_OPS, type FileOp } from './fileScripts';
 import { HelperReply, helperRequest } from './fileHelperProtocol';
 import { FrameDemux } from './runnerStream';
+import { settledWithin } from './settledWithin';
 
 export interface HelperCall {
   op: FileOp;
@@ -38,6 +45,9 @@ export type HelperOutcome =
 
 /** A reply that shows no byte for this long means a stopped or stuck helper (the longest script pause is far shorter). */
 export const HELPER_SILENCE_MS = 10_000;
+
+/** How long a call waits for the kill of a helper that failed before it runs as one exec. */
+const HELPER_KILL_WAIT_MS = 10_000;
 
 interface Pending {
   reply: HelperReply;
@@ -118,10 +128,7 @@ export class FileHelper {
         reply,
         progress: () => {
           clearTimeout(silence);
-          silence = setTimeout(
-            () => pending.fail({ kind: 'unavailable', why: 'the helper went silent' }),
-            HELPER_SILENCE_MS,
-          );
+          silence = setTimeout(quiet, HELPER_SILENCE_MS);
         },
         succeed: () => {
           if (answered) return;
@@ -142,6 +149,16 @@ export class FileHelper {
             answer(outcome);
           });
         },
+      };
+      // Silent while the input still goes out (a slow link to a remote engine) counts as progress; a helper that reads nothing does not.
+      let unsent = Infinity;
+      const quiet = () => {
+        const left = this.stream.writableLength;
+        if (left > 0 && left < unsent) {
+          unsent = left;
+          return pending.progress();
+        }
+        pending.fail({ kind: 'unavailable', why: 'the helper went silent' });
       };
       const onAbort = () => pending.fail({ kind: 'cancelled' });
       const overall = setTimeout(() => pending.fail({ kind: 'timeout' }), call.timeoutMs);
@@ -184,9 +201,9 @@ export class FileHelper {
     this.pending?.fail({ kind: 'unavailable', why });
   }
 
-  /** Kills the helper and the request it was running (the exec marker is in their environment). */
+  /** Kills the helper and the request it was running (the exec marker is in their environment); waits for an engine that does not answer at most HELPER_KILL_WAIT_MS. */
   private async kill(): Promise<void> {
-    await killMarked({ container: this.container, user: this.user }, this.marker).catch(() => false);
+    await settledWithin(killMarked({ container: this.container, user: this.user }, this.marker), HELPER_KILL_WAIT_MS);
   }
 }
 
