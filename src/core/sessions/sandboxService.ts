@@ -57,6 +57,7 @@ import type { ImageOutput } from '../results/images';
 import { AfterCallWork } from './afterCallWork';
 import { SessionInterpreters } from './sessionInterpreters';
 import { CopyHolds, type HeldSession, type UnappliedChanges } from './copyHold';
+import { NO_FOLDER } from './noFolder';
 
 export interface SandboxServiceContext {
   /** The engine to use; called on each use so that a settings change takes effect. */
@@ -136,9 +137,6 @@ export interface CloseOptions {
    */
   discardChanges?: boolean;
 }
-
-/** Sessions without a folder are keyed under this value so that they can still be found again. */
-export const NO_FOLDER = '(no folder)';
 
 export class SandboxService {
   private readonly handles = new KnownSessions(() => this.now());
