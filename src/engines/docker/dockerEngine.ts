@@ -18,7 +18,6 @@ import type {
 } from '../../core/engine/engine';
 import { CONTAINER_CAPABILITIES } from '../../core/engine/engineCapabilities';
 import { chooseImage } from '../../core/engine/images';
-import { WORKSPACE_DIR } from '../../core/files/paths';
 import { describeDeath, type SessionDeath } from '../../core/sessions/sessionDeath';
 import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec/spec';
 import { networkTier } from '../../core/network/allowlist';
@@ -40,7 +39,6 @@ import { StopRecords } from '../../core/sessions/stopRecords';
 import { ImageResolver } from './images';
 import { watchContainerStats } from './stats';
 import { CONTAINER_PREFIX, LABEL } from './labels';
-import { installPackages } from './packages';
 import { oomKillCount, OomKillCounts } from './oomKills';
 import { podmanDifferences } from './writablePlaces';
 import { prepareProtection, releasePlaceholders, withProtection } from './protectedMounts';
@@ -53,11 +51,13 @@ import {
   type EngineFlavor,
 } from './seccompProfile';
 import { sweepBeforeRemoval } from './setuidSweep';
-import { copyLayout, placeCopy, placeFiles } from './placeFiles';
+import { checkOpenRequest } from './openChecks';
+import { setUpSession } from './sessionSetup';
+import { copyLayout } from './placeFiles';
 import type { TarLayout } from './tar';
-import { copyMaxFiles, copyNotices, forgetBaseline, readFolderCopy, saveBaseline } from '../../core/files/folderCopy';
+import { copyMaxFiles, copyNotices, forgetBaseline, readFolderCopy } from '../../core/files/folderCopy';
 import { defaultStateDir } from '../../core/sessions/leases';
-import { forgetBaseObjects, keepBaseObjects } from '../../core/files/copyObjects';
+import { forgetBaseObjects } from '../../core/files/copyObjects';
 
 export interface DockerEngineOptions {
   /** Engine address; empty uses DOCKER_HOST or the default socket. */
@@ -223,31 +223,7 @@ export class DockerEngine implements SandboxEngine {
     const signal = options.signal;
     this.egress.check(spec);
     const allowlisted = networkTier(spec) === 'allowlist';
-    if (spec.workspaceAccess !== 'none' && !options.workspaceFolder) {
-      throw new SandboxError(
-        'invalid-input',
-        `Workspace access "${spec.workspaceAccess}" needs a workspace folder to mount.`,
-        'Open a folder, or set workspace access to none.',
-      );
-    }
-    const bindsWorkspace = spec.workspaceAccess === 'ro' || spec.workspaceAccess === 'rw';
-    if (bindsWorkspace && !this.endpoint.local)
-      throw new SandboxError(
-        'unsupported',
-        `Workspace access "${spec.workspaceAccess}" mounts your folder, but the Docker Engine at ${this.endpoint.description} (from ${this.endpoint.source}) runs on another machine, which cannot see it.`,
-        'Use workspace access "copy" (the folder is copied into the sandbox, and you review its changes before they are applied), or an engine on this machine.',
-      );
-    if (
-      bindsWorkspace &&
-      spec.workspaceAccess === 'ro' &&
-      options.files?.some((file) => file.path.startsWith(`${WORKSPACE_DIR}/`))
-    ) {
-      throw new SandboxError(
-        'read-only',
-        'Files cannot be staged into a read-only workspace.',
-        'Read them from the workspace instead, or ask for read-write access.',
-      );
-    }
+    checkOpenRequest(spec, options, this.endpoint);
     const choice = chooseImage(
       spec.runtime,
       spec.image,
@@ -327,67 +303,7 @@ export class DockerEngine implements SandboxEngine {
       });
     try {
       await this.guard(() => container.start(withSignal({}, signal)), signal);
-      // Its only way out, before anything of the caller's runs in it.
-      if (allowlisted)
-        await this.guard(async () => {
-          await this.egress.start(container.id, spec, `${user.uid}:${user.gid}`, options);
-          await this.egress.trustSessionCa(container, spec, `${user.uid}:${user.gid}`, signal);
-        }, signal);
-      // $HOME and a private /workspace are the sandbox user's tmpfs from the start; the first files go in as that user.
-      await this.guard(
-        () =>
-          placeFiles({
-            docker: this.docker,
-            container,
-            user: `${user.uid}:${user.gid}`,
-            files: options.files ?? [],
-            limits: spec.limits,
-            signal,
-          }),
-        signal,
-      );
-      if (copy) {
-        // The copied text, kept as the base of a later merge (a file changed on both sides), while the
-        // copy is placed: both are done before the sandbox is returned, and neither waits for the other.
-        const [placement, kept] = await Promise.allSettled([
-          this.guard(
-            () =>
-              placeCopy({
-                docker: this.docker,
-                container,
-                user: `${user.uid}:${user.gid}`,
-                copy,
-                layout,
-                limits: spec.limits,
-                signal,
-              }),
-            signal,
-          ),
-          keepBaseObjects(defaultStateDir(), container.id, copy.files, copy.baseline),
-        ]);
-        if (placement.status === 'rejected') throw placement.reason;
-        if (kept.status === 'rejected') throw kept.reason;
-        await saveBaseline(defaultStateDir(), container.id, copy.baseline);
-      }
-      // Before the caller gets the sandbox, so no code of theirs runs while the network is on for the install
-      // (with an allowlist: while the package index is let through).
-      const indexAllowed = this.egress.duringInstall(container.id, spec);
-      try {
-        await this.guard(
-          () =>
-            installPackages({
-              docker: this.docker,
-              container,
-              spec,
-              user: `${user.uid}:${user.gid}`,
-              onProgress: options.onProgress,
-              signal,
-            }),
-          signal,
-        );
-      } finally {
-        indexAllowed();
-      }
+      await setUpSession(this, container, spec, `${user.uid}:${user.gid}`, options, copy && { copy, layout });
     } catch (error) {
       this.deaths.markRemoving(container.id);
       if (allowlisted) await this.egress.remove(container.id).catch(() => undefined);
