@@ -82,9 +82,11 @@ if [ -n "$podman_pid" ]; then
   rm -f "$podman_out" "$podman_out.log"
   [ "$podman_rc" = 0 ] || { echo "provisioning Podman failed (exit $podman_rc); AGENT_SANDBOX_PODMAN=0 skips its pass" >&2; exit "$podman_rc"; }
   podman_t0=$SECONDS
-  # A gate, as the Docker pass: a case that fails on Podman fails the run.
+  # A gate, as the Docker pass: a case that fails on Podman fails the run. The virtual engine's own
+  # suites do not use the engine: they ran in the pass above.
+  virtual_only='^(the engine contract: virtual|the virtual engine|persistent Python on the virtual engine|sandbox_exec with code on the virtual engine|the network allowlist on the virtual engine|the CLI without a container engine|saved output of a cut result: virtual|sandbox_run with Python: the value of the last line \(virtual engine\))'
   podman_rc=0
-  DOCKER_HOST=$podman_host npx mocha --config test/engine/.mocharc.json || podman_rc=$?
+  DOCKER_HOST=$podman_host npx mocha --config test/engine/.mocharc.json --grep "$virtual_only" --invert || podman_rc=$?
   echo "engine tier on Podman: $((SECONDS - podman_t0)) s, mocha exit $podman_rc (the number of failed tests)" >&2
   [ "$podman_rc" = 0 ] || exit "$podman_rc"
 fi
