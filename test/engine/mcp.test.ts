@@ -433,7 +433,10 @@ describe('agent-sandbox mcp (the SDK client over stdio, real engine)', function 
       await transport.terminateSession();
       await client.close();
       await until("the session's sandbox to go", async () => ((await sessionsOf(folder)).length ? undefined : true));
-      assert.match(stderr, /closed the connection's sandboxes: agent:mcp-http-test-[0-9a-f]{6}\/default/);
+      // Said once the close has returned, which may trail the container's removal (Podman's does).
+      await until('the server to say so', async () =>
+        /closed the connection's sandboxes: agent:mcp-http-test-[0-9a-f]{6}\/default/.test(stderr) ? true : undefined,
+      );
     } finally {
       child.kill('SIGTERM');
       assert.equal(await exited, 0, stderr);

@@ -103,6 +103,29 @@ describe('the network allowlist in tool results and the audit log (real engine, 
     assert.deepEqual(times, [...times].sort(), 'oldest first');
   });
 
+  it('names a tunnel a call made and closed (CONNECT, decided when the connection ends)', async () => {
+    // A CONNECT tunnel is decided when both its ends have closed: the sandbox's close reaches the
+    // proxy through the relay, another process, so the call waits for it before it reads the log.
+    const tunnel = [
+      'import http.client, os',
+      'connection = http.client.HTTPConnection("127.0.0.1", int(os.environ["HTTP_PROXY"].rsplit(":", 1)[1]), timeout=20)',
+      `connection.set_tunnel("host.docker.internal", ${port})`,
+      'connection.request("GET", "/")',
+      'print(connection.getresponse().read().decode().strip())',
+      'connection.close()',
+    ].join('\n');
+    for (const input of [{ code: tunnel }, { command: `python3 -c '${tunnel}'` }]) {
+      const answer = await tool(input);
+      assert.equal(answer.code, 0, answer.stderr);
+      assert.match(answer.stdout, /hello from the test server/);
+      assert.match(
+        answer.stdout,
+        new RegExp(`Network: 1 connection through the allowlist \\(host\\.docker\\.internal:${port}\\)\\.`),
+        JSON.stringify(input),
+      );
+    }
+  });
+
   it('refuses a listed name that resolves to this machine (DNS rebinding), naming the address', async () => {
     // This machine's own name resolves to a loopback address through /etc/hosts: a name an attacker
     // would point at 127.0.0.1, with no DNS server needed.

@@ -13,6 +13,10 @@ class FakeEngine {
   readonly calls: { since?: string }[] = [];
   readonly streams: PassThrough[] = [];
   failures = 0;
+  /** Whether the engine answers a ping. */
+  up = true;
+
+  ping = () => (this.up ? Promise.resolve('OK') : Promise.reject(new Error('connect ECONNREFUSED')));
 
   getEvents = (options: { since?: string }) => {
     this.calls.push(options);
@@ -48,7 +52,7 @@ describe('container death watcher', () => {
 
   beforeEach(() => {
     engine = new FakeEngine();
-    watcher = new ContainerDeathWatcher(engine as unknown as Pick<Docker, 'getEvents'>, {
+    watcher = new ContainerDeathWatcher(engine as unknown as Pick<Docker, 'getEvents' | 'ping'>, {
       retryMs: 5,
       maxRetryMs: 40,
       dieGraceMs: 20,
@@ -176,6 +180,7 @@ describe('container death watcher', () => {
     await until(() => watcher.reasonFor(OTHER) !== undefined, 'the first event');
     const lastSeen = clock;
     engine.failures = 3;
+    engine.up = false;
     engine.stream.end();
     // Between the end of the stream and the reconnection, whatever the timers' delays.
     const whileDown = Date.now();
@@ -198,6 +203,35 @@ describe('container death watcher', () => {
     engine.stream.write(fresh);
     await new Promise((resolve) => setTimeout(resolve, 40));
     assert.equal(deaths.length, before + 1);
+  });
+
+  it('follows again at once a stream that ended while the engine answers: no outage (Podman rotating its event log)', async () => {
+    watcher.dispose();
+    watcher = new ContainerDeathWatcher(engine as unknown as Pick<Docker, 'getEvents' | 'ping'>, {
+      retryMs: 5,
+      dieGraceMs: 20,
+      streamLivedMs: 0,
+    });
+    await started();
+    engine.stream.write(event('kill', ID, { signal: '9' }) + event('die', ID, { exitCode: '137' }));
+    await until(() => watcher.reasonFor(ID) !== undefined, 'the death');
+    const lastSeen = clock;
+    engine.stream.end();
+    await until(() => engine.calls.length === 2 && watcher.isConnected, 'the stream again');
+    assert.ok(
+      Math.abs(Number(engine.calls[1]!.since) * 1000 - lastSeen) <= 1,
+      `resumed from ${engine.calls[1]!.since}`,
+    );
+    const now = new Date().toISOString();
+    assert.equal(watcher.reasonFor(ID)?.kind, 'signal', 'a kill from outside, not the engine stopping');
+    assert.notEqual(watcher.explain(OTHER, now)?.kind, 'engine-stopped');
+
+    // The same end with the engine gone is an outage, as before.
+    engine.up = false;
+    engine.failures = 1;
+    engine.stream.end();
+    await until(() => engine.calls.length === 4 && watcher.isConnected, 'the reconnection');
+    assert.equal(watcher.reasonFor(ID)?.kind, 'engine-stopped');
   });
 
   it('stops for good on dispose', async () => {

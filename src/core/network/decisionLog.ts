@@ -51,6 +51,11 @@ export interface NetworkDecisionPage {
 export interface DecisionQuery {
   after?: number;
   max?: number;
+  /**
+   * A call's start (ms since the epoch): first wait, a moment at most, for the connections begun
+   * since then to end and be logged (underWay.ts), so that the page has the call's own decisions.
+   */
+  since?: number;
 }
 
 /** A decision as kept, numbered: what the sandbox chose (the name, the reason's text) kept short. */

@@ -9,17 +9,31 @@ import type { LoggedDecision } from './decisionLog';
 /** Names shown per line at most; the rest are counted. */
 const MOST_NAMES = 8;
 
-/** The sandbox's decisions cursor before a call: undefined when it keeps none (no allowlist, or an engine without them). */
-export async function decisionsCursor(sandbox: Sandbox): Promise<number | undefined> {
-  if (!sandbox.networkDecisions || !sandbox.info.spec.networkAllow.length || sandbox.info.spec.network)
-    return undefined;
-  return (await sandbox.networkDecisions({ max: 1 }).catch(() => undefined))?.cursor;
+/** Where a sandbox's decisions stood when a call began, and when that was. */
+export interface DecisionsCursor {
+  after: number;
+  since: number;
 }
 
-/** The lines about the decisions made since `cursor` (none when there were none). */
-export async function decisionNotes(sandbox: Sandbox, cursor: number | undefined): Promise<string[]> {
+/** The sandbox's decisions cursor before a call: undefined when it keeps none (no allowlist, or an engine without them). */
+export async function decisionsCursor(sandbox: Sandbox): Promise<DecisionsCursor | undefined> {
+  if (!sandbox.networkDecisions || !sandbox.info.spec.networkAllow.length || sandbox.info.spec.network)
+    return undefined;
+  const since = Date.now();
+  const after = (await sandbox.networkDecisions({ max: 1 }).catch(() => undefined))?.cursor;
+  return after === undefined ? undefined : { after, since };
+}
+
+/**
+ * The lines about the decisions made since `cursor` (none when there were none). A connection is
+ * logged when it ends, which may come just after the call's program ended: the read waits a moment
+ * for the connections begun during the call.
+ */
+export async function decisionNotes(sandbox: Sandbox, cursor: DecisionsCursor | undefined): Promise<string[]> {
   if (cursor === undefined || !sandbox.networkDecisions) return [];
-  const page = await sandbox.networkDecisions({ after: cursor, max: 500 }).catch(() => undefined);
+  const page = await sandbox
+    .networkDecisions({ after: cursor.after, since: cursor.since, max: 500 })
+    .catch(() => undefined);
   return page ? describeDecisions(page.decisions, page.truncated) : [];
 }
 

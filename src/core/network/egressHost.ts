@@ -25,6 +25,7 @@ import { DecisionLog } from './decisionLog';
 import { EgressProxy } from './egressProxy';
 import type { BoundSecrets } from './interception';
 import type { SecretWithValue } from './secretInjection';
+import { UNDER_WAY_FILE, writeUnderWay } from './underWay';
 
 const installSchema = z.object({ allow: allowlistTextSchema, until: z.number() });
 
@@ -49,6 +50,7 @@ export async function runEgressHost(dir: string, signal: AbortSignal, timings: E
   const install = installEntries(at(EGRESS_FILES.install));
   const bound = await boundSecrets(config.bound);
   rmSync(at(EGRESS_FILES.ca), { force: true });
+  rmSync(at(UNDER_WAY_FILE), { force: true });
   if (bound) writeFileSync(at(EGRESS_FILES.ca), bound.ca.certPem, { mode: 0o600 });
   const proxy = new EgressProxy({
     bound,
@@ -60,6 +62,14 @@ export async function runEgressHost(dir: string, signal: AbortSignal, timings: E
         log.append(decision);
       } catch {
         // The state folder is full or gone: the connection itself is not the log's to stop.
+      }
+    },
+    // After each decision is logged: a tool call waits for its own connections (decisionNotes.ts).
+    onUnderWay: (startedAt) => {
+      try {
+        writeUnderWay(dir, startedAt);
+      } catch {
+        // As for the log: a call then shows fewer of its decisions, never a connection stopped.
       }
     },
   });
@@ -98,6 +108,7 @@ export async function runEgressHost(dir: string, signal: AbortSignal, timings: E
     }
   } finally {
     rmSync(at(EGRESS_FILES.ready), { force: true });
+    rmSync(at(UNDER_WAY_FILE), { force: true });
     for (const socket of lifelines) socket.destroy();
     lifeline.close();
     await proxy.close().catch(() => undefined);

@@ -27,6 +27,7 @@ import { SandboxError, abortError } from '../errors';
 import { defaultStateDir } from '../sessions/leases';
 import { readDecisions, type DecisionQuery, type NetworkDecisionPage } from './decisionLog';
 import { BOUND_VALUES_ENV, EGRESS_FILES, holderOf, type EgressConfig } from './egressFiles';
+import { connectionsSettled } from './underWay';
 
 const ID = /^[0-9a-f]{12,64}$/;
 /** How long a proxy process may take to listen. */
@@ -185,9 +186,14 @@ export class EgressProxies {
     }
   }
 
-  /** The sandbox's newest decisions after `after` (see decisionLog.ts); none for a sandbox without a log. */
-  decisions(sandboxId: string, options: DecisionQuery = {}): NetworkDecisionPage {
-    return readDecisions(this.folder(sandboxId), options);
+  /**
+   * The sandbox's newest decisions after `after` (see decisionLog.ts), once the connections begun
+   * since `since` (when given) have ended; none for a sandbox without a log.
+   */
+  async decisions(sandboxId: string, options: DecisionQuery = {}): Promise<NetworkDecisionPage> {
+    const dir = this.folder(sandboxId);
+    if (options.since !== undefined) await connectionsSettled(dir, options.since, () => this.isServing(sandboxId));
+    return readDecisions(dir, options);
   }
 
   /** Removes the folders of sandboxes gone for a week, and the oldest beyond KEEP_FOLDERS. */

@@ -55,6 +55,11 @@ export interface EgressProxyOptions {
   localAddress?: string;
   /** Told of every decision when its connection ends (or at once, for a refusal). */
   onDecision?(decision: NetworkDecision): void;
+  /**
+   * Told when the allowed connections not yet decided change: when each began (ms since the epoch).
+   * Each is in it before the sandbox gets an answer on it, and leaves it once told to onDecision.
+   */
+  onUnderWay?(startedAt: readonly number[]): void;
   /** Bound secrets with their values: CONNECTs to their domains are intercepted (interception.ts). */
   bound?: BoundSecrets;
 }
@@ -66,6 +71,8 @@ type Target = EgressTarget;
 export class EgressProxy {
   readonly server: Server;
   private readonly sockets = new Set<Duplex>();
+  /** Allowed connections whose decision is not yet told, with when each began. */
+  private readonly underWay = new Map<object, number>();
   private readonly interceptor: Interceptor | undefined;
 
   constructor(private readonly options: EgressProxyOptions) {
@@ -113,6 +120,16 @@ export class EgressProxy {
     this.options.onDecision?.(secrets.length ? { ...decision, secrets } : decision);
   }
 
+  /** Counts an allowed connection as under way; the function returned ends that (once). */
+  private begin(): () => void {
+    const key = {};
+    this.underWay.set(key, Date.now());
+    this.options.onUnderWay?.([...this.underWay.values()]);
+    return () => {
+      if (this.underWay.delete(key)) this.options.onUnderWay?.([...this.underWay.values()]);
+    };
+  }
+
   private async tunnel(request: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
     const { host, port } = splitAuthority(request.url ?? '', 443);
     const target = host ? await this.target(host, port) : { refused: 'CONNECT needs host:port' };
@@ -121,12 +138,14 @@ export class EgressProxy {
       client.end(refusal(target.refused));
       return;
     }
+    const ended = this.begin();
     if (this.interceptor?.intercepts(host) && head.length === 0) {
       const socket = client as Socket;
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      this.interceptor.serve(socket, host, port, target.address, (notes) =>
-        this.record(host, port, target, socket.bytesRead, socket.bytesWritten, notes),
-      );
+      this.interceptor.serve(socket, host, port, target.address, (notes) => {
+        this.record(host, port, target, socket.bytesRead, socket.bytesWritten, notes);
+        ended();
+      });
       return;
     }
     let received = 0;
@@ -153,7 +172,10 @@ export class EgressProxy {
       if (!connected && !client.destroyed) client.end('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n');
     });
     // Sent: what reached the upstream connection, the head included.
-    tieEnds(client, upstream, () => this.record(host, port, target, upstream.bytesWritten, received));
+    tieEnds(client, upstream, () => {
+      this.record(host, port, target, upstream.bytesWritten, received);
+      ended();
+    });
   }
 
   private async forward(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -178,6 +200,9 @@ export class EgressProxy {
       response.writeHead(403, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) }).end(body);
       return;
     }
+    const ended = this.begin();
+    // A client gone before the answer ends is no call's to wait for (its decision comes when the answer ends).
+    response.once('close', ended);
     const headers = { ...request.headers };
     for (const name of HOP_BY_HOP) delete headers[name];
     // Header bytes count too: a request without a body still carries what its URL and headers say.
@@ -201,14 +226,18 @@ export class EgressProxy {
         response.writeHead(answer.statusCode ?? 502, headersObject(answer.rawHeaders, HOP_BY_HOP));
         answer.on('data', (chunk: Buffer) => (received += chunk.length));
         answer.pipe(response);
-        answer.once('end', () => this.record(host, port, target, sent, received, notes));
+        answer.once('end', () => {
+          this.record(host, port, target, sent, received, notes);
+          ended();
+        });
       },
     );
     request.on('data', (chunk: Buffer) => (sent += chunk.length));
     upstream.once('error', () => {
+      this.record(host, port, target, sent, received, notes);
+      ended();
       if (!response.headersSent) response.writeHead(502).end();
       else response.destroy();
-      this.record(host, port, target, sent, received, notes);
     });
     request.pipe(upstream);
   }

@@ -326,7 +326,7 @@ export class DockerEgress {
       );
   }
 
-  decisions(sandboxId: string, query?: DecisionQuery): NetworkDecisionPage {
+  async decisions(sandboxId: string, query?: DecisionQuery): Promise<NetworkDecisionPage> {
     if (!this.deps.proxies) return { decisions: [], cursor: 0, truncated: false };
     return this.deps.proxies.decisions(sandboxId, query);
   }

@@ -24,6 +24,13 @@ const FILTERS = {
 const OOM_BEFORE_DIE_MS = 5_000;
 /** A death by signal this close before the stream dropped is taken for the engine's own shutdown. */
 const SHUTDOWN_WINDOW_MS = 20_000;
+/**
+ * A stream that ends after it lived this long, while the engine still answers a ping within PING_MS,
+ * is followed again at once, as no outage: Podman (4.3) ends every stream asked `since` a time when it
+ * rotates its event log (about each MiB of events), though it keeps running.
+ */
+const STREAM_LIVED_MS = 1000;
+const PING_MS = 2000;
 const MARK_TTL_MS = 10 * 60_000;
 const MAX_CONTAINERS = 500;
 const MAX_LINE = 1024 * 1024;
@@ -34,6 +41,8 @@ export interface DeathWatcherOptions {
   maxRetryMs?: number;
   /** How long listeners wait after a 'die' for a 'destroy' that would make it a removal (docker rm -f). */
   dieGraceMs?: number;
+  /** How long a stream must have lived for its end to be checked with a ping (STREAM_LIVED_MS). */
+  streamLivedMs?: number;
   /** Where stops made by any Agent Sandbox process are written down (the folder keeper stops sessions too). */
   stopRecords?: Pick<StopRecords, 'record' | 'read' | 'forget'>;
 }
@@ -66,7 +75,7 @@ export class ContainerDeathWatcher {
   private since: string | undefined;
 
   constructor(
-    private readonly docker: Pick<Docker, 'getEvents'>,
+    private readonly docker: Pick<Docker, 'getEvents' | 'ping'>,
     private readonly options: DeathWatcherOptions = {},
   ) {
     this.retryMs = options.retryMs ?? 500;
@@ -205,6 +214,33 @@ export class ContainerDeathWatcher {
   private dropped(controller: AbortController): void {
     if (controller !== this.controller) return;
     this.controller = undefined;
+    if (
+      this.connected &&
+      this.running &&
+      Date.now() - this.connectedAt > (this.options.streamLivedMs ?? STREAM_LIVED_MS)
+    ) {
+      // Still connected meanwhile: a settle waits on, and what happened in between comes again (since).
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('no answer')), PING_MS);
+        timer.unref?.();
+      });
+      Promise.race([this.docker.ping(), late])
+        .finally(() => clearTimeout(timer))
+        .then(
+          () => {
+            if (this.running && !this.controller) this.connect();
+          },
+          () => this.lost(),
+        );
+      return;
+    }
+    this.lost();
+  }
+
+  /** The stream is gone and the engine with it (or the stream could not be had): an outage, then retries. */
+  private lost(): void {
+    if (this.controller) return;
     if (this.connected) {
       this.connected = false;
       this.outages.push({ from: Date.now() });
