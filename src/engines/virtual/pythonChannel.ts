@@ -29,6 +29,11 @@ export interface PythonWorkerSetup {
   memoryBytes: number;
   /** Largest file it may hold open for writing. */
   maxFileBytes: number;
+  /**
+   * A python3 command (pythonOnce.ts): CPython runs these arguments once, reading this stdin, and
+   * ends. Without it, the worker runs the session's persistent kernel (virtualKernel.ts).
+   */
+  once?: { argv: string[]; stdin: Uint8Array };
 }
 
 /** File operations on the sandbox's file system, asked by the Python worker and done by the sandbox's worker. */
@@ -61,7 +66,16 @@ export type FromPython =
       id: number;
       result: Omit<EvalResult, 'durationMs' | 'stateLost' | 'outcome'> & { interrupted: boolean };
     }
-  | { type: 'ended'; why: string };
+  | { type: 'ended'; why: string }
+  /** A python3 command ended: its exit code and output (at most outputCap bytes of each stream, the rest counted). */
+  | {
+      type: 'exited';
+      exitCode: number;
+      stdout: Uint8Array;
+      stderr: Uint8Array;
+      stdoutBytes: number;
+      stderrBytes: number;
+    };
 
 /** Sandbox's worker → Python worker, through the inbox. */
 export type ToPython =

@@ -7,6 +7,7 @@
  */
 import { posix } from 'node:path';
 import type { IFileSystem } from 'just-bash';
+import { runPythonOnce } from './pythonOnce';
 
 type JustBash = typeof import('just-bash');
 
@@ -60,7 +61,15 @@ export async function pythonArguments(args: readonly string[], cwd: string, fs: 
   return ['-c', run, ...rest.slice(1)];
 }
 
-export function pythonCommands(jb: JustBash): ReturnType<JustBash['defineCommand']>[] {
+/** What the python3 command needs to run its own CPython (pythonOnce.ts) instead of just-bash's. */
+export interface OwnPython {
+  module: WebAssembly.Module;
+  memoryBytes: number;
+  maxFileBytes: number;
+  maxFileReadBytes: number;
+}
+
+export function pythonCommands(jb: JustBash, own?: OwnPython): ReturnType<JustBash['defineCommand']>[] {
   return ['python3', 'python'].map((name) =>
     jb.defineCommand(name, async (args, ctx) => {
       if (
@@ -71,7 +80,23 @@ export function pythonCommands(jb: JustBash): ReturnType<JustBash['defineCommand
         args.includes('-h')
       )
         return ctx.origCommand!(args);
-      return ctx.origCommand(await pythonArguments(args, ctx.cwd, ctx.fs));
+      if (!own) return ctx.origCommand(await pythonArguments(args, ctx.cwd, ctx.fs));
+      // CPython itself reads the arguments: the sandbox's files are at their own paths, so sys.path is real Python's.
+      const result = await runPythonOnce({
+        fs: ctx.fs,
+        module: own.module,
+        argv: [...args],
+        stdin: Buffer.from(jb.latin1FromBytes(ctx.stdin), 'latin1'),
+        env: Object.fromEntries(ctx.env),
+        cwd: ctx.cwd,
+        outputCap: ctx.limits.maxOutputSize,
+        memoryBytes: own.memoryBytes,
+        maxFileBytes: own.maxFileBytes,
+        maxFileReadBytes: own.maxFileReadBytes,
+        timeoutMs: ctx.limits.maxPythonTimeoutMs,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+      return { ...result, stdoutKind: 'bytes' as const };
     }),
   );
 }

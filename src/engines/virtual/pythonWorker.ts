@@ -23,7 +23,7 @@ import { VIRTUAL_PYTHON_KERNEL } from './virtualKernel';
 type WasmImports = { env: Record<string, (...args: number[]) => number> };
 interface CPython {
   FS: DeviceFs & {
-    init(input: () => null, output: (byte: number) => void, error: (byte: number) => void): void;
+    init(input: () => number | null, output: (byte: number) => void, error: (byte: number) => void): void;
     writeFile(path: string, data: Uint8Array): void;
     chdir(path: string): void;
   };
@@ -94,7 +94,7 @@ async function main(): Promise<void> {
     preRun: [
       (cpython: CPython) => {
         const FS = cpython.FS;
-        FS.init(() => null, stdout.push, stderr.push);
+        FS.init(setup.once ? stdinReader(setup.once.stdin) : () => null, stdout.push, stderr.push);
         FS.mkdirTree('/lib');
         FS.writeFile('/lib/python313.zip', readFileSync(join(setup.cpython, 'python313.zip')));
         Object.assign(cpython.ENV, setup.env, {
@@ -105,12 +105,15 @@ async function main(): Promise<void> {
         });
         files = new PythonFileSystem(FS, fsRequest, setup.maxFileBytes);
         files.mountFolders();
-        makeAgentDevice(FS, { next: () => nextRequest(files!), line: (text) => answer(text, files!) });
-        makeSleepDevice(FS, view);
+        if (!setup.once) {
+          makeAgentDevice(FS, { next: () => nextRequest(files!), line: (text) => answer(text, files!) });
+          makeSleepDevice(FS, view);
+        }
         FS.chdir(setup.cwd);
       },
     ],
   });
+  if (setup.once) return runOnce(python, setup.once.argv, files!);
   // Signal checks are off unless the embedder turns them on (Pyodide does the same).
   new Int32Array(signalFlag!.memory.buffer)[signalFlag!.address >> 2] = 1;
   let why: string;
@@ -120,6 +123,39 @@ async function main(): Promise<void> {
     why = `failed (${(error as Error).message})`;
   }
   post({ type: 'ended', why: `The Python interpreter ${why}.` });
+}
+
+/** A python3 command: the arguments run once, as `python3 ARGS` would; then its exit code and output go back. */
+function runOnce(python: CPython, argv: string[], files: PythonFileSystem): void {
+  let exitCode: number;
+  try {
+    exitCode = python.callMain(argv);
+  } catch (error) {
+    // sys.exit and os._exit end the runtime by throwing its ExitStatus.
+    const status = (error as { status?: unknown }).status;
+    if (typeof status === 'number') exitCode = status;
+    else {
+      stderr.pushText(`python3: the interpreter failed (${(error as Error).message})\n`);
+      exitCode = 1;
+    }
+  }
+  for (const failure of files.flushOpenFiles()) stderr.pushText(`python3: a file open was not saved: ${failure}\n`);
+  const out = stdout.bytes();
+  const err = stderr.bytes();
+  post({
+    type: 'exited',
+    exitCode,
+    stdout: out.data,
+    stderr: err.data,
+    stdoutBytes: out.bytes,
+    stderrBytes: err.bytes,
+  });
+}
+
+/** stdin for Emscripten's FS: one byte per call, null at its end. */
+function stdinReader(data: Uint8Array): () => number | null {
+  let offset = 0;
+  return () => (offset < data.length ? data[offset++]! : null);
 }
 
 let current: number | undefined;

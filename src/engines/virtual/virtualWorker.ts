@@ -5,7 +5,7 @@
  * whole when a command ignores its deadline. The session's persistent Python runs in a worker of
  * its own, started from here on first use (sessionPython.ts), over this worker's file system.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import type { IFileSystem, SecureFetch } from 'just-bash';
 import { DISK_LIMIT_NEXT, DISK_LIMIT_REACHED } from '../../core/limits/diskLimit';
 import { SandboxError } from '../../core/errors';
@@ -19,6 +19,7 @@ import type {
   PythonRunPayload,
   WireError,
   WorkerMessage,
+  WorkerConfigure,
   WorkerRequest,
   WorkerSetup,
 } from './protocol';
@@ -28,8 +29,11 @@ import { wgetCommand } from './wgetCommand';
 
 type JustBash = typeof import('just-bash');
 
-const setup = workerData as WorkerSetup;
 const port = parentPort!;
+/** The sandbox this worker is for, from its WorkerConfigure; a warm worker waits for it with just-bash loaded. */
+let setup: WorkerSetup;
+/** CPython compiled once by the engine's process, for the python3 command and the session's Python. */
+let cpython: WebAssembly.Module | undefined;
 const running = new Map<number, AbortController>();
 /**
  * The shell's own loop and command counts are lifted: its time limit (a deadline checked between
@@ -51,7 +55,7 @@ function wireError(error: unknown): WireError {
   if (/ENOSPC|byte limit exceeded/.test(message))
     return {
       reason: 'disk-limit',
-      message: `${DISK_LIMIT_REACHED}: the sandbox's files are kept in its memory, at most ${formatSize(setup.maxMemoryBytes)} (${message})`,
+      message: `${DISK_LIMIT_REACHED}: the sandbox's files are kept in its memory, at most ${formatSize(setup?.maxMemoryBytes ?? 0)} (${message})`,
       hint: DISK_LIMIT_NEXT,
     };
   if (/EROFS|read-only/i.test(message))
@@ -77,7 +81,15 @@ function wireError(error: unknown): WireError {
 
 function commands(jb: JustBash): ReturnType<JustBash['defineCommand']>[] {
   // curl is just-bash's own, present only with a fetch; wget is ours, over the same fetch.
-  const own = [...(setup.python ? pythonCommands(jb) : []), ...(setup.network ? [wgetCommand(jb)] : [])];
+  const python = cpython
+    ? {
+        module: cpython,
+        memoryBytes: setup.pythonMemoryBytes,
+        maxFileBytes: setup.maxMemoryBytes,
+        maxFileReadBytes: setup.maxFileReadBytes,
+      }
+    : undefined;
+  const own = [...(setup.python ? pythonCommands(jb, python) : []), ...(setup.network ? [wgetCommand(jb)] : [])];
   if (setup.javascript) {
     // `node` is what agents type; js-exec is just-bash's (QuickJS) JavaScript runner.
     return [
@@ -180,7 +192,7 @@ async function runPython(fs: IFileSystem, id: number, payload: PythonRunPayload)
   const controller = new AbortController();
   running.set(id, controller);
   try {
-    python ??= new SessionPython(fs, setup);
+    python ??= new SessionPython(fs, setup, cpython);
     return await python.run(payload, controller.signal);
   } finally {
     running.delete(id);
@@ -190,7 +202,7 @@ async function runPython(fs: IFileSystem, id: number, payload: PythonRunPayload)
 async function handle(jb: JustBash, fs: IFileSystem, request: WorkerRequest): Promise<unknown> {
   switch (request.type) {
     case 'python-open':
-      python ??= new SessionPython(fs, setup);
+      python ??= new SessionPython(fs, setup, cpython);
       return python.open(request);
     case 'python-run':
       return runPython(fs, request.id, request);
@@ -212,11 +224,27 @@ async function handle(jb: JustBash, fs: IFileSystem, request: WorkerRequest): Pr
   }
 }
 
-async function main(): Promise<void> {
-  let jb: JustBash;
+/**
+ * Runs a few commands on a scratch file system that is then dropped, so that the sandbox's first
+ * command finds just-bash's code compiled. Nothing of a sandbox is here yet: each worker serves one.
+ */
+async function warmUp(jb: JustBash): Promise<void> {
+  const scratch = new jb.InMemoryFs();
+  await scratch.mkdir('/tmp', { recursive: true });
+  const bash = new jb.Bash({ fs: scratch, cwd: '/tmp' });
+  await bash.exec(
+    '{\necho warm > /tmp/warm; cat /tmp/warm | wc -l; x=$((1 + 1)); [ "$x" = 2 ] && printf "%s\\n" "$x"\n}',
+    {
+      rawScript: true,
+    },
+  );
+}
+
+async function configure(jb: JustBash, message: WorkerConfigure): Promise<void> {
+  setup = message.setup;
+  cpython = message.cpython;
   let fs: IFileSystem;
   try {
-    jb = await import('just-bash');
     fs = await buildFileSystem(jb, setup);
   } catch (error) {
     post({ type: 'failed', error: wireError(error) });
@@ -229,6 +257,19 @@ async function main(): Promise<void> {
     );
   });
   post({ type: 'ready' });
+}
+
+async function main(): Promise<void> {
+  let jb: JustBash;
+  try {
+    jb = await import('just-bash');
+    await warmUp(jb);
+  } catch (error) {
+    post({ type: 'failed', error: wireError(error) });
+    return;
+  }
+  port.once('message', (message: WorkerConfigure) => void configure(jb, message));
+  post({ type: 'booted' });
 }
 
 void main();

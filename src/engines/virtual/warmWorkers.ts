@@ -1,0 +1,65 @@
+/**
+ * A worker kept ready for the next sandbox: just-bash loaded and warmed up, waiting for the sandbox it
+ * will serve. Each worker serves one sandbox and ends with it, so nothing of one sandbox (files,
+ * variables, modules, a Python's state) can reach the next; what is kept warm is only code that ran
+ * on a scratch file system before any sandbox existed. The spare is started with a heap limit, which
+ * a worker cannot change, so it serves the next sandbox with the same memory limit (the last one's).
+ */
+import { cpythonModule } from './cpythonModule';
+import { cpythonFolder, type WorkerLocation } from './location';
+import type { WorkerSetup } from './protocol';
+import { WorkerClient } from './workerClient';
+
+/** A spare no sandbox took for this long is ended (it holds tens of MiB); the next sandbox starts one again. */
+const SPARE_IDLE_MS = 10 * 60_000;
+
+export class WarmWorkers {
+  private spare: { heapLimitMb: number; client: WorkerClient; idle: NodeJS.Timeout } | undefined;
+  private disposed = false;
+
+  constructor(private readonly location: WorkerLocation) {}
+
+  /** A worker configured for this sandbox: the spare when it fits, else a new one; then a spare for the next. */
+  async take(setup: WorkerSetup, heapLimitMb: number): Promise<WorkerClient> {
+    // Compiled on the main thread while the worker boots (once per process; cpythonModule.ts).
+    const cpython = setup.python ? cpythonModule(cpythonFolder(this.location)) : Promise.resolve(undefined);
+    const spare = this.spare;
+    this.spare = undefined;
+    if (spare) clearTimeout(spare.idle);
+    let client = spare && spare.heapLimitMb === heapLimitMb && !spare.client.gone ? spare.client : undefined;
+    if (spare && !client) spare.client.kill('a sandbox with another memory limit came first');
+    client ??= WorkerClient.boot(this.location, heapLimitMb);
+    try {
+      await client.configure(setup, await cpython);
+    } finally {
+      this.refill(heapLimitMb);
+    }
+    return client;
+  }
+
+  /** The spare's boot, for whoever measures without it (a benchmark's untimed pause between calls). */
+  async settled(): Promise<void> {
+    await this.spare?.client.whenBooted();
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    if (this.spare) {
+      clearTimeout(this.spare.idle);
+      this.spare.client.kill('the engine was disposed');
+    }
+    this.spare = undefined;
+  }
+
+  private refill(heapLimitMb: number): void {
+    if (this.disposed || this.spare) return;
+    const client = WorkerClient.boot(this.location, heapLimitMb);
+    const idle = setTimeout(() => {
+      if (this.spare?.client !== client) return;
+      this.spare = undefined;
+      client.kill('no sandbox needed it');
+    }, SPARE_IDLE_MS);
+    idle.unref();
+    this.spare = { heapLimitMb, client, idle };
+  }
+}
