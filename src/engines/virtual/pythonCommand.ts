@@ -7,7 +7,7 @@
  */
 import { posix } from 'node:path';
 import type { IFileSystem } from 'just-bash';
-import { runPythonOnce } from './pythonOnce';
+import type { PythonProcess } from './pythonOnce';
 
 type JustBash = typeof import('just-bash');
 
@@ -63,7 +63,8 @@ export async function pythonArguments(args: readonly string[], cwd: string, fs: 
 
 /** What the python3 command needs to run its own CPython (pythonOnce.ts) instead of just-bash's. */
 export interface OwnPython {
-  module: WebAssembly.Module;
+  /** A new interpreter, loaded and waiting for its command. */
+  start(): PythonProcess;
   memoryBytes: number;
   maxFileBytes: number;
   maxFileReadBytes: number;
@@ -82,9 +83,8 @@ export function pythonCommands(jb: JustBash, own?: OwnPython): ReturnType<JustBa
         return ctx.origCommand!(args);
       if (!own) return ctx.origCommand(await pythonArguments(args, ctx.cwd, ctx.fs));
       // CPython itself reads the arguments: the sandbox's files are at their own paths, so sys.path is real Python's.
-      const result = await runPythonOnce({
+      const result = await own.start().run({
         fs: ctx.fs,
-        module: own.module,
         argv: [...args],
         stdin: Buffer.from(jb.latin1FromBytes(ctx.stdin), 'latin1'),
         env: Object.fromEntries(ctx.env),

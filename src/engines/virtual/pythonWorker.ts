@@ -34,8 +34,11 @@ interface CPython {
 const setup = workerData as PythonWorkerSetup & { module: WebAssembly.Module };
 const view = new Int32Array(setup.shared);
 const port = parentPort!;
-const stdout = new Capture(setup.outputCap);
-const stderr = new Capture(setup.outputCap);
+let stdout = new Capture(setup.outputCap);
+let stderr = new Capture(setup.outputCap);
+/** A python3 command's stdin, and its heap's limit, known once the command comes. */
+let stdin: Uint8Array = new Uint8Array(0);
+let memoryBytes = setup.memoryBytes;
 /**
  * Node.js modules and packages CPython's JavaScript loads as it runs; any other (net, child_process,
  * ws for its sockets) is refused. Files by path (tsx's own, in the tests) are code shipped with us.
@@ -80,7 +83,7 @@ async function main(): Promise<void> {
     instantiateWasm(imports: WasmImports, done: (instance: WebAssembly.Instance) => void) {
       // The heap grows up to the session's memory limit; past it, allocations fail (MemoryError) instead.
       const grow = imports.env.emscripten_resize_heap!;
-      imports.env.emscripten_resize_heap = (size: number) => (size >>> 0 > setup.memoryBytes ? 0 : grow(size));
+      imports.env.emscripten_resize_heap = (size: number) => (size >>> 0 > memoryBytes ? 0 : grow(size));
       void WebAssembly.instantiate(setup.module, imports as unknown as WebAssembly.Imports).then((instance) => {
         const exports = instance.exports as {
           memory: WebAssembly.Memory;
@@ -94,7 +97,11 @@ async function main(): Promise<void> {
     preRun: [
       (cpython: CPython) => {
         const FS = cpython.FS;
-        FS.init(setup.once ? stdinReader(setup.once.stdin) : () => null, stdout.push, stderr.push);
+        FS.init(
+          setup.once ? readStdin : () => null,
+          (byte) => stdout.push(byte),
+          (byte) => stderr.push(byte),
+        );
         FS.mkdirTree('/lib');
         FS.writeFile('/lib/python313.zip', readFileSync(join(setup.cpython, 'python313.zip')));
         Object.assign(cpython.ENV, setup.env, {
@@ -103,17 +110,17 @@ async function main(): Promise<void> {
           // No __pycache__ folders in the user's workspace.
           PYTHONDONTWRITEBYTECODE: '1',
         });
+        // A python3 command's interpreter meets the sandbox's files when its command comes (runOnce).
+        if (setup.once) return;
         files = new PythonFileSystem(FS, fsRequest, setup.maxFileBytes);
         files.mountFolders();
-        if (!setup.once) {
-          makeAgentDevice(FS, { next: () => nextRequest(files!), line: (text) => answer(text, files!) });
-          makeSleepDevice(FS, view);
-        }
+        makeAgentDevice(FS, { next: () => nextRequest(files!), line: (text) => answer(text, files!) });
+        makeSleepDevice(FS, view);
         FS.chdir(setup.cwd);
       },
     ],
   });
-  if (setup.once) return runOnce(python, setup.once.argv, files!);
+  if (setup.once) return runOnce(python);
   // Signal checks are off unless the embedder turns them on (Pyodide does the same).
   new Int32Array(signalFlag!.memory.buffer)[signalFlag!.address >> 2] = 1;
   let why: string;
@@ -125,11 +132,25 @@ async function main(): Promise<void> {
   post({ type: 'ended', why: `The Python interpreter ${why}.` });
 }
 
-/** A python3 command: the arguments run once, as `python3 ARGS` would; then its exit code and output go back. */
-function runOnce(python: CPython, argv: string[], files: PythonFileSystem): void {
+/**
+ * A python3 command: waits for it (CPython loaded ahead), runs its arguments once as `python3 ARGS`
+ * would, over the sandbox's files at their own paths; then its exit code and output go back.
+ */
+function runOnce(python: CPython): void {
+  post({ type: 'loaded' });
+  const command = receiveInPython(view, setup.inbox);
+  if (command.type !== 'command') return post({ type: 'ended', why: 'The Python interpreter got no command.' });
+  stdout = new Capture(command.outputCap);
+  stderr = new Capture(command.outputCap);
+  stdin = command.stdin;
+  memoryBytes = command.memoryBytes;
+  Object.assign(python.ENV, command.env);
+  const files = new PythonFileSystem(python.FS, fsRequest, command.maxFileBytes);
   let exitCode: number;
   try {
-    exitCode = python.callMain(argv);
+    files.mountFolders();
+    python.FS.chdir(command.cwd);
+    exitCode = python.callMain(command.argv);
   } catch (error) {
     // sys.exit and os._exit end the runtime by throwing its ExitStatus.
     const status = (error as { status?: unknown }).status;
@@ -152,10 +173,11 @@ function runOnce(python: CPython, argv: string[], files: PythonFileSystem): void
   });
 }
 
+let stdinOffset = 0;
+
 /** stdin for Emscripten's FS: one byte per call, null at its end. */
-function stdinReader(data: Uint8Array): () => number | null {
-  let offset = 0;
-  return () => (offset < data.length ? data[offset++]! : null);
+function readStdin(): number | null {
+  return stdinOffset < stdin.length ? stdin[stdinOffset++]! : null;
 }
 
 let current: number | undefined;

@@ -5,7 +5,7 @@
  * whole when a command ignores its deadline. The session's persistent Python runs in a worker of
  * its own, started from here on first use (sessionPython.ts), over this worker's file system.
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import type { IFileSystem, SecureFetch } from 'just-bash';
 import { DISK_LIMIT_NEXT, DISK_LIMIT_REACHED } from '../../core/limits/diskLimit';
 import { SandboxError } from '../../core/errors';
@@ -13,6 +13,7 @@ import { formatSize } from '../../core/spec/units';
 import { allowlistFetch } from './allowlistFetch';
 import { deletePath, listFiles, readFile, writeFiles } from './fileOps';
 import { pythonCommands } from './pythonCommand';
+import { PythonProcess } from './pythonOnce';
 import type {
   ExecPayload,
   ExecReply,
@@ -34,6 +35,17 @@ const port = parentPort!;
 let setup: WorkerSetup;
 /** CPython compiled once by the engine's process, for the python3 command and the session's Python. */
 let cpython: WebAssembly.Module | undefined;
+/** The interpreter for this sandbox's first python3 command, started with the worker when it had CPython (booted warm). */
+let sparePython: PythonProcess | undefined;
+/** A sandbox that ran no python3 this long after it started gives its waiting interpreter's memory back. */
+const SPARE_PYTHON_MS = 30_000;
+
+/** The waiting interpreter, or a new one: each python3 command gets its own. */
+function takePython(module: WebAssembly.Module): PythonProcess {
+  const spare = sparePython;
+  sparePython = undefined;
+  return spare ?? new PythonProcess(module);
+}
 const running = new Map<number, AbortController>();
 /**
  * The shell's own loop and command counts are lifted: its time limit (a deadline checked between
@@ -83,7 +95,7 @@ function commands(jb: JustBash): ReturnType<JustBash['defineCommand']>[] {
   // curl is just-bash's own, present only with a fetch; wget is ours, over the same fetch.
   const python = cpython
     ? {
-        module: cpython,
+        start: () => takePython(cpython!),
         memoryBytes: setup.pythonMemoryBytes,
         maxFileBytes: setup.maxMemoryBytes,
         maxFileReadBytes: setup.maxFileReadBytes,
@@ -243,6 +255,14 @@ async function warmUp(jb: JustBash): Promise<void> {
 async function configure(jb: JustBash, message: WorkerConfigure): Promise<void> {
   setup = message.setup;
   cpython = message.cpython;
+  if (!setup.python || !cpython) {
+    sparePython?.kill();
+    sparePython = undefined;
+  } else if (sparePython)
+    setTimeout(() => {
+      sparePython?.kill();
+      sparePython = undefined;
+    }, SPARE_PYTHON_MS).unref();
   let fs: IFileSystem;
   try {
     fs = await buildFileSystem(jb, setup);
@@ -264,6 +284,11 @@ async function main(): Promise<void> {
   try {
     jb = await import('just-bash');
     await warmUp(jb);
+    const boot = (workerData ?? {}) as { cpython?: WebAssembly.Module };
+    if (boot.cpython) {
+      sparePython = new PythonProcess(boot.cpython);
+      await sparePython.loaded;
+    }
   } catch (error) {
     post({ type: 'failed', error: wireError(error) });
     return;

@@ -29,10 +29,11 @@ export class WarmWorkers {
     let client = spare && spare.heapLimitMb === heapLimitMb && !spare.client.gone ? spare.client : undefined;
     if (spare && !client) spare.client.kill('a sandbox with another memory limit came first');
     client ??= WorkerClient.boot(this.location, heapLimitMb);
+    const module = await cpython;
     try {
-      await client.configure(setup, await cpython);
+      await client.configure(setup, module);
     } finally {
-      this.refill(heapLimitMb);
+      this.refill(heapLimitMb, module);
     }
     return client;
   }
@@ -51,9 +52,9 @@ export class WarmWorkers {
     this.spare = undefined;
   }
 
-  private refill(heapLimitMb: number): void {
+  private refill(heapLimitMb: number, cpython: WebAssembly.Module | undefined): void {
     if (this.disposed || this.spare) return;
-    const client = WorkerClient.boot(this.location, heapLimitMb);
+    const client = WorkerClient.boot(this.location, heapLimitMb, cpython);
     const idle = setTimeout(() => {
       if (this.spare?.client !== client) return;
       this.spare = undefined;

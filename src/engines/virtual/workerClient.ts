@@ -66,9 +66,15 @@ export class WorkerClient {
    * Starts a worker that loads just-bash and warms it up, then waits for the sandbox it is for
    * (configure). It does not keep the process alive until it is configured.
    */
-  static boot(location: WorkerLocation, heapLimitMb: number): WorkerClient {
+  static boot(location: WorkerLocation, heapLimitMb: number, cpython?: WebAssembly.Module): WorkerClient {
     // Nothing a sandboxed program does reaches the host's console: the worker's own streams are drained and dropped.
-    const options = { resourceLimits: { maxOldGenerationSizeMb: heapLimitMb }, stdout: true, stderr: true };
+    const options = {
+      resourceLimits: { maxOldGenerationSizeMb: heapLimitMb },
+      stdout: true,
+      stderr: true,
+      // With CPython, the worker also starts the interpreter of its sandbox's first python3 command.
+      ...(cpython ? { workerData: { cpython } } : {}),
+    };
     const worker = startWorker(location.entry, location.typescript, options);
     worker.stdout.resume();
     worker.stderr.resume();
