@@ -148,6 +148,7 @@ export class VirtualEngine implements SandboxEngine {
       info,
       () => {
         watch?.stop();
+        this.workers.released();
         this.sessions.delete(id);
         this.ephemeral.delete(sandbox);
         if (decisions) this.keepClosedDecisions(id);

@@ -12,10 +12,14 @@ import { WorkerClient } from './workerClient';
 
 /** A spare no sandbox took for this long is ended (it holds tens of MiB); the next sandbox starts one again. */
 const SPARE_IDLE_MS = 10 * 60_000;
+/** How long after a take the next spare boots, if the sandbox that took it is still open. */
+const REFILL_MS = 1_000;
 
 export class WarmWorkers {
   private spare: { heapLimitMb: number; client: WorkerClient; idle: NodeJS.Timeout } | undefined;
   private disposed = false;
+  /** The spare to start after a take: when the sandbox closes, or REFILL_MS later. */
+  private pending: { heapLimitMb: number; module: WebAssembly.Module | undefined; timer: NodeJS.Timeout } | undefined;
 
   constructor(private readonly location: WorkerLocation) {}
 
@@ -33,18 +37,39 @@ export class WarmWorkers {
     try {
       await client.configure(setup, module);
     } finally {
-      this.refill(heapLimitMb, module);
+      // The next spare boots once this sandbox is closed (a compute run's is, right after its call), so
+      // that its boot does not take the CPU from the call; a session's after REFILL_MS.
+      clearTimeout(this.pending?.timer);
+      const timer = setTimeout(() => this.refillNow(), REFILL_MS);
+      timer.unref();
+      this.pending = { heapLimitMb, module, timer };
     }
     return client;
   }
 
+  /** A sandbox was closed: the spare it used is replaced now. */
+  released(): void {
+    this.refillNow();
+  }
+
   /** The spare's boot, for whoever measures without it (a benchmark's untimed pause between calls). */
   async settled(): Promise<void> {
+    this.refillNow();
     await this.spare?.client.whenBooted();
+  }
+
+  private refillNow(): void {
+    const pending = this.pending;
+    if (!pending) return;
+    this.pending = undefined;
+    clearTimeout(pending.timer);
+    this.refill(pending.heapLimitMb, pending.module);
   }
 
   dispose(): void {
     this.disposed = true;
+    clearTimeout(this.pending?.timer);
+    this.pending = undefined;
     if (this.spare) {
       clearTimeout(this.spare.idle);
       this.spare.client.kill('the engine was disposed');
