@@ -16,6 +16,7 @@ import {
   type PythonWorkerSetup,
   type ToPython,
 } from './pythonChannel';
+import { moveCPythonStack, type CPythonStackExports } from './cpythonStack';
 import { Capture, makeAgentDevice, makeSleepDevice, type DeviceFs } from './pythonDevices';
 import { PythonFileSystem } from './pythonFileSystem';
 import { VIRTUAL_PYTHON_KERNEL } from './virtualKernel';
@@ -76,6 +77,7 @@ async function main(): Promise<void> {
   refuseOtherModules();
   let files: PythonFileSystem | undefined;
   let signalFlag: { memory: WebAssembly.Memory; address: number } | undefined;
+  let stackExports: CPythonStackExports | undefined;
   const python = await createPython({
     noInitialRun: true,
     // CPython reads a signal number here at its eval loop's checks (emscripten_signal.c).
@@ -85,11 +87,12 @@ async function main(): Promise<void> {
       const grow = imports.env.emscripten_resize_heap!;
       imports.env.emscripten_resize_heap = (size: number) => (size >>> 0 > memoryBytes ? 0 : grow(size));
       void WebAssembly.instantiate(setup.module, imports as unknown as WebAssembly.Imports).then((instance) => {
-        const exports = instance.exports as {
+        const exports = instance.exports as unknown as CPythonStackExports & {
           memory: WebAssembly.Memory;
           Py_EMSCRIPTEN_SIGNAL_HANDLING: { value: number };
         };
         signalFlag = { memory: exports.memory, address: exports.Py_EMSCRIPTEN_SIGNAL_HANDLING.value };
+        stackExports = exports;
         done(instance);
       });
       return {};
@@ -120,11 +123,14 @@ async function main(): Promise<void> {
       },
     ],
   });
-  if (setup.once) return runOnce(python);
+  // Before main() runs, a C stack big enough for it (cpythonStack.ts).
+  const moveStack = () => moveCPythonStack(stackExports!);
+  if (setup.once) return runOnce(python, moveStack);
   // Signal checks are off unless the embedder turns them on (Pyodide does the same).
   new Int32Array(signalFlag!.memory.buffer)[signalFlag!.address >> 2] = 1;
   let why: string;
   try {
+    moveStack();
     why = `ended with exit code ${python.callMain(['-c', VIRTUAL_PYTHON_KERNEL, String(setup.outputCap)])}`;
   } catch (error) {
     why = `failed (${(error as Error).message})`;
@@ -136,7 +142,7 @@ async function main(): Promise<void> {
  * A python3 command: waits for it (CPython loaded ahead), runs its arguments once as `python3 ARGS`
  * would, over the sandbox's files at their own paths; then its exit code and output go back.
  */
-function runOnce(python: CPython): void {
+function runOnce(python: CPython, moveStack: () => void): void {
   post({ type: 'loaded' });
   const command = receiveInPython(view, setup.inbox);
   if (command.type !== 'command') return post({ type: 'ended', why: 'The Python interpreter got no command.' });
@@ -150,6 +156,7 @@ function runOnce(python: CPython): void {
   try {
     files.mountFolders();
     python.FS.chdir(command.cwd);
+    moveStack();
     exitCode = python.callMain(command.argv);
   } catch (error) {
     // sys.exit and os._exit end the runtime by throwing its ExitStatus.
