@@ -122,6 +122,11 @@ except ImportError:
         command: 'python3 -c "import sys; sys.stdout.buffer.write(bytes([0xc3, 0xa9, 0x0a]))"',
       });
       assert.equal(bytes.stdout, 'é\n', bytes.stderr);
+      // Its own options go to CPython, a program's options to the program.
+      const version = await sandbox.exec({ command: 'python3 --version; python3 -V' });
+      assert.match(version.stdout, /^Python 3\.\d+\.\d+\nPython 3\.\d+\.\d+\n$/, version.stderr);
+      const help = await sandbox.exec({ command: 'python3 app/main.py -h --version < /dev/null' });
+      assert.equal(help.stdout, "helper ['-h', '--version'] \n", help.stderr);
     } finally {
       await sandbox.close();
     }
