@@ -4,7 +4,8 @@
  */
 import type { SandboxEngine } from '../core/engine/engine';
 import type { KnownSecrets } from '../core/secrets/knownSecrets';
-import { SandboxService, type SandboxServiceContext } from '../core/sessions/sandboxService';
+import { SandboxService } from '../core/sessions/sandboxService';
+import type { SandboxServiceContext } from '../core/sessions/serviceTypes';
 import type { Settings } from '../core/spec/settings';
 import { CLI_WORDS } from './cliSessionWords';
 import { CLI_SECRET_WORDS } from './secretFlags';

@@ -66,7 +66,12 @@ export async function createEngine(
         }
       : {}),
   });
-  const selection = await selectEngine({ choice, consent: 'granted', probeDocker: () => probeEngine(docker) });
+  // The probe asks only whether the engine answers (/_ping): what it is, the first sandbox asks when it needs to.
+  const selection = await selectEngine({
+    choice,
+    consent: 'granted',
+    probeDocker: () => probeEngine({ info: (signal) => docker.ping(signal) }),
+  });
   if (selection.kind !== 'virtual') return docker;
   await docker.dispose();
   note(

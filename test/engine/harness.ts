@@ -5,7 +5,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { processAlive } from '../../src/core/sessions/orphans';
+import { processAlive } from '../../src/core/sessions/processAlive';
 import Docker from 'dockerode';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { VirtualEngine } from '../../src/engines/virtual/virtualEngine';

@@ -18,7 +18,7 @@ import { SandboxError } from '../../src/core/errors';
 import type { LoggedDecision } from '../../src/core/network/decisionLog';
 import { EgressProxies } from '../../src/core/network/egressProcesses';
 import { runCompute } from '../../src/core/sessions/compute';
-import { processAlive } from '../../src/core/sessions/orphans';
+import { processAlive } from '../../src/core/sessions/processAlive';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
 import type { SandboxSpec } from '../../src/core/spec/spec';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';

@@ -178,8 +178,10 @@ time.sleep(600)
       assert.ok(host, result.stdout + result.stderr);
       const id = (await docker.listContainers({ all: true, filters: { id: [host] } }))[0]?.Id;
       made.push(...(id ? [id] : []));
-      // Right after the CLI returned: the program's container is not running any more.
-      const ended = !id || (await gone(docker, id));
+      // Its own container: not running any more right after the CLI returned. A claimed warm one: the
+      // CLI ends with the output and hands the container to its filler, which removes it when it is
+      // still running a moment (STOP_AFTER_RUN_MS) later; the program gains nothing in that moment.
+      const ended = !id || (warm ? await until(() => gone(docker, id), 200) : await gone(docker, id));
       observe(
         AREA,
         `program reads the runner's nonce from /proc/<runner>/mem, prints the end marker, sleeps (${warm ? 'warm' : 'own'})`,
@@ -370,7 +372,14 @@ time.sleep(600)
     const own = new DockerEngine({
       images: TEST_IMAGES,
       poolSize: 0,
-      sharedPool: { size: 1, stateDir, launchFiller: async (request) => void requests.push(request) },
+      sharedPool: {
+        size: 1,
+        stateDir,
+        launchFiller: async (request) => {
+          requests.push(request);
+          return true;
+        },
+      },
     });
     const spec = resolveSpec({ runtime: 'bash', mode: 'compute' });
     const outcomes: string[] = [];
@@ -379,7 +388,7 @@ time.sleep(600)
       const first = await own.open(spec, { ephemeral: true });
       await first.exec({ command: 'true' });
       await first.close();
-      assert.equal(requests.length, 1, 'the run asked for a filler');
+      assert.ok(await until(() => requests.length === 1), 'the run asked for a filler');
       for (let attempt = 0; attempt < tries; attempt++) {
         assert.equal(await own.fillSharedPool(requests[0], stateDir), 1, 'one warm container made');
         const sandbox = await own.open(spec, { ephemeral: true });
@@ -415,7 +424,14 @@ time.sleep(600)
     const own = new DockerEngine({
       images: TEST_IMAGES,
       poolSize: 0,
-      sharedPool: { size: 1, stateDir, launchFiller: async (request) => void requests.push(request) },
+      sharedPool: {
+        size: 1,
+        stateDir,
+        launchFiller: async (request) => {
+          requests.push(request);
+          return true;
+        },
+      },
     });
     const spec = resolveSpec({ runtime: 'bash', mode: 'compute' });
     try {
@@ -423,6 +439,7 @@ time.sleep(600)
       const mine = await docker.getContainer(cold.info.id).inspect();
       await cold.exec({ command: 'true' });
       await cold.close();
+      assert.ok(await until(() => requests.length === 1), 'the run asked for a filler');
       assert.equal(await own.fillSharedPool(requests[0], stateDir), 1, 'one warm container made');
       const warm = readyFiles(stateDir)[0]!;
       made.push(warm.id);

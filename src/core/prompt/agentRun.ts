@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { errorMessage } from '../errors';
-import type { OpenRequest } from '../sessions/sandboxService';
+import type { OpenRequest } from '../sessions/serviceTypes';
 import { TOOLS } from '../tools/toolList';
 import { agentScopeKey } from './analyzePrompt';
 import type { RenderedPrompt } from './render';

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultStateDir } from './leases';
-import { processAlive } from './orphans';
+import { processAlive } from './processAlive';
 
 const ID = /^[0-9a-f]{12,64}$/;
 

@@ -10,7 +10,8 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { SandboxEngine, SessionInfo } from '../engine/engine';
 import type { Lease } from './leases';
-import { NO_FOLDER } from './sandboxService';
+import { NO_FOLDER } from './noFolder';
+import { processAlive } from './processAlive';
 import { holdOf, unappliedChanges, type HeldSession, type UnappliedChanges } from './copyHold';
 
 export interface OrphanCheck {
@@ -70,17 +71,6 @@ function processOrphanReason(
   const age = check.now - Date.parse(session.createdAt);
   if (!(age > FOREIGN_COMPUTE_MAX_AGE_MS)) return undefined;
   return `it is ${what}${owner ? ` of ${owner.host}` : ''} left for more than a day`;
-}
-
-/** Whether a process with this id runs on this machine (EPERM: it runs, as another user). */
-export function processAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export interface RemovedOrphan {

@@ -4,141 +4,43 @@
  * policy (an agent may ask for less workspace access or network than the user allowed, never more)
  * and the lifecycle (idle timeout, maximum lifetime, maximum live sessions).
  */
-import { secretsLayer, type KnownSecrets } from '../secrets/knownSecrets';
 import {
-  NO_SECRETS,
   describeSecret,
   describeSessionSecrets,
-  secretNamesOf,
-  secretSpecLayers,
   pickSecrets,
-  redactionPairs,
-  resolveSecrets,
+  secretNamesOf,
   type ResolvedSecrets,
-  type SecretEntry,
   type SecretWords,
 } from '../secrets/catalog';
-import { runCompute, type RunInput } from './compute';
-import type {
-  ExecResult,
-  ProgressCallback,
-  Sandbox,
-  SandboxEngine,
-  SessionClient,
-  SessionInfo,
-  SessionScope,
-} from '../engine/engine';
+import type { ExecResult, Sandbox, SessionInfo, SessionScope } from '../engine/engine';
 import { SandboxError } from '../errors';
 import { protectedPathsFor } from '../policy/protectedPaths';
-import { resolveSpec } from '../spec/resolveSpec';
 import { KnownSessions } from './knownSessions';
 import { collectSessions, makeRoom, type Collected, type CollectionDeps } from './sessionCollection';
 export type { Collected } from './sessionCollection';
 import { findSession, sameScope } from './findSession';
-import { DEFAULT_SESSION, checkSessionName, parseSandboxId, sandboxIdFor, sandboxIdOf } from './sessions';
+import { DEFAULT_SESSION, checkSessionName, sandboxIdFor, sandboxIdOf } from './sessions';
 import { TOOL_WORDS, type SessionWords } from './sessionWords';
 import {
   SETTING_KNOBS,
   SETTING_SECRET_WORDS,
-  withBoundDomains,
   allowedAccess,
   checkNetworkTier,
-  networkFor,
   sessionSpec,
   type PolicyContext,
   type PolicyKnobs,
-  type SessionAsk,
 } from './sessionPolicy';
-import { specFromSettings, type Settings } from '../spec/settings';
-import type { Runtime, WorkspaceAccess } from '../spec/spec';
+import type { WorkspaceAccess } from '../spec/spec';
 import type { InterpreterLanguage } from '../interpreters/interpreter';
 import type { PersistentInterpreter } from '../interpreters/persistentInterpreter';
 import type { ImageOutput } from '../results/images';
 import { AfterCallWork } from './afterCallWork';
 import { SessionInterpreters } from './sessionInterpreters';
-import { CopyHolds, type HeldSession, type UnappliedChanges } from './copyHold';
-
-export interface SandboxServiceContext {
-  /** The engine to use; called on each use so that a settings change takes effect. */
-  engine(): SandboxEngine;
-  settings(): Settings;
-  /** The host folder that owns the sessions and is mounted for ro/rw; undefined without a folder. */
-  workspaceFolder(): string | undefined;
-  /** False in an untrusted workspace: sandboxes never see the workspace then. */
-  trusted(): boolean;
-  /** Environment variables injected into every sandbox (secrets from the host, prefix stripped); the secrets' env() when absent. */
-  injectedEnv?(): Record<string, string>;
-  /** The secrets this process injects and redacts: it learns those of every session the service uses. */
-  secrets?: KnownSecrets;
-  /**
-   * The value of a secret the user offers (settings.secrets), read when a sandbox that asked for it
-   * opens: VS Code's SecretStorage, the CLI's host variables or secrets file. None without it.
-   */
-  secretValue?(name: string): Promise<string | undefined>;
-  /** Where the user offers secrets and sets their values, for the errors; VS Code's words when absent. */
-  secretWords?: SecretWords;
-  /** Which program this is; its sessions are the ones the lifecycle manages. */
-  client?: SessionClient;
-  /**
-   * The scope of the default session (a call that names no sandbox, sandbox_open without a name):
-   * an MCP connection's own agent scope, so that two clients never share it. The workspace scope
-   * when absent; named sessions stay in the scope they name. Sessions of a default scope other than
-   * the workspace's belong to this process: they carry its id, so that gc removes them once it is gone.
-   */
-  defaultScope?: SessionScope;
-  /**
-   * False: never close a session to make room for a new one (the CLI's own commands, whose user
-   * closes their sessions). True when absent: at most agentSandbox.sessions.maxSessions stay open.
-   */
-  makesRoom?: boolean;
-  /** Where the user raises the most workspace access and the network, for the notices; VS Code's settings when absent. */
-  raisedBy?: PolicyKnobs;
-  /** How errors say what to do next; the tools' words when absent. */
-  words?: SessionWords;
-  log?(level: 'info' | 'warn', message: string): void;
-  now?(): number;
-  /** A copy session's changes not applied to the folder yet; its baseline under the state folder when absent. */
-  unappliedChanges?: UnappliedChanges;
-}
-
-export interface OpenRequest extends SessionAsk {
-  session?: string;
-  scope?: SessionScope;
-}
-
-export interface OpenOutcome {
-  sandbox: Sandbox;
-  created: boolean;
-  /** What the policy changed about the request, in words for the model and the user. */
-  notices: string[];
-}
-
-export interface CallOptions {
-  signal?: AbortSignal;
-  onProgress?: ProgressCallback;
-  /**
-   * Checks the session a call is about to use, as it is at that moment; throws to refuse it. What a
-   * call was approved for was decided on the session as it looked before (or before it existed):
-   * this keeps a session replaced meanwhile, or one another client opened with more access, from
-   * being used under that approval.
-   */
-  admit?: (session: SessionInfo) => void;
-  /** The values of bound secrets of a session this call opens (see OpenOptions). */
-  boundSecretValues?: Readonly<Record<string, string>>;
-}
-
-export interface CloseOptions {
-  signal?: AbortSignal;
-  admit?: (session: SessionInfo) => void;
-  /**
-   * Close a copy session even when its changes were not applied to the folder: they are lost. Without
-   * it such a session stays open (close throws ChangesAwaitReview; closeAll lists it as held).
-   */
-  discardChanges?: boolean;
-}
-
-/** Sessions without a folder are keyed under this value so that they can still be found again. */
-export const NO_FOLDER = '(no folder)';
+import { CopyHolds, type HeldSession } from './copyHold';
+import { NO_FOLDER } from './noFolder';
+import { deadPlaceholder } from './deadPlaceholder';
+import { oneOffNetwork, resolveServiceSecrets, runOneOff, type OneOffInput } from './oneOffRun';
+import type { CallOptions, CloseOptions, OpenOutcome, OpenRequest, SandboxServiceContext } from './serviceTypes';
 
 export class SandboxService {
   private readonly handles = new KnownSessions(() => this.now());
@@ -217,52 +119,9 @@ export class SandboxService {
     return allowedAccess(this.policy());
   }
 
-  async run(
-    input: RunInput & {
-      runtime?: Runtime;
-      timeoutSeconds?: number;
-      networkAllow?: readonly string[];
-      /** Secrets the user offers that the one-off sandbox gets, by name (see SessionAsk.secrets). */
-      secrets?: readonly string[];
-    },
-    options: CallOptions = {},
-  ): Promise<ExecResult & { images: ImageOutput[] }> {
-    const settings = this.context.settings();
-    const notices: string[] = [];
-    const picked = pickSecrets(input.secrets ?? [], settings.secrets, this.secretWords());
-    const resolved = await this.resolveSecrets(picked);
-    const spec = resolveSpec(
-      specFromSettings(settings),
-      {
-        mode: 'compute',
-        workspaceAccess: 'none',
-        runtime: input.runtime ?? computeRuntime(settings.defaultRuntime),
-        timeoutSeconds: input.timeoutSeconds,
-        ...withBoundDomains(
-          networkFor({ networkAllow: input.networkAllow }, settings, this.knobs(), notices),
-          picked,
-          notices,
-        ),
-      },
-      secretsLayer(this.injectedEnv()),
-      ...secretSpecLayers(resolved),
-    );
-    const result = await runCompute(this.context.engine(), spec, input, {
-      images: settings.images,
-      ...options,
-      boundSecretValues: { ...options.boundSecretValues, ...resolved.boundValues },
-    });
-    return { ...result, notices: [...notices, ...result.notices] };
-  }
-
-  /** The values of the secrets a new sandbox asked for (none asked: none read), redacted from now on. */
-  private async resolveSecrets(picked: readonly SecretEntry[]): Promise<ResolvedSecrets> {
-    if (!picked.length) return NO_SECRETS;
-    const words = this.secretWords();
-    const value = this.context.secretValue ?? ((name: string) => Promise.resolve(this.context.secrets?.valueOf(name)));
-    const resolved = await resolveSecrets(picked, value, words);
-    this.context.secrets?.add(redactionPairs(resolved));
-    return resolved;
+  /** A program in a one-off compute sandbox (sandbox_run), under the user's policy (oneOffRun.ts). */
+  run(input: OneOffInput, options: CallOptions = {}): Promise<ExecResult & { images: ImageOutput[] }> {
+    return runOneOff(this.context, input, options);
   }
 
   private secretWords(): SecretWords {
@@ -362,10 +221,7 @@ export class SandboxService {
     networkAllow?: readonly string[],
     secretNames: readonly string[] = [],
   ): { network: boolean; networkAllow: string[]; secrets: string[] } {
-    const settings = this.context.settings();
-    const secrets = pickSecrets(secretNames, settings.secrets, this.secretWords());
-    const net = withBoundDomains(networkFor({ networkAllow }, settings, this.knobs(), []), secrets, []);
-    return { ...net, secrets: secrets.map(describeSecret) };
+    return oneOffNetwork(this.context, networkAllow, secretNames);
   }
 
   private knobs(): PolicyKnobs {
@@ -514,7 +370,7 @@ export class SandboxService {
     }
     // An unknown secret fails here, before any value is read.
     const picked = pickSecrets(request.secrets ?? [], this.context.settings().secrets, this.secretWords());
-    const resolved = await this.resolveSecrets(picked);
+    const resolved = await resolveServiceSecrets(this.context, picked);
     const { spec, notices } = this.sessionSpec(request, resolved);
     checkNetworkTier(spec, engine.capabilities, engine.kind);
     if (this.context.makesRoom !== false) await this.makeRoom(options.signal);
@@ -646,29 +502,4 @@ export class SandboxService {
     this.interpreters.forget(info.id);
     this.handles.forget(info);
   }
-}
-
-/** What close() reports for a session that had already died and disappeared. */
-function deadPlaceholder(sandboxId: string): SessionInfo {
-  const { scope, name } = parseSandboxId(sandboxId);
-  const spec = resolveSpec({ mode: 'code' });
-  return {
-    id: '',
-    name,
-    engine: 'docker',
-    mode: 'code',
-    runtime: spec.runtime,
-    image: '',
-    spec,
-    workspaceAccess: 'none',
-    scope,
-    network: false,
-    createdAt: '',
-    state: 'stopped',
-    notices: [],
-  };
-}
-
-function computeRuntime(runtime: Runtime): Exclude<Runtime, 'linux'> {
-  return runtime === 'linux' ? 'bash' : runtime;
 }

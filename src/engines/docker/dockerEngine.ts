@@ -18,7 +18,6 @@ import type {
 } from '../../core/engine/engine';
 import { CONTAINER_CAPABILITIES } from '../../core/engine/engineCapabilities';
 import { chooseImage } from '../../core/engine/images';
-import { WORKSPACE_DIR } from '../../core/files/paths';
 import { describeDeath, type SessionDeath } from '../../core/sessions/sessionDeath';
 import { sandboxSpecSchema, type Runtime, type SandboxSpec } from '../../core/spec/spec';
 import { networkTier } from '../../core/network/allowlist';
@@ -40,7 +39,6 @@ import { StopRecords } from '../../core/sessions/stopRecords';
 import { ImageResolver } from './images';
 import { watchContainerStats } from './stats';
 import { CONTAINER_PREFIX, LABEL } from './labels';
-import { installPackages } from './packages';
 import { oomKillCount, OomKillCounts } from './oomKills';
 import { podmanDifferences } from './writablePlaces';
 import { prepareProtection, releasePlaceholders, withProtection } from './protectedMounts';
@@ -53,11 +51,13 @@ import {
   type EngineFlavor,
 } from './seccompProfile';
 import { sweepBeforeRemoval } from './setuidSweep';
-import { copyLayout, placeCopy, placeFiles } from './placeFiles';
+import { checkOpenRequest } from './openChecks';
+import { setUpSession } from './sessionSetup';
+import { copyLayout } from './placeFiles';
 import type { TarLayout } from './tar';
-import { copyMaxFiles, copyNotices, forgetBaseline, readFolderCopy, saveBaseline } from '../../core/files/folderCopy';
+import { copyMaxFiles, copyNotices, forgetBaseline, readFolderCopy } from '../../core/files/folderCopy';
 import { defaultStateDir } from '../../core/sessions/leases';
-import { forgetBaseObjects, keepBaseObjects } from '../../core/files/copyObjects';
+import { forgetBaseObjects } from '../../core/files/copyObjects';
 
 export interface DockerEngineOptions {
   /** Engine address; empty uses DOCKER_HOST or the default socket. */
@@ -137,12 +137,20 @@ export class DockerEngine implements SandboxEngine {
 
   /**
    * The work of a detached filler (`agent-sandbox warm-fill`): tops up the shared warm containers of
-   * one configuration, as the request from the process that claimed one asks. Returns how many it made.
+   * one configuration, as the request from the process that claimed one asks, and sees the container
+   * that process ran in stop (or removes it). Returns how many it made.
    */
   async fillSharedPool(request: unknown, stateDir: string, signal?: AbortSignal): Promise<number> {
     const parsed = fillRequestSchema.parse(request);
     const pool = new SharedPool({ size: parsed.size, waitSeconds: parsed.waitSeconds, stateDir });
-    return this.guard(() => pool.fill(this.docker, parsed, signal), signal);
+    const finished = parsed.finished
+      ? this.guard(() => pool.confirmStopped(this.docker, parsed.finished!), signal).catch(() => undefined)
+      : undefined;
+    try {
+      return await this.guard(() => pool.fill(this.docker, parsed, signal), signal);
+    } finally {
+      await finished;
+    }
   }
 
   /** Fires when a sandbox container dies or is removed by anything but this process. */
@@ -178,6 +186,18 @@ export class DockerEngine implements SandboxEngine {
     }
   }
 
+  /** Whether the engine answers (GET /_ping): a command's probe before its one run, about 1 ms where info() takes 10. */
+  async ping(signal?: AbortSignal): Promise<void> {
+    await this.guard(
+      () =>
+        (this.docker.ping as (this: Docker, options: object) => Promise<unknown>).call(
+          this.docker,
+          withSignal({}, signal),
+        ),
+      signal,
+    );
+  }
+
   async info(signal?: AbortSignal): Promise<EngineInfo> {
     const version = await this.guard(() => engineVersion(this.docker, signal), signal);
     // The same answer tells Docker from Podman: the first sandbox need not ask again.
@@ -203,42 +223,21 @@ export class DockerEngine implements SandboxEngine {
     const signal = options.signal;
     this.egress.check(spec);
     const allowlisted = networkTier(spec) === 'allowlist';
-    if (spec.workspaceAccess !== 'none' && !options.workspaceFolder) {
-      throw new SandboxError(
-        'invalid-input',
-        `Workspace access "${spec.workspaceAccess}" needs a workspace folder to mount.`,
-        'Open a folder, or set workspace access to none.',
-      );
-    }
-    const bindsWorkspace = spec.workspaceAccess === 'ro' || spec.workspaceAccess === 'rw';
-    if (bindsWorkspace && !this.endpoint.local)
-      throw new SandboxError(
-        'unsupported',
-        `Workspace access "${spec.workspaceAccess}" mounts your folder, but the Docker Engine at ${this.endpoint.description} (from ${this.endpoint.source}) runs on another machine, which cannot see it.`,
-        'Use workspace access "copy" (the folder is copied into the sandbox, and you review its changes before they are applied), or an engine on this machine.',
-      );
-    if (
-      bindsWorkspace &&
-      spec.workspaceAccess === 'ro' &&
-      options.files?.some((file) => file.path.startsWith(`${WORKSPACE_DIR}/`))
-    ) {
-      throw new SandboxError(
-        'read-only',
-        'Files cannot be staged into a read-only workspace.',
-        'Read them from the workspace instead, or ask for read-write access.',
-      );
-    }
+    checkOpenRequest(spec, options, this.endpoint);
     const choice = chooseImage(
       spec.runtime,
       spec.image,
       options.images ?? this.options.images,
       this.options.env ?? process.env,
     );
+    // Which engine this is (Docker or Podman) is asked beside the image, not after it.
+    const flavorAnswer = this.engineFlavor();
+    flavorAnswer.catch(() => undefined);
     const image = await this.guard(() => this.images.ensure(spec.runtime, choice, options.onProgress, signal), signal);
     const user = sandboxUser(spec, { uid: process.getuid?.(), gid: process.getgid?.(), platform: process.platform });
     const name = `${CONTAINER_PREFIX}${options.name ?? (options.ephemeral ? 'run' : 'session')}-${randomBytes(4).toString('hex')}`;
     const createdAt = new Date().toISOString();
-    const flavor = await this.engineFlavor();
+    const flavor = await flavorAnswer;
     checkSeccompSupport(flavor, spec.workspaceAccess);
     if (flavor !== 'docker') await this.checkPodmanLimits(signal);
     // Read-write: the protected paths get read-only mounts, on placeholders made now where they do not exist (protectedMounts.ts).
@@ -304,67 +303,7 @@ export class DockerEngine implements SandboxEngine {
       });
     try {
       await this.guard(() => container.start(withSignal({}, signal)), signal);
-      // Its only way out, before anything of the caller's runs in it.
-      if (allowlisted)
-        await this.guard(async () => {
-          await this.egress.start(container.id, spec, `${user.uid}:${user.gid}`, options);
-          await this.egress.trustSessionCa(container, spec, `${user.uid}:${user.gid}`, signal);
-        }, signal);
-      // $HOME and a private /workspace are the sandbox user's tmpfs from the start; the first files go in as that user.
-      await this.guard(
-        () =>
-          placeFiles({
-            docker: this.docker,
-            container,
-            user: `${user.uid}:${user.gid}`,
-            files: options.files ?? [],
-            limits: spec.limits,
-            signal,
-          }),
-        signal,
-      );
-      if (copy) {
-        // The copied text, kept as the base of a later merge (a file changed on both sides), while the
-        // copy is placed: both are done before the sandbox is returned, and neither waits for the other.
-        const [placement, kept] = await Promise.allSettled([
-          this.guard(
-            () =>
-              placeCopy({
-                docker: this.docker,
-                container,
-                user: `${user.uid}:${user.gid}`,
-                copy,
-                layout,
-                limits: spec.limits,
-                signal,
-              }),
-            signal,
-          ),
-          keepBaseObjects(defaultStateDir(), container.id, copy.files, copy.baseline),
-        ]);
-        if (placement.status === 'rejected') throw placement.reason;
-        if (kept.status === 'rejected') throw kept.reason;
-        await saveBaseline(defaultStateDir(), container.id, copy.baseline);
-      }
-      // Before the caller gets the sandbox, so no code of theirs runs while the network is on for the install
-      // (with an allowlist: while the package index is let through).
-      const indexAllowed = this.egress.duringInstall(container.id, spec);
-      try {
-        await this.guard(
-          () =>
-            installPackages({
-              docker: this.docker,
-              container,
-              spec,
-              user: `${user.uid}:${user.gid}`,
-              onProgress: options.onProgress,
-              signal,
-            }),
-          signal,
-        );
-      } finally {
-        indexAllowed();
-      }
+      await setUpSession(this, container, spec, `${user.uid}:${user.gid}`, options, copy && { copy, layout });
     } catch (error) {
       this.deaths.markRemoving(container.id);
       if (allowlisted) await this.egress.remove(container.id).catch(() => undefined);

@@ -190,6 +190,19 @@ export class WaitingContainer {
     return this.endedByEngine;
   }
 
+  /** The runner wrote its end marker after the request (it exits right after, unless the program forged the marker). */
+  get ranItsRequest(): boolean {
+    return this.ranToEnd;
+  }
+
+  /**
+   * Closes this side's stream after a finished run without waiting for the container to stop:
+   * another process (the detached filler, sharedPool.ts confirmStopped) checks that it did, and removes it otherwise.
+   */
+  handOver(): void {
+    this.destroy();
+  }
+
   /** Closes the stream; the runner then reads end-of-file and exits. After a finished run, stoppedByItself closes it. */
   release(): void {
     this.used = true;

@@ -61,13 +61,25 @@ export const fillRequestSchema = z.object({
   key: z.string().regex(/^[0-9a-f]{64}$/),
   size: z.number().int().min(1).max(MAX_WAITING),
   waitSeconds: z.number().int().min(MIN_WARM_WAIT_SECONDS).max(MAX_WARM_WAIT_SECONDS),
+  finished: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
 });
 export interface FillRequest {
   createOptions: Docker.ContainerCreateOptions;
   key: string;
   size: number;
   waitSeconds: number;
+  /**
+   * A compute container the claimant ran its program in, whose runner wrote its end marker: the
+   * filler confirms that it stops (the engine then removes it) and removes it otherwise, so that the
+   * claimant can end as soon as it has the program's output (confirmStopped).
+   */
+  finished?: string;
 }
+/** How long a runner that wrote its end marker has to stop before its container is removed. */
+export const STOP_AFTER_RUN_MS = 1000;
 
 export interface SharedPoolOptions {
   size: number;
@@ -75,7 +87,7 @@ export interface SharedPoolOptions {
   /** The user's folder for claim and fill-lock files (made 0700). */
   stateDir: string;
   /** Starts a filler in the background; without one, fill() is up to the caller. */
-  launchFiller?: (request: FillRequest) => Promise<void>;
+  launchFiller?: (request: FillRequest) => Promise<boolean>;
 }
 
 /** Who may claim a shared container: this user on this machine. */
@@ -228,12 +240,60 @@ export class SharedPool {
     return ready.sort((a, b) => b.until - a.until);
   }
 
-  /** Tops this configuration up in the background (a detached filler), after a claim or a miss. */
-  refill(createOptions: Docker.ContainerCreateOptions, key: string): Promise<void> {
-    if (this.size === 0 || !this.options.launchFiller) return Promise.resolve();
+  /**
+   * Tops this configuration up in the background (a detached filler), after a claim or a miss, and
+   * hands it the container the run used (`finished`) to see it stop. Resolves true once a filler
+   * has the request, false when none could start (the caller then sees to the container itself).
+   */
+  refill(createOptions: Docker.ContainerCreateOptions, key: string, finished?: string): Promise<boolean> {
+    if (this.size === 0 || !this.options.launchFiller) return Promise.resolve(false);
     return this.options
-      .launchFiller({ createOptions, key, size: this.size, waitSeconds: this.waitSeconds })
-      .catch(() => undefined);
+      .launchFiller({
+        createOptions,
+        key,
+        size: this.size,
+        waitSeconds: this.waitSeconds,
+        ...(finished ? { finished } : {}),
+      })
+      .catch(() => false);
+  }
+
+  /**
+   * A filler's first job when a claimant handed it the container it ran in: that container's runner
+   * wrote its end marker, so it stops within moments and the engine removes it (AutoRemove). One that
+   * is still running after STOP_AFTER_RUN_MS goes on past its run (a program that printed the marker
+   * itself): removed, if it is a compute container of this user on this machine.
+   */
+  async confirmStopped(
+    docker: Docker,
+    id: string,
+    withinMs = STOP_AFTER_RUN_MS,
+  ): Promise<'stopped' | 'removed' | 'left'> {
+    const container = docker.getContainer(id);
+    const stopped = await container
+      .wait(withSignal({ condition: 'not-running' as const }, AbortSignal.timeout(withinMs)))
+      .then(
+        () => true,
+        (error: { statusCode?: number }) => error?.statusCode === 404,
+      );
+    if (stopped) return 'stopped';
+    let info: Docker.ContainerInspectInfo;
+    try {
+      info = await container.inspect();
+    } catch {
+      return 'stopped'; // gone meanwhile
+    }
+    if (!info.State.Running) return 'stopped';
+    const labels = info.Config.Labels ?? {};
+    const ours =
+      info.Name.startsWith(`/${CONTAINER_PREFIX}run-`) &&
+      labels[LABEL.managed] === '1' &&
+      labels[LABEL.mode] === 'compute' &&
+      labels[LABEL.ownerHost] === this.owner.host &&
+      (labels[LABEL.ownerUid] === undefined || labels[LABEL.ownerUid] === this.owner.uid);
+    if (!ours) return 'left';
+    await container.remove({ force: true }).catch(() => undefined);
+    return 'removed';
   }
 
   /**
@@ -338,24 +398,34 @@ export class SharedPool {
   }
 }
 
-/** Starts `agent-sandbox warm-fill` detached, the request on its stdin; resolves once the request is handed over. */
+/**
+ * Starts `agent-sandbox warm-fill` detached, the request on its stdin; resolves true once the request
+ * is handed over, false when the filler could not start or take it.
+ */
 export function fillerLauncher(command: {
   nodePath: string;
   cliPath: string;
   args?: readonly string[];
   env?: NodeJS.ProcessEnv;
-}): (request: FillRequest) => Promise<void> {
+}): (request: FillRequest) => Promise<boolean> {
   return (request) =>
-    new Promise<void>((resolve) => {
-      const child = spawn(command.nodePath, [command.cliPath, 'warm-fill', ...(command.args ?? [])], {
-        detached: true,
-        stdio: ['pipe', 'ignore', 'ignore'],
-        env: { ...(command.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' },
-      });
-      child.on('error', () => resolve());
-      child.stdin.on('error', () => resolve());
-      child.stdin.end(JSON.stringify(request), () => resolve());
+    new Promise<boolean>((resolve) => {
+      let child: ReturnType<typeof spawn>;
+      try {
+        child = spawn(command.nodePath, [command.cliPath, 'warm-fill', ...(command.args ?? [])], {
+          detached: true,
+          stdio: ['pipe', 'ignore', 'ignore'],
+          env: { ...(command.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' },
+        });
+      } catch {
+        resolve(false);
+        return;
+      }
+      child.on('error', () => resolve(false));
       child.unref();
+      if (!child.stdin) return resolve(false);
+      child.stdin.on('error', () => resolve(false));
+      child.stdin.end(JSON.stringify(request), () => resolve(true));
     });
 }
 
