@@ -4,7 +4,7 @@
  * when running from TypeScript (tests).
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 /** Bundled layout, relative to dist/: see esbuild.mjs. */
@@ -17,6 +17,11 @@ export interface WorkerLocation {
   typescript: boolean;
   /** package.json of the just-bash in use, for its version. */
   packageJson: string;
+}
+
+/** just-bash's CPython (python.wasm and its standard library) beside that package.json, in the source tree and the bundle alike. */
+export function cpythonFolder(location: WorkerLocation): string {
+  return join(dirname(location.packageJson), 'vendor', 'cpython-emscripten');
 }
 
 export function workerLocation(): WorkerLocation {
@@ -53,11 +58,15 @@ export function pythonWorkerLocation(): { entry: string; typescript: boolean; cp
   };
 }
 
-/** A worker thread on an entry file; from TypeScript (the tests), compiled on the fly by tsx, as the main thread is. */
+/**
+ * A worker thread on an entry file; from TypeScript (the tests), compiled on the fly by tsx, as the
+ * main thread is. A bundled worker does not take the process's Node.js options: a loader the main
+ * thread was started with (tsx's, in the benchmark) would be loaded again in every worker.
+ */
 export function startWorker(entry: string, typescript: boolean, options: WorkerOptions): Worker {
   return typescript
     ? new Worker(`require('tsx/cjs/api').register(); require(${JSON.stringify(entry)});`, { ...options, eval: true })
-    : new Worker(entry, options);
+    : new Worker(entry, { execArgv: [], ...options });
 }
 
 let version: string | undefined;

@@ -6,7 +6,7 @@ import type { NetworkDecision } from '../../core/network/egressProxy';
 import type { WorkspaceAccess } from '../../core/spec/spec';
 import type { AllowlistNetwork } from './allowlistFetch';
 
-/** How the worker builds its sandbox (passed as workerData). */
+/** How the worker builds its sandbox (sent once it has loaded just-bash, in WorkerConfigure). */
 export interface WorkerSetup {
   access: WorkspaceAccess;
   /** The host folder behind /workspace for ro and rw. */
@@ -22,6 +22,15 @@ export interface WorkerSetup {
   protectedPaths: readonly string[];
   /** The allowlist that curl and wget reach through (the `allowlist` network tier); no network commands without it. */
   network?: AllowlistNetwork;
+  /** Most bytes the heap of a python3 command may grow to (the sandbox's memory limit). */
+  pythonMemoryBytes: number;
+}
+
+/** The first message to a worker that said it booted: the sandbox it is for, and CPython compiled once per process. */
+export interface WorkerConfigure {
+  type: 'setup';
+  setup: WorkerSetup;
+  cpython?: WebAssembly.Module;
 }
 
 export interface ExecPayload {
@@ -96,6 +105,9 @@ export interface WireError {
 }
 
 export type WorkerMessage =
+  /** just-bash is loaded and warmed up; the worker waits for its WorkerConfigure. */
+  | { type: 'booted' }
+  /** The sandbox's file system is built; requests may come. */
   | { type: 'ready' }
   | { type: 'failed'; error: WireError }
   /** A network decision of the allowlist, sent when its request ended (before the reply of the command that made it). */

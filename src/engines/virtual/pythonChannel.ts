@@ -29,6 +29,23 @@ export interface PythonWorkerSetup {
   memoryBytes: number;
   /** Largest file it may hold open for writing. */
   maxFileBytes: number;
+  /**
+   * For a python3 command (pythonOnce.ts): CPython is loaded ahead and waits for its one command
+   * (ToPython 'command'), whose fields replace env, cwd and the limits here. Without it, the worker
+   * runs the session's persistent kernel (virtualKernel.ts).
+   */
+  once?: boolean;
+}
+
+/** The one command of a python3 worker: `python3 ARGV` in that folder, reading that stdin. */
+export interface PythonCommand {
+  argv: string[];
+  stdin: Uint8Array;
+  env: Record<string, string>;
+  cwd: string;
+  outputCap: number;
+  memoryBytes: number;
+  maxFileBytes: number;
 }
 
 /** File operations on the sandbox's file system, asked by the Python worker and done by the sandbox's worker. */
@@ -61,13 +78,25 @@ export type FromPython =
       id: number;
       result: Omit<EvalResult, 'durationMs' | 'stateLost' | 'outcome'> & { interrupted: boolean };
     }
-  | { type: 'ended'; why: string };
+  | { type: 'ended'; why: string }
+  /** A python3 command's interpreter is loaded and waits for its command. */
+  | { type: 'loaded' }
+  /** A python3 command ended: its exit code and output (at most outputCap bytes of each stream, the rest counted). */
+  | {
+      type: 'exited';
+      exitCode: number;
+      stdout: Uint8Array;
+      stderr: Uint8Array;
+      stdoutBytes: number;
+      stderrBytes: number;
+    };
 
 /** Sandbox's worker → Python worker, through the inbox. */
 export type ToPython =
   | { type: 'fs-reply'; ok: true; value: unknown }
   | { type: 'fs-reply'; ok: false; code: string }
-  | { type: 'run'; id: number; code: string };
+  | { type: 'run'; id: number; code: string }
+  | ({ type: 'command' } & PythonCommand);
 
 /** Sandbox's worker: posts to the inbox and rings. */
 export function sendToPython(view: Int32Array, inbox: MessagePort, message: ToPython): void {

@@ -1,12 +1,15 @@
 /**
- * `python3` and `python` as a program expects them: just-bash's CPython runs a wrapper script from
- * its own /tmp, so neither the script's folder nor the working directory is on sys.path and a
- * program cannot import its own modules. This wraps the bundled command: the folder that real
- * Python would put first on sys.path (the script's, or the working directory for -c, -m and
- * stdin) is put there, as the interpreter sees it (the sandbox's files appear under /host).
+ * `python3` and `python` as a program expects them. With CPython compiled by the engine's process,
+ * the command runs its own interpreter (pythonOnce.ts), which reads every argument as real Python
+ * does. Without it, just-bash's command runs: its CPython runs a wrapper script from its own /tmp,
+ * so neither the script's folder nor the working directory is on sys.path and a program cannot
+ * import its own modules. This wraps that command: the folder that real Python would put first on
+ * sys.path (the script's, or the working directory for -c, -m and stdin) is put there, as the
+ * interpreter sees it (the sandbox's files appear under /host).
  */
 import { posix } from 'node:path';
 import type { IFileSystem } from 'just-bash';
+import type { PythonProcess } from './pythonOnce';
 
 type JustBash = typeof import('just-bash');
 
@@ -60,9 +63,36 @@ export async function pythonArguments(args: readonly string[], cwd: string, fs: 
   return ['-c', run, ...rest.slice(1)];
 }
 
-export function pythonCommands(jb: JustBash): ReturnType<JustBash['defineCommand']>[] {
+/** What the python3 command needs to run its own CPython (pythonOnce.ts) instead of just-bash's. */
+export interface OwnPython {
+  /** A new interpreter, loaded and waiting for its command. */
+  start(): PythonProcess;
+  memoryBytes: number;
+  maxFileBytes: number;
+  maxFileReadBytes: number;
+}
+
+export function pythonCommands(jb: JustBash, own?: OwnPython): ReturnType<JustBash['defineCommand']>[] {
   return ['python3', 'python'].map((name) =>
     jb.defineCommand(name, async (args, ctx) => {
+      if (own) {
+        // CPython itself reads the arguments (its options, a program's own -h): the sandbox's files
+        // are at their own paths, so sys.path is real Python's.
+        const result = await own.start().run({
+          fs: ctx.fs,
+          argv: [...args],
+          stdin: Buffer.from(jb.latin1FromBytes(ctx.stdin), 'latin1'),
+          env: Object.fromEntries(ctx.env),
+          cwd: ctx.cwd,
+          outputCap: ctx.limits.maxOutputSize,
+          memoryBytes: own.memoryBytes,
+          maxFileBytes: own.maxFileBytes,
+          maxFileReadBytes: own.maxFileReadBytes,
+          timeoutMs: ctx.limits.maxPythonTimeoutMs,
+          ...(ctx.signal ? { signal: ctx.signal } : {}),
+        });
+        return { ...result, stdoutKind: 'bytes' as const };
+      }
       if (
         !ctx.origCommand ||
         args.includes('--version') ||

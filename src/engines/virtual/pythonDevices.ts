@@ -39,6 +39,11 @@ export class Capture {
     for (const byte of Buffer.from(text, 'utf8')) this.push(byte);
   }
 
+  /** The bytes kept, and how many were written. */
+  bytes(): { data: Uint8Array; bytes: number } {
+    return { data: this.data.slice(0, this.length), bytes: this.total };
+  }
+
   /** What the call wrote, decoded, and its size; empties the capture for the next call. */
   take(): { text: string; bytes: number } {
     const taken = { text: Buffer.from(this.data.buffer, 0, this.length).toString('utf8'), bytes: this.total };

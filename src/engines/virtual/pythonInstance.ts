@@ -23,13 +23,15 @@ export type PythonReply = Extract<FromPython, { type: 'reply' }>['result'];
 
 const START_TIMEOUT_MS = 60_000;
 
-/** CPython's WebAssembly, compiled once per sandbox's worker: a new interpreter after one ended starts sooner. */
+/** CPython's WebAssembly, compiled here when the engine's process did not send its own (cpythonModule.ts). */
 let compiled: Promise<WebAssembly.Module> | undefined;
 
 export interface PythonInstanceOptions extends Omit<PythonWorkerSetup, 'cpython' | 'shared' | 'inbox'> {
   fs: IFileSystem;
   /** Largest file it may read whole. */
   maxFileReadBytes: number;
+  /** CPython compiled once per process; compiled here when absent. */
+  module?: WebAssembly.Module;
 }
 
 export class PythonInstance {
@@ -47,15 +49,11 @@ export class PythonInstance {
 
   static async start(options: PythonInstanceOptions): Promise<PythonInstance> {
     const location = pythonWorkerLocation();
-    compiled ??= WebAssembly.compile(readFileSync(join(location.cpython, 'python.wasm'))).catch((error: unknown) => {
-      compiled = undefined;
-      throw error;
-    });
-    const module = await compiled;
+    const module = options.module ?? (await compileHere(location.cpython));
     const shared = new SharedArrayBuffer(SHARED_BYTES);
     const view = new Int32Array(shared);
     const { port1: inbox, port2 } = new MessageChannel();
-    const { fs, maxFileReadBytes, ...rest } = options;
+    const { fs, maxFileReadBytes, module: _shared, ...rest } = options;
     const setup: PythonWorkerSetup & { module: WebAssembly.Module } = {
       ...rest,
       cpython: location.cpython,
@@ -153,7 +151,15 @@ export class PythonInstance {
   }
 }
 
-async function doFsOp(fs: IFileSystem, op: FsOp, maxFileReadBytes: number): Promise<unknown> {
+function compileHere(cpython: string): Promise<WebAssembly.Module> {
+  compiled ??= WebAssembly.compile(readFileSync(join(cpython, 'python.wasm'))).catch((error: unknown) => {
+    compiled = undefined;
+    throw error;
+  });
+  return compiled;
+}
+
+export async function doFsOp(fs: IFileSystem, op: FsOp, maxFileReadBytes: number): Promise<unknown> {
   switch (op.op) {
     case 'lstat': {
       const stat = await fs.lstat(op.path);
@@ -186,7 +192,7 @@ async function doFsOp(fs: IFileSystem, op: FsOp, maxFileReadBytes: number): Prom
 }
 
 /** The errno's name of a file system error ("ENOENT: no such file…", a code, or words). */
-function errnoOf(error: unknown): string {
+export function errnoOf(error: unknown): string {
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return code;
   const message = error instanceof Error ? error.message : String(error);

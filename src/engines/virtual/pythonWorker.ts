@@ -16,6 +16,7 @@ import {
   type PythonWorkerSetup,
   type ToPython,
 } from './pythonChannel';
+import { moveCPythonStack, type CPythonStackExports } from './cpythonStack';
 import { Capture, makeAgentDevice, makeSleepDevice, type DeviceFs } from './pythonDevices';
 import { PythonFileSystem } from './pythonFileSystem';
 import { VIRTUAL_PYTHON_KERNEL } from './virtualKernel';
@@ -23,7 +24,7 @@ import { VIRTUAL_PYTHON_KERNEL } from './virtualKernel';
 type WasmImports = { env: Record<string, (...args: number[]) => number> };
 interface CPython {
   FS: DeviceFs & {
-    init(input: () => null, output: (byte: number) => void, error: (byte: number) => void): void;
+    init(input: () => number | null, output: (byte: number) => void, error: (byte: number) => void): void;
     writeFile(path: string, data: Uint8Array): void;
     chdir(path: string): void;
   };
@@ -34,8 +35,11 @@ interface CPython {
 const setup = workerData as PythonWorkerSetup & { module: WebAssembly.Module };
 const view = new Int32Array(setup.shared);
 const port = parentPort!;
-const stdout = new Capture(setup.outputCap);
-const stderr = new Capture(setup.outputCap);
+let stdout = new Capture(setup.outputCap);
+let stderr = new Capture(setup.outputCap);
+/** A python3 command's stdin, and its heap's limit, known once the command comes. */
+let stdin: Uint8Array = new Uint8Array(0);
+let memoryBytes = setup.memoryBytes;
 /**
  * Node.js modules and packages CPython's JavaScript loads as it runs; any other (net, child_process,
  * ws for its sockets) is refused. Files by path (tsx's own, in the tests) are code shipped with us.
@@ -73,6 +77,7 @@ async function main(): Promise<void> {
   refuseOtherModules();
   let files: PythonFileSystem | undefined;
   let signalFlag: { memory: WebAssembly.Memory; address: number } | undefined;
+  let stackExports: CPythonStackExports | undefined;
   const python = await createPython({
     noInitialRun: true,
     // CPython reads a signal number here at its eval loop's checks (emscripten_signal.c).
@@ -80,13 +85,14 @@ async function main(): Promise<void> {
     instantiateWasm(imports: WasmImports, done: (instance: WebAssembly.Instance) => void) {
       // The heap grows up to the session's memory limit; past it, allocations fail (MemoryError) instead.
       const grow = imports.env.emscripten_resize_heap!;
-      imports.env.emscripten_resize_heap = (size: number) => (size >>> 0 > setup.memoryBytes ? 0 : grow(size));
+      imports.env.emscripten_resize_heap = (size: number) => (size >>> 0 > memoryBytes ? 0 : grow(size));
       void WebAssembly.instantiate(setup.module, imports as unknown as WebAssembly.Imports).then((instance) => {
-        const exports = instance.exports as {
+        const exports = instance.exports as unknown as CPythonStackExports & {
           memory: WebAssembly.Memory;
           Py_EMSCRIPTEN_SIGNAL_HANDLING: { value: number };
         };
         signalFlag = { memory: exports.memory, address: exports.Py_EMSCRIPTEN_SIGNAL_HANDLING.value };
+        stackExports = exports;
         done(instance);
       });
       return {};
@@ -94,7 +100,11 @@ async function main(): Promise<void> {
     preRun: [
       (cpython: CPython) => {
         const FS = cpython.FS;
-        FS.init(() => null, stdout.push, stderr.push);
+        FS.init(
+          setup.once ? readStdin : () => null,
+          (byte) => stdout.push(byte),
+          (byte) => stderr.push(byte),
+        );
         FS.mkdirTree('/lib');
         FS.writeFile('/lib/python313.zip', readFileSync(join(setup.cpython, 'python313.zip')));
         Object.assign(cpython.ENV, setup.env, {
@@ -103,6 +113,8 @@ async function main(): Promise<void> {
           // No __pycache__ folders in the user's workspace.
           PYTHONDONTWRITEBYTECODE: '1',
         });
+        // A python3 command's interpreter meets the sandbox's files when its command comes (runOnce).
+        if (setup.once) return;
         files = new PythonFileSystem(FS, fsRequest, setup.maxFileBytes);
         files.mountFolders();
         makeAgentDevice(FS, { next: () => nextRequest(files!), line: (text) => answer(text, files!) });
@@ -111,15 +123,68 @@ async function main(): Promise<void> {
       },
     ],
   });
+  // Before main() runs, a C stack big enough for it (cpythonStack.ts).
+  const moveStack = () => moveCPythonStack(stackExports!);
+  if (setup.once) return runOnce(python, moveStack);
   // Signal checks are off unless the embedder turns them on (Pyodide does the same).
   new Int32Array(signalFlag!.memory.buffer)[signalFlag!.address >> 2] = 1;
   let why: string;
   try {
+    moveStack();
     why = `ended with exit code ${python.callMain(['-c', VIRTUAL_PYTHON_KERNEL, String(setup.outputCap)])}`;
   } catch (error) {
     why = `failed (${(error as Error).message})`;
   }
   post({ type: 'ended', why: `The Python interpreter ${why}.` });
+}
+
+/**
+ * A python3 command: waits for it (CPython loaded ahead), runs its arguments once as `python3 ARGS`
+ * would, over the sandbox's files at their own paths; then its exit code and output go back.
+ */
+function runOnce(python: CPython, moveStack: () => void): void {
+  post({ type: 'loaded' });
+  const command = receiveInPython(view, setup.inbox);
+  if (command.type !== 'command') return post({ type: 'ended', why: 'The Python interpreter got no command.' });
+  stdout = new Capture(command.outputCap);
+  stderr = new Capture(command.outputCap);
+  stdin = command.stdin;
+  memoryBytes = command.memoryBytes;
+  Object.assign(python.ENV, command.env);
+  const files = new PythonFileSystem(python.FS, fsRequest, command.maxFileBytes);
+  let exitCode: number;
+  try {
+    files.mountFolders();
+    python.FS.chdir(command.cwd);
+    moveStack();
+    exitCode = python.callMain(command.argv);
+  } catch (error) {
+    // sys.exit and os._exit end the runtime by throwing its ExitStatus.
+    const status = (error as { status?: unknown }).status;
+    if (typeof status === 'number') exitCode = status;
+    else {
+      stderr.pushText(`python3: the interpreter failed (${(error as Error).message})\n`);
+      exitCode = 1;
+    }
+  }
+  for (const failure of files.flushOpenFiles()) stderr.pushText(`python3: a file open was not saved: ${failure}\n`);
+  const out = stdout.bytes();
+  const err = stderr.bytes();
+  post({
+    type: 'exited',
+    exitCode,
+    stdout: out.data,
+    stderr: err.data,
+    stdoutBytes: out.bytes,
+    stderrBytes: err.bytes,
+  });
+}
+
+let stdinOffset = 0;
+
+/** stdin for Emscripten's FS: one byte per call, null at its end. */
+function readStdin(): number | null {
+  return stdinOffset < stdin.length ? stdin[stdinOffset++]! : null;
 }
 
 let current: number | undefined;

@@ -27,6 +27,8 @@ export class SessionPython {
   constructor(
     private readonly fs: IFileSystem,
     private readonly setup: WorkerSetup,
+    /** CPython compiled by the engine's process, shared by every interpreter it starts. */
+    private readonly cpython?: WebAssembly.Module,
   ) {}
 
   async open(payload: PythonOpenPayload): Promise<PythonOpened> {
@@ -57,6 +59,7 @@ export class SessionPython {
       memoryBytes: payload.memoryBytes,
       maxFileBytes: this.setup.maxMemoryBytes,
       maxFileReadBytes: this.setup.maxFileReadBytes,
+      ...(this.cpython ? { module: this.cpython } : {}),
     })
       .catch((error: unknown) => {
         throw new SandboxError(

@@ -28,7 +28,8 @@ import { MiB } from '../../core/spec/units';
 import type { AllowlistNetwork } from './allowlistFetch';
 import { DecisionMemory } from './decisionMemory';
 import { javascriptSupported, justBashVersion, workerLocation, type WorkerLocation } from './location';
-import { WorkerClient } from './workerClient';
+import type { WorkerClient } from './workerClient';
+import { WarmWorkers } from './warmWorkers';
 import { VirtualSandbox } from './virtualSandbox';
 
 export interface VirtualEngineOptions {
@@ -55,10 +56,13 @@ export class VirtualEngine implements SandboxEngine {
   private readonly ephemeral = new Set<VirtualSandbox>();
   private readonly decisions = new Map<string, DecisionMemory>();
   private readonly closedDecisions: string[] = [];
+  /** The next sandbox's worker, started when the last one was taken (warmWorkers.ts). */
+  private readonly workers: WarmWorkers;
 
   constructor(options: VirtualEngineOptions = {}) {
     this.location = options.location ?? workerLocation();
     this.nodeVersion = options.nodeVersion ?? process.versions.node;
+    this.workers = new WarmWorkers(this.location);
     const languages: Runtime[] = javascriptSupported(this.nodeVersion)
       ? ['python', 'node', 'bash']
       : ['python', 'bash'];
@@ -98,8 +102,7 @@ export class VirtualEngine implements SandboxEngine {
             maxResponseBytes: Math.min(MAX_RESPONSE_BYTES, placeBytes(spec.limits)),
           }
         : undefined;
-    const client = await WorkerClient.start(
-      this.location,
+    const client = await this.workers.take(
       {
         access: spec.workspaceAccess,
         folder: spec.workspaceAccess === 'none' ? undefined : options.workspaceFolder,
@@ -110,6 +113,7 @@ export class VirtualEngine implements SandboxEngine {
         maxFileReadBytes: spec.limits.memoryBytes,
         protectedPaths,
         ...(network ? { network } : {}),
+        pythonMemoryBytes: spec.limits.memoryBytes,
       },
       Math.max(64, Math.floor(spec.limits.memoryBytes / MiB)),
     );
@@ -144,6 +148,7 @@ export class VirtualEngine implements SandboxEngine {
       info,
       () => {
         watch?.stop();
+        this.workers.released();
         this.sessions.delete(id);
         this.ephemeral.delete(sandbox);
         if (decisions) this.keepClosedDecisions(id);
@@ -212,7 +217,13 @@ export class VirtualEngine implements SandboxEngine {
     return this.sessions.get(id)?.deathReason;
   }
 
+  /** Resolves once the worker kept for the next sandbox has loaded just-bash (a benchmark waits for it between calls). */
+  async warmedUp(): Promise<void> {
+    await this.workers.settled();
+  }
+
   async dispose(): Promise<void> {
+    this.workers.dispose();
     await Promise.all([...this.sessions.values(), ...this.ephemeral].map((sandbox) => sandbox.close()));
   }
 

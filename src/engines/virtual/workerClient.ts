@@ -6,7 +6,15 @@ import type { Worker } from 'node:worker_threads';
 import { SandboxError } from '../../core/errors';
 import type { NetworkDecision } from '../../core/network/egressProxy';
 import { startWorker, type WorkerLocation } from './location';
-import type { ExecPayload, ExecReply, WireError, WorkerMessage, WorkerRequest, WorkerSetup } from './protocol';
+import type {
+  ExecPayload,
+  ExecReply,
+  WireError,
+  WorkerConfigure,
+  WorkerMessage,
+  WorkerRequest,
+  WorkerSetup,
+} from './protocol';
 
 /** How long past its deadline (or a cancellation) a command may take to stop before its worker is ended. */
 export const STOP_GRACE_MS = 3000;
@@ -33,7 +41,11 @@ export class WorkerClient {
   private readonly exitListeners = new Set<(gone: WorkerGone) => void>();
   private decisionListener: ((decision: NetworkDecision) => void) | undefined;
 
-  private constructor(private readonly worker: Worker) {
+  private constructor(
+    private readonly worker: Worker,
+    /** Settles once just-bash is loaded: 'booted' (it waits for its sandbox), or 'ready' when the worker needs no setup. */
+    private readonly booted: Promise<'booted' | 'ready'>,
+  ) {
     worker.on('message', (message: WorkerMessage) => {
       if (message.type === 'decision') return this.decisionListener?.(message.decision);
       if (message.type !== 'reply') return;
@@ -50,52 +62,58 @@ export class WorkerClient {
     worker.on('exit', () => this.end(new WorkerGone('its interpreter stopped', false)));
   }
 
-  /** Starts a worker and waits until just-bash is loaded and the file system is built. */
-  static async start(location: WorkerLocation, setup: WorkerSetup, heapLimitMb: number): Promise<WorkerClient> {
+  /**
+   * Starts a worker that loads just-bash and warms it up, then waits for the sandbox it is for
+   * (configure). It does not keep the process alive until it is configured.
+   */
+  static boot(location: WorkerLocation, heapLimitMb: number, cpython?: WebAssembly.Module): WorkerClient {
     // Nothing a sandboxed program does reaches the host's console: the worker's own streams are drained and dropped.
     const options = {
-      workerData: setup,
       resourceLimits: { maxOldGenerationSizeMb: heapLimitMb },
       stdout: true,
       stderr: true,
+      // With CPython, the worker also starts the interpreter of its sandbox's first python3 command.
+      ...(cpython ? { workerData: { cpython } } : {}),
     };
     const worker = startWorker(location.entry, location.typescript, options);
     worker.stdout.resume();
     worker.stderr.resume();
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () =>
-          fail(
-            new SandboxError(
-              'engine-error',
-              'The virtual engine did not start within a minute.',
-              'Try again; if it persists, use the Docker engine.',
-            ),
-          ),
-        START_TIMEOUT_MS,
-      );
-      const fail = (error: unknown) => {
-        clearTimeout(timer);
-        void worker.terminate();
-        reject(error);
-      };
-      worker.once('message', (message: WorkerMessage) => {
-        clearTimeout(timer);
-        if (message.type === 'ready') resolve();
-        else if (message.type === 'failed') fail(fromWire(message.error));
-      });
-      worker.once('error', (error) =>
-        fail(
-          new SandboxError(
-            'engine-error',
-            `The virtual engine could not start: ${error.message}`,
-            'Reinstall the extension, or use the Docker engine.',
-            { cause: error },
-          ),
-        ),
-      );
-    });
-    return new WorkerClient(worker);
+    worker.unref();
+    const booted = firstWord(worker, ['booted', 'ready'], 'The virtual engine did not start within a minute.');
+    // A worker that failed to boot is ended; whoever configures it hears why.
+    booted.catch(() => void worker.terminate());
+    return new WorkerClient(worker, booted as Promise<'booted' | 'ready'>);
+  }
+
+  /** Starts a worker for this sandbox and waits until its file system is built. */
+  static async start(
+    location: WorkerLocation,
+    setup: WorkerSetup,
+    heapLimitMb: number,
+    cpython?: WebAssembly.Module,
+  ): Promise<WorkerClient> {
+    const client = WorkerClient.boot(location, heapLimitMb);
+    await client.configure(setup, cpython);
+    return client;
+  }
+
+  /** Settles when just-bash is loaded, or the boot failed. */
+  async whenBooted(): Promise<void> {
+    await this.booted.catch(() => undefined);
+  }
+
+  /** Gives a booted worker its sandbox, and waits until its file system is built; the worker is ended if that fails. */
+  async configure(setup: WorkerSetup, cpython?: WebAssembly.Module): Promise<void> {
+    this.worker.ref();
+    try {
+      if ((await this.booted) === 'ready') return;
+      const ready = firstWord(this.worker, ['ready'], 'The virtual engine did not set up its sandbox within a minute.');
+      this.worker.postMessage({ type: 'setup', setup, ...(cpython ? { cpython } : {}) } satisfies WorkerConfigure);
+      await ready;
+    } catch (error) {
+      this.kill('it did not start');
+      throw error;
+    }
   }
 
   /** Why the worker is gone; undefined while it runs. */
@@ -173,6 +191,50 @@ export class WorkerClient {
     for (const listener of this.exitListeners) listener(gone);
     this.exitListeners.clear();
   }
+}
+
+/** Waits for the worker's first message, which must be one of the words; a failure, an error or a minute's silence rejects. */
+function firstWord(worker: Worker, words: string[], late: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => done(new SandboxError('engine-error', late, 'Try again; if it persists, use the Docker engine.')),
+      START_TIMEOUT_MS,
+    );
+    // A waiting spare keeps no process alive, not even through this timer.
+    timer.unref();
+    const onMessage = (message: WorkerMessage) => {
+      if (words.includes(message.type)) done(undefined, message.type);
+      else if (message.type === 'failed') done(fromWire(message.error));
+    };
+    const onError = (error: Error) =>
+      done(
+        new SandboxError(
+          'engine-error',
+          `The virtual engine could not start: ${error.message}`,
+          'Reinstall the extension, or use the Docker engine.',
+          { cause: error },
+        ),
+      );
+    const onExit = () =>
+      done(
+        new SandboxError(
+          'engine-error',
+          'The virtual engine stopped while it started.',
+          'Try again; if it persists, use the Docker engine.',
+        ),
+      );
+    const done = (error: Error | undefined, word?: string) => {
+      clearTimeout(timer);
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+      if (error) reject(error);
+      else resolve(word!);
+    };
+    worker.on('message', onMessage);
+    worker.once('error', onError);
+    worker.once('exit', onExit);
+  });
 }
 
 function fromWire(error: WireError): SandboxError {

@@ -73,6 +73,29 @@ suite('Virtual engine', () => {
     await invoke('sandbox_close', { sandbox_id: 'virtual-suite' });
   });
 
+  // The installed extension's Python overflowed CPython's 64 KiB C stack into its static data, and
+  // what it overwrote moved with the size of argv (its first entry is the worker's path, so the
+  // install path's length decided): from this host's install path, every run aborted at its end.
+  // Arguments from 1 to 497 bytes, 16 apart, cover each alignment of the stack (cpythonStack.ts).
+  test('python3 ends cleanly whatever the size of its arguments', async () => {
+    const text = await invoke('sandbox_run', {
+      runtime: 'bash',
+      code: [
+        "printf 'import sys\\nprint(len(sys.argv[1]))\\n' > /tmp/arg_length.py",
+        'pad=""',
+        'for step in $(seq 1 32); do',
+        '  python3 /tmp/arg_length.py "x$pad" || echo "python3 failed with an argument of $((${#pad} + 1)) bytes"',
+        '  pad="${pad}xxxxxxxxxxxxxxxx"',
+        'done',
+      ].join('\n'),
+    });
+    assert.match(text.split('\n')[0]!, /exit code 0/, text);
+    const lengths = Array.from({ length: 32 }, (_, step) => String(1 + 16 * step));
+    // Each on a line of its own, nothing between them (the text may end after the last).
+    assert.ok(text.includes(`\nstdout:\n${lengths.join('\n')}`), text);
+    assert.doesNotMatch(text, /Fatal Python error|Aborted|failed with an argument/, text);
+  });
+
   test('runtime node says what to do where the extension host has no JavaScript for it', async () => {
     const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
     const supported = major > 22 || (major === 22 && minor >= 6);
