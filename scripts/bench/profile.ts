@@ -3,7 +3,7 @@ import { runNamedTool } from '../../src/core/tools/runTool';
 import { DockerEngine } from '../../src/engines/docker/dockerEngine';
 import { TEST_IMAGES } from '../../test/engine/harness';
 import type { BenchSetup } from './groups';
-import { rawOneShot, rawPut, sandboxHostConfig } from './raw';
+import { rawArchiveContainer, rawOneShot, rawPut, sandboxHostConfig } from './raw';
 import { resolveSpec } from '../../src/core/spec/resolveSpec';
 import { SandboxService } from '../../src/core/sessions/sandboxService';
 import { parseSettings } from '../../src/core/spec/settings';
@@ -103,21 +103,29 @@ export async function profileCalls(setup: BenchSetup): Promise<{ title: string; 
   profiles.push(
     await traced(
       engine,
-      'One sandbox_fs_write of 1 MiB (one exec: the script checks the paths, tar unpacks as the sandbox user)',
+      "One sandbox_fs_write of 1 MiB (the session's file helper: the script checks the paths, tar unpacks as the sandbox user)",
       () => runNamedTool('sandbox_fs_write', { files: [{ path: 'profile.bin', content, encoding: 'base64' }] }, tool),
     ),
   );
   profiles.push(
-    await traced(engine, 'One sandbox_fs_read of 1 MiB (one exec: realpath, stat, head as the sandbox user)', () =>
-      runNamedTool('sandbox_fs_read', { path: 'profile.bin', encoding: 'base64', max_bytes: 1024 * 1024 }, tool),
+    await traced(
+      engine,
+      "One sandbox_fs_read of 1 MiB (the session's file helper: realpath, stat, dd as the sandbox user)",
+      () => runNamedTool('sandbox_fs_read', { path: 'profile.bin', encoding: 'base64', max_bytes: 1024 * 1024 }, tool),
     ),
   );
-  profiles.push(
-    await traced(engine, 'One putArchive of 1 MiB (as root in the engine)', () =>
-      rawPut(setup.session(), [{ name: 'profile-raw.bin', data: Buffer.alloc(1024 * 1024, 7) }]),
-    ),
-  );
+  // Into a container with a writable root (the sessions' root is read-only, and the archive API cannot reach their tmpfs).
   const spec = resolveSpec({ runtime: 'python', mode: 'compute' });
+  const floor = await rawArchiveContainer(engine.docker, setup.pythonImage, sandboxHostConfig(spec, setup.pythonImage));
+  try {
+    profiles.push(
+      await traced(engine, 'One putArchive of 1 MiB (as root in the engine)', () =>
+        rawPut(floor, [{ name: 'profile-raw.bin', data: Buffer.alloc(1024 * 1024, 7) }]),
+      ),
+    );
+  } finally {
+    await floor.remove({ force: true }).catch(() => undefined);
+  }
   profiles.push(
     await traced(engine, 'One raw API one-shot (python3 -c)', () =>
       rawOneShot(engine.docker, setup.pythonImage, sandboxHostConfig(spec, setup.pythonImage), [
