@@ -179,6 +179,19 @@ describe('file helper', function () {
           command: `${HELPER_PID}\nprintf '%s 2 ${args.length} 0\\n%s' ${nonce} "${args}" > /proc/$h/fd/0 && echo "injected $h"`,
         });
         assert.match(injected.text, /injected \d+/);
+        // The host must see the helper's answer to the injected request while no request of its own is
+        // open (bytes out of turn: that helper is killed). An answer that comes while a real request is
+        // open is part of that reply's output: forging a reply is what sandbox code can do anyway (the
+        // README says so); only that it reaches nothing on the host is claimed. So wait for the kill first.
+        let gone = false;
+        for (let attempt = 0; attempt < 50 && !gone; attempt++) {
+          const alive = await box.call('sandbox_exec', {
+            command: `[ -d /proc/${second} ] && [ "$(cut -d' ' -f3 /proc/${second}/stat)" != Z ] && echo alive || echo gone`,
+          });
+          gone = /gone/.test(alive.text);
+          if (!gone) await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        assert.ok(gone, `the helper ${second} that answered an injected request out of turn still runs`);
         const after = await readsBack(box, base64);
         assert.doesNotMatch(after, new RegExp(nonce));
         const third = await helperPid();
